@@ -1,0 +1,181 @@
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
+import type { InferenceSession } from 'onnxruntime-node';
+import { NereidError } from '../../core/errors.js';
+import type { InferRequest } from '../../core/infer-request.js';
+import type { ModelSpec, TensorSpec } from '../../core/model-spec.js';
+import type { Tensor } from '../../core/tensor.js';
+import type { Logger } from '../../logging/logger.js';
+import type { ModelInstance } from '../backend.js';
+import type { CloseMessage, RunMessage, WorkerInit, WorkerReply, WorkerTensor } from './ort-messages.js';
+import { fromWorkerTensor, ortTypeOf, toWorkerTensor } from './ort-tensors.js';
+
+// The worker is a .ts file when Nereid runs from source (tests, tsx) and .js once built.
+const IS_SOURCE = import.meta.url.endsWith('.ts');
+const WORKER_URL = new URL(IS_SOURCE ? './ort-worker.ts' : './ort-worker.js', import.meta.url);
+
+/**
+ * NOTE: a worker does not inherit the tsx loader that `node --import tsx` gave the main thread, so
+ * from source the worker first registers tsx itself (a dev dependency, never needed once built).
+ */
+function createWorker(workerData: WorkerInit): Worker {
+  if (!IS_SOURCE) return new Worker(WORKER_URL, { workerData });
+  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(WORKER_URL.href)}); });`;
+  return new Worker(bootstrap, { eval: true, workerData });
+}
+
+interface Pending {
+  readonly resolve: (outputs: readonly WorkerTensor[]) => void;
+  readonly reject: (error: NereidError) => void;
+}
+
+export interface OrtInstanceOptions {
+  readonly name: string;
+  readonly spec: ModelSpec;
+  readonly modelPath: string;
+  readonly sessionOptions: InferenceSession.SessionOptions;
+  readonly logger: Logger;
+}
+
+/**
+ * One model instance: an ONNX Runtime session in a worker thread. Requests of a batch run one after
+ * the other in the worker. If the worker dies, its in-flight requests fail with the exit code and a
+ * new worker takes over for the next request.
+ */
+export class OrtInstance implements ModelInstance {
+  readonly name: string;
+  readonly #options: OrtInstanceOptions;
+  readonly #pending = new Map<number, Pending>();
+  #worker!: Worker;
+  #started!: Promise<void>;
+  #nextId = 0;
+  #isClosing = false;
+  /** The current worker loaded its session; only such a worker is replaced when it dies. */
+  #isRunning = false;
+
+  private constructor(options: OrtInstanceOptions) {
+    this.name = options.name;
+    this.#options = options;
+  }
+
+  /** Starts the worker and resolves once its session is loaded. */
+  static async start(options: OrtInstanceOptions): Promise<OrtInstance> {
+    const instance = new OrtInstance(options);
+    instance.#spawn();
+    await instance.#started;
+    return instance;
+  }
+
+  #spawn(): void {
+    const worker = createWorker({ modelPath: this.#options.modelPath, sessionOptions: this.#options.sessionOptions });
+    this.#worker = worker;
+    this.#isRunning = false;
+    this.#started = new Promise<void>((resolve, reject) => {
+      worker.on('message', (reply: WorkerReply) => {
+        if (reply.type === 'ready') {
+          this.#isRunning = true;
+          resolve();
+        }
+        else if (reply.type === 'load-error') {
+          reject(new NereidError('INVALID_ARG', `ONNX Runtime cannot load the model: ${reply.message}`));
+        } else this.#settle(reply);
+      });
+      worker.on('error', (error) => {
+        reject(new NereidError('INTERNAL', `instance '${this.name}' failed: ${error.message}`));
+        this.#options.logger.error('onnxruntime', `instance '${this.name}' worker error: ${error.stack ?? error.message}`);
+      });
+      worker.on('exit', (code) => this.#onExit(worker, code));
+    });
+    // A failed start is reported to whoever awaits #started; keep it from counting as unhandled meanwhile.
+    this.#started.catch(() => {});
+  }
+
+  #onExit(worker: Worker, code: number): void {
+    if (worker !== this.#worker) return;
+    const error = new NereidError(
+      'INTERNAL',
+      `instance '${this.name}' of model '${this.#options.spec.name}' stopped unexpectedly (exit code ${code}) while running the request`,
+    );
+    for (const pending of this.#pending.values()) pending.reject(error);
+    this.#pending.clear();
+    if (!this.#isClosing && this.#isRunning) {
+      this.#options.logger.warning('onnxruntime', `instance '${this.name}' exited with code ${code}; starting a new one`);
+      this.#spawn();
+    }
+  }
+
+  #settle(reply: Extract<WorkerReply, { id: number }>): void {
+    const pending = this.#pending.get(reply.id);
+    if (pending === undefined) return;
+    this.#pending.delete(reply.id);
+    if (reply.type === 'result') pending.resolve(reply.outputs);
+    else pending.reject(new NereidError('INTERNAL', `onnxruntime execute failure: ${reply.message}`));
+  }
+
+  async execute(requests: readonly InferRequest[]): Promise<Array<readonly Tensor[] | NereidError>> {
+    const results: Array<readonly Tensor[] | NereidError> = [];
+    for (const request of requests) {
+      try {
+        results.push(await this.#run(request));
+      } catch (error) {
+        if (!(error instanceof NereidError)) throw error;
+        results.push(error);
+      }
+    }
+    return results;
+  }
+
+  async #run(request: InferRequest): Promise<readonly Tensor[]> {
+    await this.#started;
+    const spec = this.#options.spec;
+    const batchDims = spec.maxBatchSize > 0 ? 1 : 0;
+    const feeds: WorkerTensor[] = [];
+    const transfer: ArrayBuffer[] = [];
+    for (const input of request.inputs) {
+      const inputSpec = spec.inputByName.get(input.name)!;
+      const dims = backendShape(input.shape, inputSpec, batchDims);
+      const feed = toWorkerTensor(input, ortTypeOf(input.dataType)!, dims);
+      feeds.push(feed);
+      if (!Array.isArray(feed.data)) transfer.push(feed.data.buffer as ArrayBuffer);
+    }
+    const outputSpecs = request.outputs?.map((output) => spec.outputByName.get(output.name)!) ?? spec.outputs;
+    const id = this.#nextId++;
+    const message: RunMessage = { type: 'run', id, feeds, fetches: outputSpecs.map((output) => output.name) };
+    const outputs = await new Promise<readonly WorkerTensor[]>((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#worker.postMessage(message, transfer);
+    });
+    return outputs.map((output, index) => {
+      const outputSpec = outputSpecs[index]!;
+      return fromWorkerTensor(output, outputSpec.dataType, responseShape(output.dims, outputSpec, batchDims));
+    });
+  }
+
+  /**
+   * Stops the worker and resolves once it has exited. Requests still pending fail now.
+   * NOTE: a worker is never terminated from outside: stopping its thread while a session runs aborts
+   * the whole process (onnxruntime-node throws into the dying environment). It is asked to stop
+   * instead, and exits as soon as the run in progress, if any, returns.
+   */
+  async close(): Promise<void> {
+    this.#isClosing = true;
+    const error = new NereidError('UNAVAILABLE', `instance '${this.name}' of model '${this.#options.spec.name}' was stopped before the request finished`);
+    for (const pending of this.#pending.values()) pending.reject(error);
+    this.#pending.clear();
+    const exited = once(this.#worker, 'exit');
+    this.#worker.postMessage({ type: 'close' } satisfies CloseMessage);
+    await exited;
+  }
+}
+
+/** The shape the session sees: the config `reshape` in place of the dims, batch dimension kept. */
+function backendShape(shape: readonly number[], spec: TensorSpec, batchDims: number): readonly number[] {
+  if (spec.reshape === undefined) return shape;
+  return [...shape.slice(0, batchDims), ...spec.reshape];
+}
+
+/** The shape the client sees: the config dims in place of the `reshape`, batch dimension kept. */
+function responseShape(shape: readonly number[], spec: TensorSpec, batchDims: number): readonly number[] {
+  if (spec.reshape === undefined) return shape;
+  return [...shape.slice(0, batchDims), ...spec.dims];
+}

@@ -1,0 +1,37 @@
+/**
+ * Messages between an ONNX Runtime instance (main thread) and its worker thread.
+ * Fixed-size tensor data travels as transferred ArrayBuffers (never SharedArrayBuffer: ORT rejects it);
+ * string tensors as string arrays.
+ */
+import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
+
+export interface WorkerTensor {
+  readonly name: string;
+  readonly type: OrtTensor.Type;
+  readonly dims: readonly number[];
+  /** Typed array over its own ArrayBuffer (transferred), or strings for 'string' tensors. */
+  readonly data: OrtTensor.DataType;
+}
+
+export interface WorkerInit {
+  readonly modelPath: string;
+  readonly sessionOptions: InferenceSession.SessionOptions;
+}
+
+export interface RunMessage {
+  readonly type: 'run';
+  readonly id: number;
+  readonly feeds: readonly WorkerTensor[];
+  readonly fetches: readonly string[];
+}
+
+/** Skip the runs still queued and exit once the current one returns. */
+export interface CloseMessage {
+  readonly type: 'close';
+}
+
+export type WorkerReply =
+  | { readonly type: 'ready' }
+  | { readonly type: 'load-error'; readonly message: string }
+  | { readonly type: 'result'; readonly id: number; readonly outputs: readonly WorkerTensor[] }
+  | { readonly type: 'run-error'; readonly id: number; readonly message: string };

@@ -1,0 +1,52 @@
+import type { Tensor as OrtTensor } from 'onnxruntime-node';
+import type { DataType } from '../../core/data-type.js';
+import type { FixedSizeArray, Tensor } from '../../core/tensor.js';
+import type { WorkerTensor } from './ort-messages.js';
+
+/** ONNX Runtime's element type for each data type it can hold; BF16 has none in onnxruntime-node. */
+const ORT_TYPES: Partial<Record<DataType, OrtTensor.Type>> = {
+  BOOL: 'bool',
+  UINT8: 'uint8',
+  UINT16: 'uint16',
+  UINT32: 'uint32',
+  UINT64: 'uint64',
+  INT8: 'int8',
+  INT16: 'int16',
+  INT32: 'int32',
+  INT64: 'int64',
+  FP16: 'float16',
+  FP32: 'float32',
+  FP64: 'float64',
+  BYTES: 'string',
+};
+
+const DATA_TYPES = new Map<string, DataType>(Object.entries(ORT_TYPES).map(([dataType, ort]) => [ort, dataType as DataType]));
+
+export function ortTypeOf(dataType: DataType): OrtTensor.Type | undefined {
+  return ORT_TYPES[dataType];
+}
+
+export function dataTypeOfOrt(type: string): DataType | undefined {
+  return DATA_TYPES.get(type);
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * Copies a core tensor into a worker message: fixed-size data into an ArrayBuffer of its own, which
+ * is then transferred (a view into a request body cannot be: transferring would detach the body, and
+ * structured cloning a view copies its whole underlying buffer).
+ */
+export function toWorkerTensor(tensor: Tensor, type: OrtTensor.Type, dims: readonly number[]): WorkerTensor {
+  const data = Array.isArray(tensor.data)
+    ? tensor.data.map((element) => utf8.decode(element))
+    : (tensor.data as FixedSizeArray).slice();
+  return { name: tensor.name, type, dims, data };
+}
+
+export function fromWorkerTensor(tensor: WorkerTensor, dataType: DataType, shape: readonly number[]): Tensor {
+  const data = Array.isArray(tensor.data)
+    ? (tensor.data as string[]).map((element) => Buffer.from(element, 'utf8') as Uint8Array)
+    : (tensor.data as FixedSizeArray);
+  return { name: tensor.name, dataType, shape, data };
+}

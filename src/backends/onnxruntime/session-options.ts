@@ -1,0 +1,76 @@
+import type { InferenceSession } from 'onnxruntime-node';
+import type { ModelConfig } from '../../config/gen/model_config_pb.js';
+import { NereidError } from '../../core/errors.js';
+
+/**
+ * ONNX Runtime session settings from a model configuration, under the names Triton's onnxruntime
+ * backend reads: `parameters` intra_op_thread_count, inter_op_thread_count, execution_mode (0
+ * sequential, 1 parallel), enable_mem_arena, enable_mem_pattern; `optimization { graph { level } }`
+ * with -1 basic, 1 extended, 2 disabled and 0 (the default) all optimisations.
+ *
+ * Defaults differ from Triton's on purpose: Triton lets each session take every core (0 = ORT's
+ * choice), which oversubscribes the CPU as soon as a model has several instances. Here each instance
+ * gets an equal share of the cores, at least one thread, unless the config asks for a count.
+ */
+export function sessionOptionsFromConfig(
+  config: ModelConfig,
+  options: { readonly instanceCount: number; readonly cpuCount: number },
+): InferenceSession.SessionOptions {
+  const parameter = (key: string): string | undefined => config.parameters[key]?.stringValue;
+  const integer = (key: string, min: number, max: number): number | undefined => {
+    const text = parameter(key);
+    if (text === undefined) return undefined;
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new NereidError(
+        'INVALID_ARG',
+        `model '${config.name}': parameters '${key}' must be an integer from ${min} to ${max}, got "${text}"`,
+      );
+    }
+    return value;
+  };
+  const flag = (key: string): boolean | undefined => {
+    const text = parameter(key);
+    if (text === undefined) return undefined;
+    if (text === '1' || text === 'true') return true;
+    if (text === '0' || text === 'false') return false;
+    throw new NereidError('INVALID_ARG', `model '${config.name}': parameters '${key}' must be 0, 1, true or false, got "${text}"`);
+  };
+
+  const fairShare = Math.max(1, Math.floor(options.cpuCount / Math.max(1, options.instanceCount)));
+  const intraOp = integer('intra_op_thread_count', 0, 1024);
+  const interOp = integer('inter_op_thread_count', 0, 1024);
+  const executionMode = integer('execution_mode', 0, 1);
+  const sessionOptions: InferenceSession.SessionOptions = {
+    executionProviders: ['cpu'],
+    intraOpNumThreads: intraOp === undefined || intraOp === 0 ? fairShare : intraOp,
+    interOpNumThreads: interOp === undefined || interOp === 0 ? 1 : interOp,
+    executionMode: executionMode === 1 ? 'parallel' : 'sequential',
+    graphOptimizationLevel: graphLevel(config),
+    logSeverityLevel: 3,
+  };
+  const memArena = flag('enable_mem_arena');
+  if (memArena !== undefined) sessionOptions.enableCpuMemArena = memArena;
+  const memPattern = flag('enable_mem_pattern');
+  if (memPattern !== undefined) sessionOptions.enableMemPattern = memPattern;
+  return sessionOptions;
+}
+
+function graphLevel(config: ModelConfig): InferenceSession.SessionOptions['graphOptimizationLevel'] {
+  const level = config.optimization?.graph?.level ?? 0;
+  switch (level) {
+    case -1:
+      return 'basic';
+    case 1:
+      return 'extended';
+    case 2:
+      return 'disabled';
+    case 0:
+      return 'all';
+    default:
+      throw new NereidError(
+        'INVALID_ARG',
+        `model '${config.name}': optimization.graph.level must be -1 (basic), 0 (all), 1 (extended) or 2 (disabled), got ${level}`,
+      );
+  }
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+import { NereidError } from '../core/errors.js';
+import { serve } from './serve.js';
+
+const USAGE = `Usage: nereid <command> [flags]
+
+Commands:
+  serve    start the inference server (nereid serve --help for its flags)
+`;
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve':
+      return serve(rest);
+    case undefined:
+    case '-h':
+    case '--help':
+    case 'help':
+      process.stdout.write(USAGE);
+      return command === undefined ? 1 : 0;
+    default:
+      process.stderr.write(`nereid: unknown command '${command}'.\n\n${USAGE}`);
+      return 1;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(error instanceof NereidError ? `${error.message}\n` : `nereid: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,64 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DataType as ConfigDataType, type ModelConfig } from './gen/model_config_pb.js';
+import { type DataType, dataTypeFromConfig, dataTypeToConfig } from '../core/data-type.js';
+import { NereidError } from '../core/errors.js';
+import type { ModelSpec, TensorSpec } from '../core/model-spec.js';
+
+/** The config enum (TYPE_FP32) for a wire data type (FP32). */
+export function configDataTypeOf(dataType: DataType): ConfigDataType {
+  return ConfigDataType[dataTypeToConfig(dataType) as keyof typeof ConfigDataType];
+}
+
+/** The wire data type for a config enum value; throws for TYPE_INVALID (validation rejects it first). */
+export function dataTypeOfConfig(value: ConfigDataType): DataType {
+  const dataType = dataTypeFromConfig(ConfigDataType[value] ?? '');
+  if (dataType === undefined) throw new NereidError('INVALID_ARG', `data type ${ConfigDataType[value] ?? value} has no wire name`);
+  return dataType;
+}
+
+const toNumbers = (values: readonly bigint[]): number[] => values.map((value) => Number(value));
+
+/**
+ * Derives the request-facing description of a model version from its validated configuration,
+ * reading the outputs' label files from the model folder.
+ */
+export async function loadModelSpec(config: ModelConfig, version: number, modelDir: string): Promise<ModelSpec> {
+  const inputs: TensorSpec[] = config.input.map((input) => ({
+    name: input.name,
+    dataType: dataTypeOfConfig(input.dataType),
+    dims: toNumbers(input.dims),
+    ...(input.reshape !== undefined ? { reshape: toNumbers(input.reshape.shape) } : {}),
+    isOptional: input.optional,
+  }));
+  const outputs: TensorSpec[] = await Promise.all(
+    config.output.map(async (output) => ({
+      name: output.name,
+      dataType: dataTypeOfConfig(output.dataType),
+      dims: toNumbers(output.dims),
+      ...(output.reshape !== undefined ? { reshape: toNumbers(output.reshape.shape) } : {}),
+      isOptional: false,
+      ...(output.labelFilename ? { labels: await readLabels(join(modelDir, output.labelFilename), config.name) } : {}),
+    })),
+  );
+  return {
+    name: config.name,
+    version,
+    platform: config.platform,
+    backend: config.backend,
+    maxBatchSize: config.maxBatchSize,
+    inputs,
+    outputs,
+    inputByName: new Map(inputs.map((input) => [input.name, input])),
+    outputByName: new Map(outputs.map((output) => [output.name, output])),
+  };
+}
+
+async function readLabels(path: string, modelName: string): Promise<string[]> {
+  const text = await readFile(path, 'utf8').catch((error: Error) => {
+    throw new NereidError('INVALID_ARG', `model '${modelName}': cannot read label file '${path}': ${error.message}`);
+  });
+  const lines = text.split(/\r?\n/);
+  if (lines.at(-1) === '') lines.pop();
+  return lines;
+}

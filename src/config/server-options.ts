@@ -1,0 +1,162 @@
+import { parseArgs } from 'node:util';
+import { NereidError } from '../core/errors.js';
+import type { LogFormat } from '../logging/logger.js';
+import { closestName } from './closest-name.js';
+
+/** Everything `nereid serve` can be told, with Triton's flag names and defaults (src/command_line_parser.cc). */
+export interface ServerOptions {
+  readonly modelRepositories: readonly string[];
+  readonly isHttpAllowed: boolean;
+  readonly httpPort: number;
+  readonly httpAddress: string;
+  readonly httpMaxInputBytes: number;
+  readonly exitTimeoutMs: number;
+  readonly isStrictReadiness: boolean;
+  /** Exit at start-up when a model fails to load. Triton defaults to true; Nereid to false, so one broken model never takes the others down. */
+  readonly isExitOnError: boolean;
+  readonly isAutoCompleteEnabled: boolean;
+  readonly defaultMaxBatchSize: number;
+  readonly id: string;
+  readonly log: {
+    readonly info: boolean;
+    readonly warning: boolean;
+    readonly error: boolean;
+    readonly verboseLevel: number;
+    readonly format: LogFormat;
+    readonly file?: string;
+  };
+}
+
+export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
+  isHttpAllowed: true,
+  httpPort: 8000,
+  httpAddress: '0.0.0.0',
+  httpMaxInputBytes: 2 ** 26,
+  exitTimeoutMs: 30_000,
+  isStrictReadiness: true,
+  isExitOnError: false,
+  isAutoCompleteEnabled: true,
+  defaultMaxBatchSize: 4,
+  id: 'nereid',
+  log: { info: true, warning: true, error: true, verboseLevel: 0, format: 'default' },
+};
+
+/** Flags, what each takes, and one line of help. */
+const FLAGS = {
+  'model-repository': { type: 'string', multiple: true, help: 'DIR  a model repository (repeatable)' },
+  'model-store': { type: 'string', multiple: true, help: 'DIR  the same as --model-repository' },
+  'allow-http': { type: 'string', help: 'BOOL  serve HTTP/REST (default true)' },
+  'http-port': { type: 'string', help: 'PORT  HTTP port (default 8000; 0 picks a free one)' },
+  'http-address': { type: 'string', help: 'ADDR  HTTP address (default 0.0.0.0)' },
+  'http-max-input-size': { type: 'string', help: 'BYTES  largest request body (default 67108864)' },
+  'exit-timeout-secs': { type: 'string', help: 'SECS  how long shutdown waits for in-flight requests (default 30)' },
+  'strict-readiness': { type: 'string', help: 'BOOL  ready only when every model is ready (default true)' },
+  'exit-on-error': { type: 'string', help: 'BOOL  exit when a model fails to load at start-up (default false)' },
+  'disable-auto-complete-config': { type: 'boolean', help: '  take config.pbtxt as written; fill nothing from the model' },
+  'strict-model-config': { type: 'string', help: 'BOOL  deprecated: true is --disable-auto-complete-config' },
+  'backend-config': { type: 'string', multiple: true, help: '[BACKEND,]KEY=VALUE  backend setting, e.g. default-max-batch-size=4' },
+  id: { type: 'string', help: 'NAME  server name in metadata (default nereid)' },
+  'log-verbose': { type: 'string', help: 'LEVEL  verbose logging level (default 0: off)' },
+  'log-info': { type: 'string', help: 'BOOL  log info lines (default true)' },
+  'log-warning': { type: 'string', help: 'BOOL  log warnings (default true)' },
+  'log-error': { type: 'string', help: 'BOOL  log errors (default true)' },
+  'log-format': { type: 'string', help: 'default|ISO8601  time stamp layout' },
+  'log-file': { type: 'string', help: 'FILE  append the log to FILE instead of stderr' },
+  help: { type: 'boolean', short: 'h', help: '  show this help' },
+} as const;
+
+export function serveUsage(): string {
+  const lines = Object.entries(FLAGS).map(([name, flag]) => {
+    const [arg, ...text] = flag.help.split('  ');
+    return `  --${name}${arg ? ` ${arg}` : ''}`.padEnd(44) + text.join('  ');
+  });
+  return `Usage: nereid serve --model-repository DIR [flags]\n\nFlags (Triton's names and defaults):\n${lines.join('\n')}\n`;
+}
+
+const usageError = (message: string): NereidError => new NereidError('INVALID_ARG', `nereid serve: ${message}`);
+
+function parseBoolean(flag: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  const lower = value.toLowerCase();
+  if (['true', '1', 'on', 'yes'].includes(lower)) return true;
+  if (['false', '0', 'off', 'no'].includes(lower)) return false;
+  throw usageError(`--${flag} takes true or false, got '${value}'`);
+}
+
+function parseInteger(flag: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!/^-?[0-9]+$/.test(value) || parsed < min || parsed > max) {
+    throw usageError(`--${flag} takes an integer from ${min} to ${max}, got '${value}'`);
+  }
+  return parsed;
+}
+
+function parseBackendConfig(entries: readonly string[]): number {
+  let defaultMaxBatchSize = DEFAULT_SERVER_OPTIONS.defaultMaxBatchSize;
+  for (const entry of entries) {
+    const setting = entry.includes(',') ? entry.slice(entry.indexOf(',') + 1) : entry;
+    const [key, value] = setting.split('=', 2);
+    if (key === 'default-max-batch-size') {
+      defaultMaxBatchSize = parseInteger('backend-config default-max-batch-size', value, 4, 0, 2 ** 31 - 1);
+    } else {
+      throw usageError(`--backend-config '${entry}': unknown setting '${key}'; Nereid knows default-max-batch-size`);
+    }
+  }
+  return defaultMaxBatchSize;
+}
+
+/**
+ * Parses `nereid serve` arguments into ServerOptions. Flags take `--flag=value` or `--flag value`;
+ * an unknown flag is an error that suggests the closest known one. Returns 'help' for --help.
+ */
+export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' {
+  let values: Record<string, string | string[] | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      options: Object.fromEntries(Object.entries(FLAGS).map(([name, { help: _help, ...flag }]) => [name, flag])),
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    const message = (error as Error).message;
+    const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(message)?.[1];
+    if (unknown !== undefined) {
+      const closest = closestName(unknown.replace(/^-+/, ''), Object.keys(FLAGS));
+      const hint = closest !== undefined ? ` Did you mean '--${closest}'?` : '';
+      throw usageError(`unknown flag '${unknown}'.${hint} Run 'nereid serve --help' for the flags.`);
+    }
+    throw usageError(message);
+  }
+  if (values.help === true) return 'help';
+  const string = (name: keyof typeof FLAGS): string | undefined => values[name] as string | undefined;
+  const repositories = [...((values['model-repository'] as string[]) ?? []), ...((values['model-store'] as string[]) ?? [])];
+  if (repositories.length === 0) throw usageError('--model-repository is required (a folder of models, e.g. examples/model_repository)');
+  const defaults = DEFAULT_SERVER_OPTIONS;
+  const logFormat = string('log-format') ?? defaults.log.format;
+  if (logFormat !== 'default' && logFormat !== 'ISO8601') throw usageError(`--log-format takes default or ISO8601, got '${logFormat}'`);
+  const logFile = string('log-file');
+  return {
+    modelRepositories: repositories,
+    isHttpAllowed: parseBoolean('allow-http', string('allow-http'), defaults.isHttpAllowed),
+    httpPort: parseInteger('http-port', string('http-port'), defaults.httpPort, 0, 65535),
+    httpAddress: string('http-address') ?? defaults.httpAddress,
+    httpMaxInputBytes: parseInteger('http-max-input-size', string('http-max-input-size'), defaults.httpMaxInputBytes, 1, 2 ** 40),
+    exitTimeoutMs: parseInteger('exit-timeout-secs', string('exit-timeout-secs'), defaults.exitTimeoutMs / 1000, 0, 86_400) * 1000,
+    isStrictReadiness: parseBoolean('strict-readiness', string('strict-readiness'), defaults.isStrictReadiness),
+    isExitOnError: parseBoolean('exit-on-error', string('exit-on-error'), defaults.isExitOnError),
+    isAutoCompleteEnabled:
+      values['disable-auto-complete-config'] !== true && !parseBoolean('strict-model-config', string('strict-model-config'), false),
+    defaultMaxBatchSize: parseBackendConfig((values['backend-config'] as string[]) ?? []),
+    id: string('id') ?? defaults.id,
+    log: {
+      info: parseBoolean('log-info', string('log-info'), defaults.log.info),
+      warning: parseBoolean('log-warning', string('log-warning'), defaults.log.warning),
+      error: parseBoolean('log-error', string('log-error'), defaults.log.error),
+      verboseLevel: parseInteger('log-verbose', string('log-verbose'), defaults.log.verboseLevel, 0, 1000),
+      format: logFormat,
+      ...(logFile !== undefined ? { file: logFile } : {}),
+    },
+  };
+}

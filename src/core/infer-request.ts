@@ -1,0 +1,31 @@
+import type { Parameters, Tensor } from './tensor.js';
+
+/** An output the client asked for, with its per-output parameters (for example `binary_data`). */
+export interface RequestedOutput {
+  readonly name: string;
+  readonly parameters?: Parameters;
+}
+
+/**
+ * One inference request as the core sees it, whatever front end it came through.
+ * Wire names stay in the codecs: here everything is camelCase.
+ */
+export interface InferRequest {
+  readonly modelName: string;
+  /** A specific version, or undefined for the one the version policy serves (the highest ready). */
+  readonly modelVersion?: number;
+  /** Echoed in the response; empty when the client sent none. */
+  readonly id: string;
+  readonly inputs: readonly Tensor[];
+  /** Undefined: every output of the model. */
+  readonly outputs?: readonly RequestedOutput[];
+  readonly parameters: Parameters;
+}
+
+export interface InferResponse {
+  readonly modelName: string;
+  readonly modelVersion: string;
+  readonly id: string;
+  readonly parameters: Parameters;
+  readonly outputs: readonly Tensor[];
+}

@@ -1,0 +1,130 @@
+import type { ModelConfig } from '../config/gen/model_config_pb.js';
+import type { Logger } from '../logging/logger.js';
+import type { IndexEntry } from '../repository/model-lifecycle.js';
+import type { RepositoryManager } from '../repository/repository-manager.js';
+import { NereidError } from './errors.js';
+import type { InferRequest, InferResponse } from './infer-request.js';
+import type { DataType } from './data-type.js';
+import { validateRequest } from './validate-request.js';
+
+export interface ServerMetadata {
+  readonly name: string;
+  readonly version: string;
+  readonly extensions: readonly string[];
+}
+
+export interface TensorMetadata {
+  readonly name: string;
+  readonly datatype: DataType;
+  readonly shape: readonly number[];
+}
+
+export interface ModelMetadata {
+  readonly name: string;
+  readonly versions: readonly string[];
+  readonly platform: string;
+  readonly inputs: readonly TensorMetadata[];
+  readonly outputs: readonly TensorMetadata[];
+}
+
+export interface InferenceServerOptions {
+  readonly repository: RepositoryManager;
+  /** Server name in the metadata (`--id`). */
+  readonly id: string;
+  readonly version: string;
+  /** `--strict-readiness`: ready only when every model is ready. */
+  readonly isStrictReadiness: boolean;
+  readonly logger: Logger;
+}
+
+/**
+ * Protocol extensions Nereid implements, as listed in server metadata. Only what works end to end
+ * belongs here: clients decide what to call from this list.
+ */
+const EXTENSIONS = ['binary_tensor_data', 'model_configuration', 'parameters'] as const;
+
+/**
+ * The in-process API every front end uses: health, metadata, configuration and inference.
+ * Front ends translate their protocol to these calls and nothing else.
+ */
+export class InferenceServer {
+  readonly #options: InferenceServerOptions;
+  #isShuttingDown = false;
+
+  constructor(options: InferenceServerOptions) {
+    this.#options = options;
+  }
+
+  isLive(): boolean {
+    return true;
+  }
+
+  isReady(): boolean {
+    if (this.#isShuttingDown) return false;
+    return !this.#options.isStrictReadiness || this.#options.repository.isEveryModelReady();
+  }
+
+  isModelReady(name: string, version?: number): boolean {
+    try {
+      this.#options.repository.getModel(name, version);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  serverMetadata(): ServerMetadata {
+    return { name: this.#options.id, version: this.#options.version, extensions: EXTENSIONS };
+  }
+
+  modelMetadata(name: string, version?: number): ModelMetadata {
+    const model = this.#options.repository.getModel(name, version);
+    const { spec } = model;
+    const batchPrefix = spec.maxBatchSize > 0 ? [-1] : [];
+    return {
+      name: spec.name,
+      versions: this.#options.repository.readyVersions(name).map(String),
+      platform: spec.platform,
+      inputs: spec.inputs.map((input) => ({ name: input.name, datatype: input.dataType, shape: [...batchPrefix, ...input.dims] })),
+      outputs: spec.outputs.map((output) => ({ name: output.name, datatype: output.dataType, shape: [...batchPrefix, ...output.dims] })),
+    };
+  }
+
+  /** The model version's configuration with the defaults filled in. */
+  modelConfig(name: string, version?: number): ModelConfig {
+    return this.#options.repository.getModel(name, version).config;
+  }
+
+  repositoryIndex(): IndexEntry[] {
+    return this.#options.repository.index();
+  }
+
+  /**
+   * Validates a request against its model and runs it. Rejects with a NereidError for this request
+   * alone; other requests are never affected.
+   */
+  async infer(request: InferRequest): Promise<InferResponse> {
+    if (this.#isShuttingDown) throw new NereidError('UNAVAILABLE', 'the server is shutting down and takes no new requests');
+    const version = request.modelVersion === undefined ? '' : ` version ${request.modelVersion}`;
+    this.#options.logger.verbose(1, 'server', `[request id: ${request.id || '<id_unknown>'}] infer for model '${request.modelName}'${version}`);
+    const model = this.#options.repository.getModel(request.modelName, request.modelVersion);
+    const validated = validateRequest(model.spec, request);
+    const outputs = await model.infer(validated);
+    return { modelName: model.name, modelVersion: String(model.version), id: request.id, parameters: {}, outputs };
+  }
+
+  /** Requests accepted and not yet answered, across all models. */
+  get inflightCount(): number {
+    return this.#options.repository.inflightCount;
+  }
+
+  /** Stops taking new requests (readiness turns false); accepted ones still complete. */
+  beginShutdown(): void {
+    this.#isShuttingDown = true;
+  }
+
+  /** Unloads every model once accepted requests are done; forced, at once, failing those still running. */
+  async unloadAll(options?: { readonly isForced?: boolean }): Promise<void> {
+    await this.#options.repository.unloadAll(options);
+  }
+}

@@ -1,0 +1,93 @@
+import { NereidError } from './errors.js';
+import type { InferRequest, RequestedOutput } from './infer-request.js';
+import type { ModelSpec } from './model-spec.js';
+
+const formatShape = (shape: readonly number[]): string => `[${shape.join(',')}]`;
+
+/**
+ * Checks a request against the model it is for, before it reaches a scheduler, with Triton's wording
+ * where known (core src/infer_request.cc): input names, required inputs, data types, shapes against
+ * the config dims (-1 matches any size), the batch dimension against max_batch_size, and requested
+ * output names. Returns the request with `outputs` resolved to the outputs to compute.
+ */
+export function validateRequest(spec: ModelSpec, request: InferRequest): InferRequest {
+  const model = `model '${spec.name}'`;
+  const seen = new Set<string>();
+  let batchSize: number | undefined;
+  for (const input of request.inputs) {
+    const inputSpec = spec.inputByName.get(input.name);
+    if (inputSpec === undefined) {
+      throw new NereidError(
+        'INVALID_ARG',
+        `unexpected inference input '${input.name}' for ${model}; the model's inputs are ${spec.inputs.map((i) => `'${i.name}'`).join(', ')}`,
+      );
+    }
+    if (seen.has(input.name)) throw new NereidError('INVALID_ARG', `input '${input.name}' is given more than once for ${model}`);
+    seen.add(input.name);
+    if (input.dataType !== inputSpec.dataType) {
+      throw new NereidError(
+        'INVALID_ARG',
+        `inference input '${input.name}' data-type is '${input.dataType}', but ${model} expects '${inputSpec.dataType}'`,
+      );
+    }
+    const expected = spec.maxBatchSize > 0 ? [-1, ...inputSpec.dims] : inputSpec.dims;
+    if (input.shape.length !== expected.length) {
+      const hint =
+        spec.maxBatchSize > 0 && input.shape.length === inputSpec.dims.length
+          ? ". NOTE: max_batch_size > 0 in the model's configuration requires the batch size as the first dimension of each input's shape"
+          : '';
+      throw new NereidError(
+        'INVALID_ARG',
+        `unexpected shape for input '${input.name}' for ${model}. Expected ${formatShape(expected)}, got ${formatShape(input.shape)}${hint}`,
+      );
+    }
+    if (spec.maxBatchSize > 0) {
+      const batch = input.shape[0]!;
+      if (batch < 1 || batch > spec.maxBatchSize) {
+        throw new NereidError(
+          'INVALID_ARG',
+          `inference request batch-size must be <= ${spec.maxBatchSize} for '${spec.name}'; input '${input.name}' has batch size ${batch}`,
+        );
+      }
+      if (batchSize !== undefined && batch !== batchSize) {
+        throw new NereidError(
+          'INVALID_ARG',
+          `input '${input.name}' batch size ${batch} does not match the other inputs' batch size ${batchSize} for ${model}`,
+        );
+      }
+      batchSize = batch;
+    }
+    if (!input.shape.every((dim, i) => expected[i] === -1 || expected[i] === dim)) {
+      throw new NereidError(
+        'INVALID_ARG',
+        `unexpected shape for input '${input.name}' for ${model}. Expected ${formatShape(expected)}, got ${formatShape(input.shape)}`,
+      );
+    }
+  }
+  const missing = spec.inputs.filter((input) => !input.isOptional && !seen.has(input.name));
+  if (missing.length > 0) {
+    const required = spec.inputs.filter((input) => !input.isOptional);
+    throw new NereidError(
+      'INVALID_ARG',
+      `expected ${required.length} inputs but got ${seen.size} inputs for ${model}. Got input(s) [${[...seen].map((n) => `'${n}'`).join(', ')}], ` +
+        `but missing required input(s) [${missing.map((i) => `'${i.name}'`).join(', ')}]. Please provide all required input(s).`,
+    );
+  }
+  return { ...request, outputs: resolveOutputs(spec, request.outputs) };
+}
+
+function resolveOutputs(spec: ModelSpec, outputs: readonly RequestedOutput[] | undefined): readonly RequestedOutput[] {
+  if (outputs === undefined || outputs.length === 0) return spec.outputs.map((output) => ({ name: output.name }));
+  const seen = new Set<string>();
+  for (const output of outputs) {
+    if (!spec.outputByName.has(output.name)) {
+      throw new NereidError(
+        'INVALID_ARG',
+        `unexpected inference output '${output.name}' for model '${spec.name}'; the model's outputs are ${spec.outputs.map((o) => `'${o.name}'`).join(', ')}`,
+      );
+    }
+    if (seen.has(output.name)) throw new NereidError('INVALID_ARG', `output '${output.name}' is requested more than once for model '${spec.name}'`);
+    seen.add(output.name);
+  }
+  return outputs;
+}

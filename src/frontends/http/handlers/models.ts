@@ -1,0 +1,23 @@
+import { type InferenceServer, modelConfigToTritonJson } from '../../../core/index.js';
+import { type Reply, emptyReply, jsonReply } from '../reply.js';
+
+interface ModelTarget {
+  readonly modelName: string;
+  readonly modelVersion: number | undefined;
+}
+
+/** `GET /v2/models/{m}[/versions/{v}]`: name, ready versions, platform, inputs and outputs. */
+export function handleModelMetadata(server: InferenceServer, target: ModelTarget): Reply {
+  return jsonReply(server.modelMetadata(target.modelName, target.modelVersion));
+}
+
+/** `GET /v2/models/{m}[/versions/{v}]/ready`: 200 when the version can take requests, 400 otherwise. */
+export function handleModelReady(server: InferenceServer, target: ModelTarget): Reply {
+  return emptyReply(server.isModelReady(target.modelName, target.modelVersion) ? 200 : 400);
+}
+
+/** `GET /v2/models/{m}[/versions/{v}]/config`: the configuration with Triton's defaults filled in. */
+export function handleModelConfig(server: InferenceServer, target: ModelTarget): Reply {
+  const json = modelConfigToTritonJson(server.modelConfig(target.modelName, target.modelVersion));
+  return { status: 200, headers: { 'content-type': 'application/json' }, chunks: [Buffer.from(json)] };
+}

@@ -1,0 +1,275 @@
+import {
+  type DataType,
+  type InferRequest,
+  type InferResponse,
+  type ModelMetadata,
+  NereidError,
+  type ParameterValue,
+  type Parameters,
+  type RequestedOutput,
+  type Tensor,
+  asBytes,
+  dataTypeByteSize,
+  deserializeBytes,
+  elementCount,
+  isDataType,
+  serializeBytes,
+  viewFixedSize,
+} from '../../core/index.js';
+import { type JsonValue, parseJsonBody } from './json-body.js';
+import { tensorDataFromJson, tensorDataToJson } from './tensor-json.js';
+
+/** How each output goes back: as JSON `data` or as binary after the JSON header. */
+export interface OutputEncoding {
+  readonly isBinaryByDefault: boolean;
+  readonly isBinaryByOutput: ReadonlyMap<string, boolean>;
+}
+
+export interface DecodedRequest {
+  readonly request: InferRequest;
+  readonly encoding: OutputEncoding;
+}
+
+export interface EncodedResponse {
+  /** Set when binary outputs follow the JSON: the JSON's length in bytes. */
+  readonly headerLength: number | undefined;
+  readonly chunks: readonly Uint8Array[];
+}
+
+type JsonObject = { [key: string]: JsonValue };
+
+const isObject = (value: JsonValue | undefined): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function objectField(parent: JsonObject, key: string, where: string): JsonObject | undefined {
+  const value = parent[key];
+  if (value === undefined || value === null) return undefined;
+  if (!isObject(value)) throw new NereidError('INVALID_ARG', `${where}: '${key}' must be a JSON object, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+function toParameters(json: JsonObject | undefined, where: string): Parameters {
+  const parameters: Record<string, ParameterValue> = {};
+  if (json === undefined) return parameters;
+  for (const [key, value] of Object.entries(json)) {
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
+      parameters[key] = value;
+    } else {
+      throw new NereidError('INVALID_ARG', `${where}: parameter '${key}' must be a string, number or boolean, got ${JSON.stringify(value)}`);
+    }
+  }
+  return parameters;
+}
+
+function readShape(input: JsonObject, name: string): number[] {
+  const shape = input.shape;
+  if (!Array.isArray(shape) || !shape.every((dim) => typeof dim === 'number' && Number.isInteger(dim) && dim >= 0)) {
+    throw new NereidError('INVALID_ARG', `input '${name}': 'shape' must be an array of non-negative integers, got ${JSON.stringify(shape)}`);
+  }
+  return shape as number[];
+}
+
+function readBinaryData(name: string, dataType: DataType, shape: readonly number[], bytes: Uint8Array): Tensor['data'] {
+  const count = elementCount(shape);
+  if (dataType === 'BYTES') {
+    const elements = deserializeBytes(bytes);
+    if (typeof elements === 'string') throw new NereidError('INVALID_ARG', `input '${name}': malformed BYTES binary data: ${elements}`);
+    if (elements.length !== count) {
+      throw new NereidError('INVALID_ARG', `unexpected number of elements for input '${name}': its shape has ${count} elements but the binary data holds ${elements.length}`);
+    }
+    return elements;
+  }
+  const expected = count * dataTypeByteSize(dataType);
+  if (bytes.byteLength !== expected) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `unexpected byte size for input '${name}': shape [${shape.join(',')}] of ${dataType} needs ${expected} bytes, but binary_data_size is ${bytes.byteLength}`,
+    );
+  }
+  return viewFixedSize(dataType, bytes);
+}
+
+function readBinaryDataSize(parameters: Parameters, name: string): number | undefined {
+  const size = parameters.binary_data_size;
+  if (size === undefined) return undefined;
+  const value = typeof size === 'bigint' ? Number(size) : size;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new NereidError('INVALID_ARG', `input '${name}': parameter 'binary_data_size' must be a non-negative integer, got ${String(size)}`);
+  }
+  return value;
+}
+
+function readBoolean(parameters: Parameters, key: string, where: string): boolean | undefined {
+  const value = parameters[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'boolean') throw new NereidError('INVALID_ARG', `${where}: parameter '${key}' must be true or false, got ${String(value)}`);
+  return value;
+}
+
+/**
+ * Decodes a KServe v2 inference request body: the JSON object, followed by binary tensor data when
+ * `headerLength` (the Inference-Header-Content-Length header) is given (Triton's binary data extension,
+ * docs/protocol/extension_binary_data.md). Binary inputs are views into `body`, not copies.
+ */
+export function decodeInferRequest(
+  body: Buffer,
+  target: { readonly modelName: string; readonly modelVersion: number | undefined },
+  headerLength: number | undefined,
+): DecodedRequest {
+  if (headerLength !== undefined && headerLength > body.byteLength) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `Inference-Header-Content-Length is ${headerLength} but the request body has only ${body.byteLength} bytes`,
+    );
+  }
+  const jsonEnd = headerLength ?? body.byteLength;
+  const json = parseJsonBody(body.toString('utf8', 0, jsonEnd), 'inference request');
+  if (!isObject(json)) throw new NereidError('INVALID_ARG', 'the inference request must be a JSON object');
+  const id = json.id ?? '';
+  if (typeof id !== 'string') throw new NereidError('INVALID_ARG', `'id' must be a string, got ${JSON.stringify(id)}`);
+  const parameters = toParameters(objectField(json, 'parameters', 'request'), 'request');
+  const isBinaryByDefault = readBoolean(parameters, 'binary_data_output', 'request') ?? false;
+  delete parameters.binary_data_output;
+
+  if (!Array.isArray(json.inputs)) throw new NereidError('INVALID_ARG', "the inference request needs an 'inputs' array");
+  let offset = jsonEnd;
+  const inputs: Tensor[] = json.inputs.map((input, index) => {
+    if (!isObject(input)) throw new NereidError('INVALID_ARG', `inputs[${index}] must be a JSON object`);
+    const name = input.name;
+    if (typeof name !== 'string' || name === '') throw new NereidError('INVALID_ARG', `inputs[${index}] needs a 'name' string`);
+    const dataType = input.datatype;
+    if (!isDataType(dataType)) {
+      throw new NereidError(
+        'INVALID_ARG',
+        `input '${name}': unknown datatype ${JSON.stringify(dataType)}; expected one of BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, FP32, FP64, BYTES, BF16`,
+      );
+    }
+    const shape = readShape(input, name);
+    const tensorParameters = toParameters(objectField(input, 'parameters', `input '${name}'`), `input '${name}'`);
+    const binarySize = readBinaryDataSize(tensorParameters, name);
+    delete tensorParameters.binary_data_size;
+    let data: Tensor['data'];
+    if (binarySize !== undefined) {
+      if (input.data !== undefined) throw new NereidError('INVALID_ARG', `input '${name}' has both 'data' and binary_data_size; give one`);
+      if (offset + binarySize > body.byteLength) {
+        throw new NereidError(
+          'INVALID_ARG',
+          `input '${name}': binary_data_size ${binarySize} runs past the end of the body (${body.byteLength - offset} bytes of binary data remain)`,
+        );
+      }
+      data = readBinaryData(name, dataType, shape, body.subarray(offset, offset + binarySize));
+      offset += binarySize;
+    } else {
+      if (input.data === undefined) throw new NereidError('INVALID_ARG', `input '${name}' has no 'data' and no binary_data_size parameter`);
+      data = tensorDataFromJson(name, dataType, elementCount(shape), input.data);
+    }
+    return { name, dataType, shape, data, parameters: tensorParameters };
+  });
+  if (offset !== body.byteLength) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `the request body has ${body.byteLength - jsonEnd} bytes of binary data but the inputs' binary_data_size add up to ${offset - jsonEnd}`,
+    );
+  }
+
+  const isBinaryByOutput = new Map<string, boolean>();
+  let outputs: RequestedOutput[] | undefined;
+  if (json.outputs !== undefined) {
+    if (!Array.isArray(json.outputs)) throw new NereidError('INVALID_ARG', "'outputs' must be an array");
+    outputs = json.outputs.map((output, index) => {
+      if (!isObject(output) || typeof output.name !== 'string') throw new NereidError('INVALID_ARG', `outputs[${index}] needs a 'name' string`);
+      const where = `output '${output.name}'`;
+      const outputParameters = toParameters(objectField(output, 'parameters', where), where);
+      if (outputParameters.classification !== undefined) {
+        throw new NereidError('UNSUPPORTED', `${where}: the classification extension is not supported by this server`);
+      }
+      const isBinary = readBoolean(outputParameters, 'binary_data', where);
+      delete outputParameters.binary_data;
+      if (isBinary !== undefined) isBinaryByOutput.set(output.name, isBinary);
+      return { name: output.name, parameters: outputParameters };
+    });
+  }
+  const request: InferRequest = {
+    modelName: target.modelName,
+    ...(target.modelVersion !== undefined ? { modelVersion: target.modelVersion } : {}),
+    id,
+    inputs,
+    ...(outputs !== undefined ? { outputs } : {}),
+    parameters,
+  };
+  return { request, encoding: { isBinaryByDefault, isBinaryByOutput } };
+}
+
+/**
+ * Decodes a raw binary request (Inference-Header-Content-Length: 0): the whole body is the data of the
+ * model's only input, for a batch of one, and every output comes back binary.
+ */
+export function decodeRawInferRequest(
+  body: Buffer,
+  target: { readonly modelName: string; readonly modelVersion: number | undefined },
+  metadata: ModelMetadata,
+  isBatching: boolean,
+): DecodedRequest {
+  const [input, ...others] = metadata.inputs;
+  if (input === undefined || others.length > 0) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `a raw binary request (Inference-Header-Content-Length: 0) needs a model with exactly one input; '${metadata.name}' has ${metadata.inputs.length}`,
+    );
+  }
+  const dims = isBatching ? [1, ...input.shape.slice(1)] : [...input.shape];
+  const wildcards = dims.filter((dim) => dim === -1).length;
+  const size = dataTypeByteSize(input.datatype);
+  if (wildcards > 1 || (wildcards === 1 && size === 0)) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `a raw binary request cannot tell the shape of input '${input.name}' [${input.shape.join(',')}]; send a JSON header with the shape`,
+    );
+  }
+  if (wildcards === 1) {
+    const known = dims.reduce((product, dim) => (dim === -1 ? product : product * dim), 1);
+    dims[dims.indexOf(-1)] = known === 0 ? 0 : Math.floor(body.byteLength / size / known);
+  }
+  const data = readBinaryData(input.name, input.datatype, dims, body);
+  const request: InferRequest = {
+    modelName: target.modelName,
+    ...(target.modelVersion !== undefined ? { modelVersion: target.modelVersion } : {}),
+    id: '',
+    inputs: [{ name: input.name, dataType: input.datatype, shape: dims, data }],
+    parameters: {},
+  };
+  return { request, encoding: { isBinaryByDefault: true, isBinaryByOutput: new Map() } };
+}
+
+function parametersJson(parameters: Parameters): string {
+  const entries = Object.entries(parameters).map(
+    ([key, value]) => `${JSON.stringify(key)}:${typeof value === 'bigint' ? value.toString() : JSON.stringify(value)}`,
+  );
+  return `{${entries.join(',')}}`;
+}
+
+/**
+ * Encodes an inference response: JSON with each output's `data`, or, for outputs sent as binary,
+ * `parameters.binary_data_size` in the JSON and the bytes after it in output order. Fixed-size binary
+ * outputs are views of the output tensors, not copies.
+ */
+export function encodeInferResponse(response: InferResponse, encoding: OutputEncoding): EncodedResponse {
+  const binaryChunks: Uint8Array[] = [];
+  const outputs = response.outputs.map((output) => {
+    const isBinary = encoding.isBinaryByOutput.get(output.name) ?? encoding.isBinaryByDefault;
+    const head = `{"name":${JSON.stringify(output.name)},"datatype":"${output.dataType}","shape":[${output.shape.join(',')}]`;
+    if (!isBinary) {
+      const extra = output.parameters && Object.keys(output.parameters).length > 0 ? `,"parameters":${parametersJson(output.parameters)}` : '';
+      return `${head}${extra},"data":${tensorDataToJson(output.name, output.dataType, output.data)}}`;
+    }
+    const bytes = Array.isArray(output.data) ? serializeBytes(output.data) : asBytes(output.data as Exclude<Tensor['data'], Uint8Array[]>);
+    binaryChunks.push(bytes);
+    return `${head},"parameters":${parametersJson({ ...output.parameters, binary_data_size: bytes.byteLength })}}`;
+  });
+  const id = response.id !== '' ? `,"id":${JSON.stringify(response.id)}` : '';
+  const parameters = Object.keys(response.parameters).length > 0 ? `,"parameters":${parametersJson(response.parameters)}` : '';
+  const json = Buffer.from(
+    `{"model_name":${JSON.stringify(response.modelName)},"model_version":${JSON.stringify(response.modelVersion)}${id}${parameters},"outputs":[${outputs.join(',')}]}`,
+  );
+  return { headerLength: binaryChunks.length > 0 ? json.byteLength : undefined, chunks: [json, ...binaryChunks] };
+}

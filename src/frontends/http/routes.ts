@@ -1,0 +1,69 @@
+import { NereidError } from '../../core/index.js';
+
+/** What a request path names, after Triton's routing (src/http_server.cc). */
+export type Route =
+  | { readonly kind: 'server-metadata' }
+  | { readonly kind: 'health'; readonly check: 'live' | 'ready' }
+  | {
+      readonly kind: 'model';
+      readonly action: 'metadata' | 'ready' | 'config' | 'infer';
+      readonly modelName: string;
+      readonly modelVersion: number | undefined;
+    };
+
+const MODEL_PATH = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?(?:\/(ready|config|infer))?\/?$/;
+const METHODS: Record<string, 'GET' | 'POST'> = {
+  'server-metadata': 'GET',
+  health: 'GET',
+  metadata: 'GET',
+  ready: 'GET',
+  config: 'GET',
+  infer: 'POST',
+};
+
+export class RouteError extends Error {
+  constructor(
+    readonly status: 404 | 405,
+    message: string,
+    readonly allow?: string,
+  ) {
+    super(message);
+  }
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new NereidError('INVALID_ARG', `malformed percent-encoding in path segment '${segment}'`);
+  }
+}
+
+/** Matches a method and path to a route, or throws a RouteError (404 unknown path, 405 wrong method). */
+export function matchRoute(method: string, path: string): Route {
+  let route: Route | undefined;
+  if (path === '/v2' || path === '/v2/') route = { kind: 'server-metadata' };
+  else if (path === '/v2/health/live') route = { kind: 'health', check: 'live' };
+  else if (path === '/v2/health/ready') route = { kind: 'health', check: 'ready' };
+  else {
+    const match = MODEL_PATH.exec(path);
+    if (match !== null) {
+      const [, name, version, action] = match;
+      if (version !== undefined && !/^[0-9]+$/.test(version)) {
+        throw new NereidError('INVALID_ARG', `model version in the path must be a number, got '${decodeSegment(version)}'`);
+      }
+      route = {
+        kind: 'model',
+        action: (action as 'ready' | 'config' | 'infer' | undefined) ?? 'metadata',
+        modelName: decodeSegment(name!),
+        modelVersion: version === undefined ? undefined : Number(version),
+      };
+    }
+  }
+  if (route === undefined) throw new RouteError(404, `no endpoint at '${path}'; see the KServe v2 paths under /v2`);
+  const allowed = METHODS[route.kind === 'model' ? route.action : route.kind]!;
+  if (method !== allowed && !(method === 'HEAD' && allowed === 'GET')) {
+    throw new RouteError(405, `'${path}' takes ${allowed}, not ${method}`, allowed);
+  }
+  return route;
+}

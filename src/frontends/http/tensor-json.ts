@@ -1,0 +1,127 @@
+import {
+  type BytesElements,
+  type DataType,
+  type FixedSizeArray,
+  NereidError,
+  type TensorData,
+  allocateFixedSize,
+} from '../../core/index.js';
+import type { JsonValue } from './json-body.js';
+
+const INTEGER_RANGES: Partial<Record<DataType, readonly [number, number]>> = {
+  UINT8: [0, 0xff],
+  UINT16: [0, 0xffff],
+  UINT32: [0, 0xffffffff],
+  INT8: [-0x80, 0x7f],
+  INT16: [-0x8000, 0x7fff],
+  INT32: [-0x80000000, 0x7fffffff],
+};
+const BIG_RANGES: Partial<Record<DataType, readonly [bigint, bigint]>> = {
+  INT64: [-(2n ** 63n), 2n ** 63n - 1n],
+  UINT64: [0n, 2n ** 64n - 1n],
+};
+
+function describe(value: JsonValue): string {
+  return typeof value === 'bigint' ? value.toString() : JSON.stringify(value);
+}
+
+/**
+ * Converts the `data` of a JSON tensor (flat or nested, row major) to the data type's typed array,
+ * checking the element count against the shape and every value against the type's range.
+ */
+export function tensorDataFromJson(name: string, dataType: DataType, count: number, data: JsonValue): TensorData {
+  const flat = Array.isArray(data) ? (data.flat(Infinity as 1) as JsonValue[]) : [data];
+  if (flat.length !== count) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `unexpected number of elements for input '${name}': its shape has ${count} elements but 'data' holds ${flat.length}`,
+    );
+  }
+  const fail = (index: number, expected: string): never => {
+    throw new NereidError('INVALID_ARG', `input '${name}': element ${index} is ${describe(flat[index]!)}, but ${dataType} data must be ${expected}`);
+  };
+  if (dataType === 'FP16' || dataType === 'BF16') {
+    throw new NereidError(
+      'INVALID_ARG',
+      `receiving ${dataType} data via JSON is not supported for input '${name}'. Please use the binary data format (parameters.binary_data_size)`,
+    );
+  }
+  if (dataType === 'BYTES') {
+    const elements: BytesElements = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const value = flat[i];
+      if (typeof value !== 'string') fail(i, 'strings');
+      elements[i] = Buffer.from(value as string, 'utf8');
+    }
+    return elements;
+  }
+  const out = allocateFixedSize(dataType, count);
+  if (dataType === 'BOOL') {
+    for (let i = 0; i < count; i++) {
+      const value = flat[i];
+      if (typeof value !== 'boolean') fail(i, 'true or false');
+      out[i] = value ? 1 : 0;
+    }
+    return out;
+  }
+  if (dataType === 'FP32' || dataType === 'FP64') {
+    for (let i = 0; i < count; i++) {
+      const value = flat[i];
+      if (typeof value === 'number') out[i] = value;
+      else if (typeof value === 'bigint') out[i] = Number(value);
+      else fail(i, 'numbers');
+    }
+    return out;
+  }
+  const bigRange = BIG_RANGES[dataType];
+  if (bigRange !== undefined) {
+    const [min, max] = bigRange;
+    const big = out as BigInt64Array | BigUint64Array;
+    for (let i = 0; i < count; i++) {
+      const value = flat[i];
+      const asBig = typeof value === 'bigint' ? value : typeof value === 'number' && Number.isInteger(value) ? BigInt(value) : undefined;
+      if (asBig === undefined || asBig < min || asBig > max) fail(i, `integers from ${min} to ${max}`);
+      big[i] = asBig!;
+    }
+    return big;
+  }
+  const [min, max] = INTEGER_RANGES[dataType]!;
+  const small = out as Exclude<FixedSizeArray, BigInt64Array | BigUint64Array>;
+  for (let i = 0; i < count; i++) {
+    const value = flat[i];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) fail(i, `integers from ${min} to ${max}`);
+    small[i] = value as number;
+  }
+  return small;
+}
+
+function formatFloat(value: number): string {
+  // Python's json module (tritonclient) reads these bare tokens; JSON itself has no spelling for them.
+  if (Number.isFinite(value)) return String(value);
+  return Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity';
+}
+
+/**
+ * Writes tensor data as a flat JSON array. INT64/UINT64 are written digit for digit (never through a
+ * double), so values beyond 2^53 arrive unchanged.
+ */
+export function tensorDataToJson(name: string, dataType: DataType, data: TensorData): string {
+  if (Array.isArray(data)) {
+    return `[${(data as BytesElements).map((element) => JSON.stringify(Buffer.from(element.buffer, element.byteOffset, element.byteLength).toString('utf8'))).join(',')}]`;
+  }
+  switch (dataType) {
+    case 'FP16':
+    case 'BF16':
+      throw new NereidError(
+        'INVALID_ARG',
+        `output '${name}' is ${dataType}, which JSON cannot carry; request it as binary data (output parameter "binary_data": true)`,
+      );
+    case 'BOOL':
+      return `[${Array.from(data as Uint8Array, (value) => (value !== 0 ? 'true' : 'false')).join(',')}]`;
+    case 'FP32':
+    case 'FP64':
+      return `[${Array.from(data as Float32Array, formatFloat).join(',')}]`;
+    default:
+      return `[${(data as Int32Array).join(',')}]`;
+  }
+}

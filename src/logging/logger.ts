@@ -1,0 +1,62 @@
+import { appendFileSync } from 'node:fs';
+
+/**
+ * Log lines in Triton's layout, so that tools reading Triton's logs read ours:
+ * `I1130 06:41:26.123456 4242 repository] loaded 'simple' version 1` (default), or with an
+ * ISO 8601 time stamp (`--log-format ISO8601`). Severity letters: I, W, E; verbose lines are I.
+ * NOTE: a logger of our own rather than pino: the layout is Triton's, not JSON, and the writes are
+ * synchronous so a line is never lost when the process exits on a signal.
+ */
+export type LogFormat = 'default' | 'ISO8601';
+
+export interface LoggerOptions {
+  readonly info: boolean;
+  readonly warning: boolean;
+  readonly error: boolean;
+  /** Lines logged with `verbose(level, ...)` appear when level <= verboseLevel. */
+  readonly verboseLevel: number;
+  readonly format: LogFormat;
+  /** Append to this file instead of writing to stderr. */
+  readonly file?: string;
+}
+
+export interface Logger {
+  info(component: string, message: string): void;
+  warning(component: string, message: string): void;
+  error(component: string, message: string): void;
+  verbose(level: number, component: string, message: string): void;
+}
+
+const pad = (value: number, width = 2): string => String(value).padStart(width, '0');
+
+function formatTime(now: Date, format: LogFormat, microseconds: number): string {
+  if (format === 'ISO8601') return now.toISOString().replace(/\.\d{3}Z$/, `.${pad(microseconds, 6)}Z`);
+  return (
+    `${pad(now.getUTCMonth() + 1)}${pad(now.getUTCDate())} ` +
+    `${pad(now.getUTCHours())}:${pad(now.getUTCMinutes())}:${pad(now.getUTCSeconds())}.${pad(microseconds, 6)}`
+  );
+}
+
+export function createLogger(options: LoggerOptions): Logger {
+  const write = (severity: 'I' | 'W' | 'E', component: string, message: string): void => {
+    const nowMs = performance.timeOrigin + performance.now();
+    const now = new Date(nowMs);
+    const microseconds = Math.floor((nowMs % 1000) * 1000);
+    const stamp = formatTime(now, options.format, microseconds);
+    const line =
+      options.format === 'ISO8601'
+        ? `${stamp} ${severity} ${process.pid} ${component}] ${message}\n`
+        : `${severity}${stamp} ${process.pid} ${component}] ${message}\n`;
+    if (options.file !== undefined) appendFileSync(options.file, line);
+    else process.stderr.write(line);
+  };
+  return {
+    info: (component, message) => options.info && write('I', component, message),
+    warning: (component, message) => options.warning && write('W', component, message),
+    error: (component, message) => options.error && write('E', component, message),
+    verbose: (level, component, message) => level <= options.verboseLevel && write('I', component, message),
+  };
+}
+
+/** A logger that drops everything: for tests and library use without output. */
+export const silentLogger: Logger = { info() {}, warning() {}, error() {}, verbose() {} };

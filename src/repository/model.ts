@@ -1,0 +1,86 @@
+import type { Backend, BackendContext, BackendModel, ModelFiles, ModelInstance } from '../backends/backend.js';
+import { type ModelConfig, ModelInstanceGroup_Kind } from '../config/gen/model_config_pb.js';
+import { loadModelSpec } from '../config/model-spec.js';
+import { NereidError } from '../core/errors.js';
+import type { InferRequest } from '../core/infer-request.js';
+import type { ModelSpec } from '../core/model-spec.js';
+import type { Tensor } from '../core/tensor.js';
+import { DirectScheduler } from '../scheduling/direct-scheduler.js';
+import { InstancePool } from '../scheduling/instance-pool.js';
+import type { Scheduler } from '../scheduling/scheduler.js';
+
+export interface LoadModelOptions {
+  readonly files: ModelFiles;
+  /** Normalised and validated. */
+  readonly config: ModelConfig;
+  readonly backend: Backend;
+  readonly context: BackendContext;
+}
+
+/** A loaded model version: its configuration, its instances and the scheduler that feeds them. */
+export class Model {
+  readonly config: ModelConfig;
+  readonly spec: ModelSpec;
+  readonly #backendModel: BackendModel;
+  readonly #scheduler: Scheduler;
+
+  private constructor(config: ModelConfig, spec: ModelSpec, backendModel: BackendModel, scheduler: Scheduler) {
+    this.config = config;
+    this.spec = spec;
+    this.#backendModel = backendModel;
+    this.#scheduler = scheduler;
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  get version(): number {
+    return this.spec.version;
+  }
+
+  /** Loads the backend model and starts every instance of every instance group. */
+  static async load({ files, config, backend, context }: LoadModelOptions): Promise<Model> {
+    const spec = await loadModelSpec(config, files.version, files.modelDir);
+    const backendModel = await backend.loadModel(files, config, spec, context);
+    const instanceCount = config.instanceGroup.reduce((sum, group) => sum + group.count, 0);
+    const started: Array<Promise<ModelInstance>> = [];
+    for (const group of config.instanceGroup) {
+      if (group.kind === ModelInstanceGroup_Kind.GPU) {
+        await backendModel.unload();
+        throw new NereidError(
+          'INVALID_ARG',
+          `model '${config.name}': instance group '${group.name}' asks for KIND_GPU, but this server has no GPU support; use KIND_CPU or KIND_AUTO`,
+        );
+      }
+      for (let index = 0; index < group.count; index++) {
+        started.push(backendModel.createInstance({ name: `${group.name}_${index}`, instanceCount }));
+      }
+    }
+    const results = await Promise.allSettled(started);
+    const instances = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const failure = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failure !== undefined) {
+      await Promise.all(instances.map((instance) => instance.close()));
+      await backendModel.unload();
+      throw failure.reason;
+    }
+    const scheduler = new DirectScheduler(new InstancePool(instances), config.name);
+    return new Model(config, spec, backendModel, scheduler);
+  }
+
+  /** Runs one validated request through the model's scheduler. */
+  infer(request: InferRequest): Promise<readonly Tensor[]> {
+    return this.#scheduler.enqueue(request);
+  }
+
+  get inflightCount(): number {
+    return this.#scheduler.inflightCount;
+  }
+
+  /** Waits for accepted requests to finish (unless forced), then stops the instances. */
+  async unload(options?: { readonly isForced?: boolean }): Promise<void> {
+    await this.#scheduler.close(options);
+    await this.#backendModel.unload();
+  }
+}

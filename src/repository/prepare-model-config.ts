@@ -1,0 +1,91 @@
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { create } from '@bufbuild/protobuf';
+import type { Backend, BackendContext } from '../backends/backend.js';
+import { BACKENDS, PLATFORMS, findBackend } from '../backends/index.js';
+import { type ModelConfig, ModelConfigSchema } from '../config/gen/model_config_pb.js';
+import { normalizeModelConfig } from '../config/normalize.js';
+import { parseModelConfig } from '../config/parse-model-config.js';
+import { validateModelConfig } from '../config/validate.js';
+import { NereidError } from '../core/errors.js';
+
+export interface PrepareOptions {
+  readonly name: string;
+  readonly modelDir: string;
+  /** A version folder to read the model from when the config must be completed. */
+  readonly versionDir: string | undefined;
+  readonly version: number | undefined;
+  readonly isAutoCompleteEnabled: boolean;
+  readonly context: BackendContext;
+}
+
+const fileExists = (path: string): Promise<boolean> =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
+
+/** The backend whose default model file is in the version folder, for a config that names none. */
+async function detectBackend(versionDir: string | undefined): Promise<Backend | undefined> {
+  if (versionDir === undefined) return undefined;
+  for (const backend of BACKENDS.values()) {
+    if (await fileExists(join(versionDir, backend.defaultModelFilename))) return backend;
+  }
+  return undefined;
+}
+
+/**
+ * Reads a model's configuration and makes it complete: parse config.pbtxt (or start empty), find the
+ * backend, let it auto-complete, fill Triton's defaults, validate. Errors name the file and field.
+ */
+export async function prepareModelConfig(options: PrepareOptions): Promise<{ config: ModelConfig; backend: Backend }> {
+  const file = join(options.modelDir, 'config.pbtxt');
+  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw new NereidError('INVALID_ARG', `cannot read '${file}': ${error.message}`);
+  });
+  if (text === undefined && !options.isAutoCompleteEnabled) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `model '${options.name}' has no config.pbtxt; with --disable-auto-complete-config every model needs one (expected '${file}')`,
+    );
+  }
+  let config = text === undefined ? create(ModelConfigSchema) : parseModelConfig(text, file);
+  if (config.name !== '' && config.name !== options.name) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `${file}: name '${config.name}' does not match the model folder '${options.name}'; expected the folder name or no name`,
+    );
+  }
+  config.name = options.name;
+
+  const backend =
+    findBackend(config.backend, config.platform) ??
+    (config.backend === '' && config.platform === '' ? await detectBackend(options.versionDir) : undefined);
+  if (backend === undefined) {
+    const named = config.backend !== '' ? `backend '${config.backend}'` : config.platform !== '' ? `platform '${config.platform}'` : undefined;
+    throw new NereidError(
+      'INVALID_ARG',
+      named !== undefined
+        ? `${file}: unknown ${named}; Nereid serves backends ${[...BACKENDS.keys()].map((n) => `'${n}'`).join(', ')} and platforms ${[...PLATFORMS.keys()].map((n) => `'${n}'`).join(', ')}`
+        : `model '${options.name}' has no config.pbtxt naming a backend or platform, and no version folder holds a file a backend recognises (${[...BACKENDS.values()].map((b) => b.defaultModelFilename).join(', ')})`,
+    );
+  }
+  if (config.backend === '') config.backend = backend.name;
+  if (config.platform === '') config.platform = [...PLATFORMS].find(([, name]) => name === backend.name)?.[0] ?? '';
+
+  if (options.isAutoCompleteEnabled && backend.autoCompleteConfig !== undefined && options.versionDir !== undefined) {
+    config = await backend.autoCompleteConfig(
+      { modelName: options.name, modelDir: options.modelDir, version: options.version!, versionDir: options.versionDir },
+      config,
+      options.context,
+    );
+  }
+  config = normalizeModelConfig(config, { modelName: options.name });
+  validateModelConfig(config, {
+    file,
+    isKnownBackend: (name) => BACKENDS.has(name),
+    isKnownPlatform: (name) => PLATFORMS.has(name),
+  });
+  return { config, backend };
+}

@@ -1,0 +1,189 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BackendContext } from '../backends/backend.js';
+import { NereidError } from '../core/errors.js';
+import type { Logger } from '../logging/logger.js';
+import { type IndexEntry, type ModelEntry, indexEntries } from './model-lifecycle.js';
+import { Model } from './model.js';
+import { prepareModelConfig } from './prepare-model-config.js';
+import { selectVersions } from './version-policy.js';
+
+export interface RepositoryOptions {
+  readonly repositoryPaths: readonly string[];
+  readonly isAutoCompleteEnabled: boolean;
+  readonly context: BackendContext;
+  readonly logger: Logger;
+}
+
+/** Folders Triton keeps inside a model folder that are not versions: no warning for these. */
+const KNOWN_SUBFOLDERS = new Set(['configs', 'warmup', 'initial_state']);
+const VERSION_FOLDER = /^[1-9][0-9]*$/;
+
+/**
+ * Finds the models in the repositories, loads the versions their policies select, and answers which
+ * model version serves a request. A model that fails to load is recorded as UNAVAILABLE with its
+ * reason and never keeps the others from loading.
+ */
+export class RepositoryManager {
+  readonly #options: RepositoryOptions;
+  readonly #models = new Map<string, ModelEntry>();
+
+  constructor(options: RepositoryOptions) {
+    this.#options = options;
+  }
+
+  /** Scans every repository and loads every model found, in parallel. */
+  async loadAll(): Promise<void> {
+    const found = new Map<string, string[]>();
+    for (const repository of this.#options.repositoryPaths) {
+      const entries = await readdir(repository, { withFileTypes: true }).catch((error: Error) => {
+        throw new NereidError('INVALID_ARG', `cannot read model repository '${repository}': ${error.message}`);
+      });
+      for (const entry of entries) {
+        if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
+        found.set(entry.name, [...(found.get(entry.name) ?? []), join(repository, entry.name)]);
+      }
+    }
+    await Promise.all(
+      [...found].map(([name, dirs]) => {
+        if (dirs.length > 1) {
+          const entry: ModelEntry = { name, modelDir: dirs[0]!, versions: new Map() };
+          entry.error = `model '${name}' appears in more than one repository (${dirs.join(', ')}); model names must be unique`;
+          this.#models.set(name, entry);
+          this.#options.logger.error('repository', entry.error);
+          return undefined;
+        }
+        return this.#loadModel(name, dirs[0]!);
+      }),
+    );
+  }
+
+  async #loadModel(name: string, modelDir: string): Promise<void> {
+    const { logger } = this.#options;
+    const entry: ModelEntry = { name, modelDir, versions: new Map() };
+    this.#models.set(name, entry);
+    try {
+      const available = await this.#findVersions(name, modelDir);
+      const newest = available.length > 0 ? Math.max(...available) : undefined;
+      const { config, backend } = await prepareModelConfig({
+        name,
+        modelDir,
+        version: newest,
+        versionDir: newest === undefined ? undefined : join(modelDir, String(newest)),
+        isAutoCompleteEnabled: this.#options.isAutoCompleteEnabled,
+        context: this.#options.context,
+      });
+      const { selected, missing } = selectVersions(config.versionPolicy, available);
+      if (selected.length === 0 && missing.length === 0) {
+        throw new NereidError('INVALID_ARG', `model '${name}' has no version folder (a folder named 1, 2, ... in '${modelDir}')`);
+      }
+      for (const version of missing) {
+        entry.versions.set(version, { version, state: 'UNAVAILABLE', reason: `version ${version} is named in version_policy but '${join(modelDir, String(version))}' does not exist` });
+      }
+      await Promise.all(
+        selected.map(async (version) => {
+          const state = { version, state: 'LOADING' as const, reason: '' };
+          entry.versions.set(version, state);
+          const versionDir = join(modelDir, String(version));
+          try {
+            const model = await Model.load({
+              files: { modelName: name, modelDir, version, versionDir },
+              config,
+              backend,
+              context: this.#options.context,
+            });
+            entry.versions.set(version, { version, state: 'READY', reason: '', model });
+            logger.info('repository', `successfully loaded '${name}' version ${version}`);
+          } catch (error) {
+            const reason = (error as Error).message;
+            entry.versions.set(version, { version, state: 'UNAVAILABLE', reason });
+            logger.error('repository', `failed to load '${name}' version ${version}: ${reason}`);
+          }
+        }),
+      );
+    } catch (error) {
+      entry.error = (error as Error).message;
+      logger.error('repository', `failed to load '${name}': ${entry.error}`);
+    }
+  }
+
+  async #findVersions(name: string, modelDir: string): Promise<number[]> {
+    const entries = await readdir(modelDir, { withFileTypes: true });
+    const versions: number[] = [];
+    for (const entry of entries) {
+      if (!entry.isDirectory()) continue;
+      if (VERSION_FOLDER.test(entry.name)) versions.push(Number(entry.name));
+      else if (!KNOWN_SUBFOLDERS.has(entry.name)) {
+        this.#options.logger.warning(
+          'repository',
+          `model '${name}': ignoring folder '${entry.name}', which is not a version (version folders are named 1, 2, ... without leading zeros)`,
+        );
+      }
+    }
+    return versions;
+  }
+
+  /**
+   * The model version that serves a request: the given version, or the highest READY one.
+   * Throws Triton's errors: unknown model INVALID_ARG, unknown version NOT_FOUND, not ready UNAVAILABLE.
+   */
+  getModel(name: string, version?: number): Model {
+    const entry = this.#models.get(name);
+    if (entry === undefined) throw new NereidError('INVALID_ARG', `Request for unknown model: '${name}' is not found`);
+    if (version === undefined) {
+      const ready = [...entry.versions.values()].filter((state) => state.model !== undefined && state.state === 'READY');
+      const newest = ready.sort((a, b) => b.version - a.version)[0];
+      if (newest?.model === undefined) {
+        throw new NereidError('UNAVAILABLE', `Request for unknown model: '${name}' has no available versions${entry.error !== undefined ? `: ${entry.error}` : ''}`);
+      }
+      return newest.model;
+    }
+    const state = entry.versions.get(version);
+    if (state === undefined) {
+      throw new NereidError('NOT_FOUND', `Request for unknown model: '${name}' version ${version} is not found`);
+    }
+    if (state.state !== 'READY' || state.model === undefined) {
+      throw new NereidError('UNAVAILABLE', `Request for unknown model: '${name}' version ${version} is not at ready state${state.reason ? `: ${state.reason}` : ''}`);
+    }
+    return state.model;
+  }
+
+  /** Versions of a model that are READY, ascending. */
+  readyVersions(name: string): number[] {
+    const entry = this.#models.get(name);
+    if (entry === undefined) return [];
+    return [...entry.versions.values()].filter((state) => state.state === 'READY').map((state) => state.version).sort((a, b) => a - b);
+  }
+
+  /** True when every model found has every selected version READY. */
+  isEveryModelReady(): boolean {
+    return this.index().every((entry) => entry.state === 'READY');
+  }
+
+  /** Triton's repository index: one entry per model version, sorted by name then version. */
+  index(): IndexEntry[] {
+    return [...this.#models.values()].sort((a, b) => a.name.localeCompare(b.name)).flatMap(indexEntries);
+  }
+
+  /** Requests accepted by any model and not yet answered. */
+  get inflightCount(): number {
+    let count = 0;
+    for (const entry of this.#models.values()) {
+      for (const state of entry.versions.values()) count += state.model?.inflightCount ?? 0;
+    }
+    return count;
+  }
+
+  /** Unloads every model: waits for accepted requests (unless forced), then stops the instances. */
+  async unloadAll(options?: { readonly isForced?: boolean }): Promise<void> {
+    const unloading: Array<Promise<void>> = [];
+    for (const entry of this.#models.values()) {
+      for (const state of entry.versions.values()) {
+        if (state.model === undefined) continue;
+        state.state = 'UNLOADING';
+        unloading.push(state.model.unload(options));
+      }
+    }
+    await Promise.all(unloading);
+  }
+}

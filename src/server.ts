@@ -1,0 +1,72 @@
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { DEFAULT_SERVER_OPTIONS, type ServerOptions } from './config/server-options.js';
+import { InferenceServer, NereidError } from './core/index.js';
+import { HttpFrontend } from './frontends/http/http-server.js';
+import { type Logger, createLogger } from './logging/logger.js';
+import { RepositoryManager } from './repository/repository-manager.js';
+
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+export interface RunningServer {
+  readonly core: InferenceServer;
+  /** `http://host:port`, undefined when HTTP is off. */
+  readonly httpUrl: string | undefined;
+  readonly logger: Logger;
+  /**
+   * Graceful stop: readiness turns false and new requests are refused; requests in flight complete
+   * within `exitTimeoutMs`; then connections close and every model unloads.
+   */
+  shutdown(): Promise<void>;
+}
+
+/** Options for `startServer`: the repositories plus any ServerOptions to change from Triton's defaults. */
+export type StartOptions = Partial<ServerOptions> & { readonly modelRepositories: readonly string[]; readonly logger?: Logger };
+
+/** The composition root: loads the repositories, builds the core, starts the front ends. */
+export async function startServer(startOptions: StartOptions): Promise<RunningServer> {
+  const options: ServerOptions = { ...DEFAULT_SERVER_OPTIONS, ...startOptions };
+  const logger = startOptions.logger ?? createLogger(options.log);
+  const repository = new RepositoryManager({
+    repositoryPaths: options.modelRepositories,
+    isAutoCompleteEnabled: options.isAutoCompleteEnabled,
+    context: { logger, defaultMaxBatchSize: options.defaultMaxBatchSize, cpuCount: availableParallelism() },
+    logger,
+  });
+  await repository.loadAll();
+  const failed = repository.index().filter((entry) => entry.state !== 'READY');
+  if (options.isExitOnError && failed.length > 0) {
+    await repository.unloadAll();
+    throw new NereidError('UNAVAILABLE', `${failed.length} model(s) failed to load: ${failed.map((entry) => `'${entry.name}' (${entry.reason})`).join('; ')}`);
+  }
+  const core = new InferenceServer({ repository, id: options.id, version: PACKAGE_VERSION, isStrictReadiness: options.isStrictReadiness, logger });
+
+  let http: HttpFrontend | undefined;
+  let httpUrl: string | undefined;
+  if (options.isHttpAllowed) {
+    http = new HttpFrontend({ server: core, logger, maxInputBytes: options.httpMaxInputBytes });
+    const address = await http.listen(options.httpPort, options.httpAddress);
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
+    httpUrl = `http://${host}:${address.port}`;
+    logger.info('server', `started HTTP service at ${options.httpAddress}:${address.port}`);
+  }
+
+  let stopping: Promise<void> | undefined;
+  const shutdown = (): Promise<void> =>
+    (stopping ??= (async () => {
+      core.beginShutdown();
+      const closed = http?.close();
+      const deadline = Date.now() + options.exitTimeoutMs;
+      while ((core.inflightCount > 0 || (http?.inflightCount ?? 0) > 0) && Date.now() < deadline) {
+        logger.info('server', `waiting for ${core.inflightCount} in-flight inference request(s) to complete; ${Math.ceil((deadline - Date.now()) / 1000)} s left`);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(500, Math.max(1, deadline - Date.now()))));
+      }
+      const isTimedOut = core.inflightCount > 0 || (http?.inflightCount ?? 0) > 0;
+      if (isTimedOut) logger.warning('server', `exit timeout reached with ${core.inflightCount} request(s) still in flight; stopping anyway`);
+      http?.closeAllConnections();
+      await closed;
+      await core.unloadAll({ isForced: isTimedOut });
+      logger.info('server', 'all models are stopped; exiting');
+    })());
+  return { core, httpUrl, logger, shutdown };
+}

@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { EXAMPLES, type TestServer, binaryBody, bytesOf, startTestServer } from '../helpers/server.js';
+
+const ones = (n: number): number[] => Array.from({ length: n }, () => 1);
+const input = (name: string, shape: number[], data: unknown, datatype = 'INT32') => ({ name, shape, datatype, data });
+const good = [input('INPUT0', [1, 16], ones(16)), input('INPUT1', [1, 16], ones(16))];
+
+/** Each bad request, the status Triton would answer, and our message. */
+const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Record<string, string>; status: number; error: string }> = [
+  {
+    title: 'unknown model',
+    path: '/v2/models/nope/infer',
+    body: { inputs: good },
+    status: 400,
+    error: "Request for unknown model: 'nope' is not found",
+  },
+  {
+    title: 'unknown version',
+    path: '/v2/models/simple/versions/7/infer',
+    body: { inputs: good },
+    status: 404,
+    error: "Request for unknown model: 'simple' version 7 is not found",
+  },
+  {
+    title: 'missing input',
+    body: { inputs: [good[0]] },
+    status: 400,
+    error:
+      "expected 2 inputs but got 1 inputs for model 'simple'. Got input(s) ['INPUT0'], but missing required input(s) ['INPUT1']. Please provide all required input(s).",
+  },
+  {
+    title: 'extra input',
+    body: { inputs: [...good, input('INPUT2', [1, 16], ones(16))] },
+    status: 400,
+    error: "unexpected inference input 'INPUT2' for model 'simple'; the model's inputs are 'INPUT0', 'INPUT1'",
+  },
+  {
+    title: 'wrong datatype',
+    body: { inputs: [input('INPUT0', [1, 16], ones(16), 'FP32'), good[1]] },
+    status: 400,
+    error: "inference input 'INPUT0' data-type is 'FP32', but model 'simple' expects 'INT32'",
+  },
+  {
+    title: 'shape that does not match the dims',
+    body: { inputs: [input('INPUT0', [1, 15], ones(15)), good[1]] },
+    status: 400,
+    error: "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,15]",
+  },
+  {
+    title: 'shape without the batch dimension',
+    body: { inputs: [input('INPUT0', [16], ones(16)), input('INPUT1', [16], ones(16))] },
+    status: 400,
+    error:
+      "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [16]. NOTE: max_batch_size > 0 in the model's configuration requires the batch size as the first dimension of each input's shape",
+  },
+  {
+    title: 'batch larger than max_batch_size',
+    body: { inputs: [input('INPUT0', [9, 16], ones(144)), input('INPUT1', [9, 16], ones(144))] },
+    status: 400,
+    error: "inference request batch-size must be <= 8 for 'simple'; input 'INPUT0' has batch size 9",
+  },
+  {
+    title: 'element count that does not match the shape',
+    body: { inputs: [input('INPUT0', [1, 16], ones(15)), good[1]] },
+    status: 400,
+    error: "unexpected number of elements for input 'INPUT0': its shape has 16 elements but 'data' holds 15",
+  },
+  {
+    title: 'value out of the type range',
+    body: { inputs: [input('INPUT0', [1, 16], [...ones(15), 2 ** 31]), good[1]] },
+    status: 400,
+    error: "input 'INPUT0': element 15 is 2147483648, but INT32 data must be integers from -2147483648 to 2147483647",
+  },
+  {
+    title: 'unknown requested output',
+    body: { inputs: good, outputs: [{ name: 'OUTPUT9' }] },
+    status: 400,
+    error: "unexpected inference output 'OUTPUT9' for model 'simple'; the model's outputs are 'OUTPUT0', 'OUTPUT1'",
+  },
+  {
+    title: 'malformed JSON',
+    body: '{"inputs": [',
+    status: 400,
+    error: 'failed to parse the inference request as JSON: Unexpected end of JSON input',
+  },
+  {
+    title: 'unknown datatype',
+    body: { inputs: [input('INPUT0', [1, 16], ones(16), 'INT33'), good[1]] },
+    status: 400,
+    error:
+      'input \'INPUT0\': unknown datatype "INT33"; expected one of BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, FP32, FP64, BYTES, BF16',
+  },
+  {
+    title: 'FP16 as JSON',
+    body: { inputs: [input('INPUT0', [1, 16], ones(16), 'FP16'), good[1]] },
+    status: 400,
+    error: "receiving FP16 data via JSON is not supported for input 'INPUT0'. Please use the binary data format (parameters.binary_data_size)",
+  },
+  {
+    title: 'a version in the path that is not a number',
+    path: '/v2/models/simple/versions/latest/infer',
+    body: { inputs: good },
+    status: 400,
+    error: "model version in the path must be a number, got 'latest'",
+  },
+];
+
+describe('bad input gets Triton status codes and clear messages', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ modelRepositories: [EXAMPLES], httpMaxInputBytes: 4096 });
+  });
+  after(() => server.close());
+
+  for (const bad of CASES) {
+    test(bad.title, async () => {
+      const response = await server.post(bad.path ?? '/v2/models/simple/infer', bad.body, bad.headers ? { headers: bad.headers } : {});
+      assert.equal(response.status, bad.status);
+      assert.deepEqual(await response.json(), { error: bad.error });
+    });
+  }
+
+  test('binary sizes that do not add up', async () => {
+    const header = {
+      inputs: [
+        { name: 'INPUT0', shape: [1, 16], datatype: 'INT32', parameters: { binary_data_size: 64 } },
+        { name: 'INPUT1', shape: [1, 16], datatype: 'INT32', parameters: { binary_data_size: 64 } },
+      ],
+    };
+    const short = binaryBody(header, [bytesOf(new Int32Array(16)), bytesOf(new Int32Array(15))]);
+    let response = await server.post('/v2/models/simple/infer', short.body, { headers: short.headers });
+    assert.equal(response.status, 400);
+    assert.deepEqual(await response.json(), {
+      error: "input 'INPUT1': binary_data_size 64 runs past the end of the body (60 bytes of binary data remain)",
+    });
+    const long = binaryBody(header, [bytesOf(new Int32Array(16)), bytesOf(new Int32Array(17))]);
+    response = await server.post('/v2/models/simple/infer', long.body, { headers: long.headers });
+    assert.equal(response.status, 400);
+    assert.deepEqual(await response.json(), {
+      error: "the request body has 132 bytes of binary data but the inputs' binary_data_size add up to 128",
+    });
+    const wrongSize = binaryBody(
+      { inputs: [{ ...header.inputs[0], parameters: { binary_data_size: 60 } }, header.inputs[1]] },
+      [bytesOf(new Int32Array(15)), bytesOf(new Int32Array(16))],
+    );
+    response = await server.post('/v2/models/simple/infer', wrongSize.body, { headers: wrongSize.headers });
+    assert.equal(response.status, 400);
+    assert.deepEqual(await response.json(), {
+      error: "unexpected byte size for input 'INPUT0': shape [1,16] of INT32 needs 64 bytes, but binary_data_size is 60",
+    });
+  });
+
+  test('a body over the maximum size', async () => {
+    const response = await server.post('/v2/models/simple/infer', Buffer.alloc(5000, 32));
+    assert.equal(response.status, 400);
+    assert.deepEqual(await response.json(), { error: 'request body of 5000 bytes exceeds the maximum of 4096 bytes (--http-max-input-size)' });
+  });
+
+  test('unknown paths are 404 and wrong methods 405', async () => {
+    let response = await server.get('/v2/nothing');
+    assert.equal(response.status, 404);
+    assert.deepEqual(await response.json(), { error: "no endpoint at '/v2/nothing'; see the KServe v2 paths under /v2" });
+    response = await server.get('/v2/models/simple/infer');
+    assert.equal(response.status, 405);
+    assert.equal(response.headers.get('allow'), 'POST');
+  });
+
+  test('model endpoints for an unknown model', async () => {
+    const ready = await server.get('/v2/models/nope/ready');
+    assert.equal(ready.status, 400);
+    const metadata = await server.get('/v2/models/nope');
+    assert.equal(metadata.status, 400);
+    assert.deepEqual(await metadata.json(), { error: "Request for unknown model: 'nope' is not found" });
+  });
+
+  test('the server still serves correct answers after all of that', async () => {
+    const requests = Array.from({ length: 8 }, (_, i) =>
+      server.post('/v2/models/simple/infer', {
+        inputs: [input('INPUT0', [1, 16], ones(16).map((v) => v * i)), input('INPUT1', [1, 16], ones(16))],
+        outputs: [{ name: 'OUTPUT0' }],
+      }),
+    );
+    const bodies = await Promise.all(requests.map(async (r) => ((await (await r).json()) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data));
+    bodies.forEach((data, i) => assert.deepEqual(data, ones(16).map(() => i + 1)));
+  });
+});

@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { describe, test } from 'node:test';
+import { FIXTURES } from '../helpers/server.js';
+
+const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+
+function runNereid(args: readonly string[]): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { child, output: () => output };
+}
+
+/** Starts `nereid serve` on a free port and resolves with its URL once it listens. */
+async function serveFixtures(extra: readonly string[] = []): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const run = runNereid(['serve', '--model-repository', FIXTURES, '--http-port=0', '--http-address', '127.0.0.1', ...extra]);
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (): void => {
+      const match = /started HTTP service at 127\.0\.0\.1:(\d+)/.exec(run.output());
+      if (match !== null) resolve(`http://127.0.0.1:${match[1]}`);
+    };
+    run.child.stderr!.on('data', onData);
+    run.child.once('exit', (code) => reject(new Error(`nereid exited with ${code} before listening:\n${run.output()}`)));
+  });
+  return { ...run, url };
+}
+
+/** Resolves once the server has logged `count` inference requests for model 'slow' (needs --log-verbose=1). */
+async function requestsArrived(child: ChildProcess, output: () => string, count: number): Promise<void> {
+  const arrived = (): boolean => (output().match(/infer for model 'slow'/g) ?? []).length >= count;
+  while (!arrived()) await once(child.stderr!, 'data');
+}
+
+const slowRequest = JSON.stringify({ inputs: [{ name: 'INPUT0', shape: [3], datatype: 'FP32', data: [1, 2, 3] }] });
+
+describe('nereid serve (the command line)', () => {
+  test('an unknown flag is a clear error with a suggestion', async () => {
+    const { child, output } = runNereid(['serve', '--model-repository', FIXTURES, '--http-prot', '8000']);
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 1);
+    assert.equal(output(), "nereid serve: unknown flag '--http-prot'. Did you mean '--http-port'? Run 'nereid serve --help' for the flags.\n");
+  });
+
+  test('--help lists Triton flag names', async () => {
+    const { child, output } = runNereid(['serve', '--help']);
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0);
+    assert.match(output(), /--model-repository DIR/);
+    assert.match(output(), /--exit-timeout-secs SECS/);
+  });
+
+  test('the event loop stays free while a model computes', async (t) => {
+    const { child, url, output } = await serveFixtures(['--log-verbose=1']);
+    t.after(() => child.kill('SIGKILL'));
+    const finished: string[] = [];
+    const slow = fetch(`${url}/v2/models/slow/infer`, { method: 'POST', body: slowRequest }).then(async (r) => {
+      finished.push('slow');
+      return r.json();
+    });
+    await requestsArrived(child, output, 1);
+    const live = await fetch(`${url}/v2/health/live`);
+    finished.push('live');
+    assert.equal(live.status, 200);
+    assert.deepEqual(((await slow) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data, [1, 2, 3]);
+    assert.deepEqual(finished, ['live', 'slow']);
+  });
+
+  test('SIGTERM finishes in-flight requests, refuses new ones and exits 0', async () => {
+    const { child, url, output } = await serveFixtures(['--log-verbose=1']);
+    const inflight = Array.from({ length: 3 }, () => fetch(`${url}/v2/models/slow/infer`, { method: 'POST', body: slowRequest }));
+    await requestsArrived(child, output, 3);
+    child.kill('SIGTERM');
+    const responses = await Promise.all(inflight);
+    for (const response of responses) {
+      assert.equal(response.status, 200);
+      assert.deepEqual(((await response.json()) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data, [1, 2, 3]);
+    }
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0, output());
+    assert.match(output(), /SIGTERM received: stopping/);
+    await assert.rejects(fetch(`${url}/v2/health/live`));
+  });
+
+  test('--exit-timeout-secs=0 exits without waiting for in-flight requests', async () => {
+    const { child, url, output } = await serveFixtures(['--exit-timeout-secs=0', '--log-verbose=1']);
+    const inflight = fetch(`${url}/v2/models/slow/infer`, { method: 'POST', body: JSON.stringify({ inputs: [{ name: 'INPUT0', shape: [1], datatype: 'FP32', data: [1] }] }) }).catch(
+      (error: Error) => error,
+    );
+    await requestsArrived(child, output, 1);
+    child.kill('SIGINT');
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0);
+    assert.ok((await inflight) instanceof Error);
+  });
+});

@@ -1,0 +1,58 @@
+import { fileURLToPath } from 'node:url';
+import { type StartOptions, startServer } from '../../src/server.js';
+import { silentLogger } from '../../src/logging/logger.js';
+
+export const EXAMPLES = fileURLToPath(new URL('../../examples/model_repository', import.meta.url));
+export const FIXTURES = fileURLToPath(new URL('../fixtures/model_repository', import.meta.url));
+
+export interface TestServer {
+  readonly url: string;
+  get(path: string, init?: RequestInit): Promise<Response>;
+  post(path: string, body: unknown, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** Starts the real server on a free port of 127.0.0.1 with the given repositories, logging nothing. */
+export async function startTestServer(options: Partial<StartOptions> & { modelRepositories: readonly string[] }): Promise<TestServer> {
+  const server = await startServer({ httpPort: 0, httpAddress: '127.0.0.1', logger: silentLogger, ...options });
+  const url = server.httpUrl!;
+  return {
+    url,
+    get: (path, init) => fetch(url + path, init),
+    post: (path, body, init) =>
+      fetch(url + path, {
+        method: 'POST',
+        body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
+        ...init,
+      }),
+    close: () => server.shutdown(),
+  };
+}
+
+/** Splits a binary-extension response into its JSON header and the binary data after it. */
+export async function readInferResponse(response: Response): Promise<{ json: InferResponseJson; binary: Buffer }> {
+  const body = Buffer.from(await response.arrayBuffer());
+  const headerLength = response.headers.get('inference-header-content-length');
+  const jsonEnd = headerLength === null ? body.byteLength : Number(headerLength);
+  return { json: JSON.parse(body.toString('utf8', 0, jsonEnd)) as InferResponseJson, binary: body.subarray(jsonEnd) };
+}
+
+export interface InferResponseJson {
+  model_name: string;
+  model_version: string;
+  id?: string;
+  parameters?: Record<string, unknown>;
+  outputs: Array<{ name: string; datatype: string; shape: number[]; data?: unknown[]; parameters?: Record<string, unknown> }>;
+  error?: string;
+}
+
+/** Builds a request body with a JSON header followed by binary tensors, as tritonclient.http sends it. */
+export function binaryBody(header: unknown, tensors: readonly Uint8Array[]): { body: Buffer; headers: Record<string, string> } {
+  const json = Buffer.from(JSON.stringify(header));
+  return {
+    body: Buffer.concat([json, ...tensors]),
+    headers: { 'inference-header-content-length': String(json.byteLength), 'content-type': 'application/octet-stream' },
+  };
+}
+
+export const bytesOf = (array: ArrayBufferView): Buffer => Buffer.from(array.buffer, array.byteOffset, array.byteLength);
