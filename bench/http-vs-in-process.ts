@@ -101,9 +101,12 @@ function encodeBody(testCase: Case): { body: Buffer; headers: Record<string, str
   };
 }
 
-function post(url: URL, agent: Agent, body: Buffer, headers: Record<string, string>): Promise<void> {
+/** POSTs `body`, or GETs when it is undefined; resolves when the whole 200 answer is read. */
+function send(url: URL, agent: Agent, body: Buffer | undefined, headers: Record<string, string>): Promise<void> {
+  const method = body === undefined ? 'GET' : 'POST';
+  const length = body === undefined ? {} : { 'content-length': String(body.byteLength) };
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(body.byteLength) } }, (res) => {
+    const req = request(url, { method, agent, headers: { ...headers, ...length } }, (res) => {
       res.resume();
       res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
     });
@@ -112,15 +115,14 @@ function post(url: URL, agent: Agent, body: Buffer, headers: Record<string, stri
   });
 }
 
-async function overHttp(baseUrl: string, testCase: Case): Promise<{ latency: Figures; throughput: number }> {
-  const url = new URL(`${baseUrl}/v2/models/${testCase.model}/infer`);
+/** Latency at concurrency 1 and throughput at concurrency 16 of one HTTP request, repeated. */
+async function measureHttp(url: URL, body: Buffer | undefined, headers: Record<string, string>): Promise<{ latency: Figures; throughput: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: 16 });
-  const { body, headers } = encodeBody(testCase);
-  for (let i = 0; i < 200; i++) await post(url, agent, body, headers);
+  for (let i = 0; i < 200; i++) await send(url, agent, body, headers);
   const samples: number[] = [];
   for (let i = 0; i < LATENCY_REQUESTS; i++) {
     const start = performance.now();
-    await post(url, agent, body, headers);
+    await send(url, agent, body, headers);
     samples.push((performance.now() - start) * 1000);
   }
   let count = 0;
@@ -128,13 +130,18 @@ async function overHttp(baseUrl: string, testCase: Case): Promise<{ latency: Fig
   await Promise.all(
     Array.from({ length: 16 }, async () => {
       while (performance.now() < end) {
-        await post(url, agent, body, headers);
+        await send(url, agent, body, headers);
         count++;
       }
     }),
   );
   agent.destroy();
   return { latency: summarize(samples), throughput: count / (DURATION_MS / 1000) };
+}
+
+function overHttp(baseUrl: string, testCase: Case): Promise<{ latency: Figures; throughput: number }> {
+  const { body, headers } = encodeBody(testCase);
+  return measureHttp(new URL(`${baseUrl}/v2/models/${testCase.model}/infer`), body, headers);
 }
 
 async function startNereid(): Promise<{ child: ChildProcess; url: string }> {
@@ -158,14 +165,21 @@ const format = (value: number): string => value.toFixed(0);
 const { child, url } = await startNereid();
 try {
   console.log(`duration ${DURATION_MS} ms per throughput run, ${LATENCY_REQUESTS} sequential requests per latency run\n`);
-  console.log('| model | in-process latency c=1 (mean / p99 µs) | Nereid HTTP latency c=1 (mean / p99 µs) | latency ratio | in-process infer/s (1 session) | Nereid HTTP infer/s c=16 | throughput ratio |');
-  console.log('|---|---|---|---|---|---|---|');
+  const ceiling = await measureHttp(new URL(`${url}/v2/health/live`), undefined, {});
+  console.log(
+    `HTTP ceiling (GET /v2/health/live, no model): latency c=1 mean ${format(ceiling.latency.meanUs)} µs, p99 ${format(ceiling.latency.p99Us)} µs; ${format(ceiling.throughput)} req/s at c=16\n`,
+  );
+  console.log(
+    '| model | in-process latency c=1 (mean / p99 µs) | Nereid HTTP latency c=1 (mean / p99 µs) | latency ratio | in-process infer/s (1 session) | Nereid HTTP infer/s c=16 | vs in-process | vs HTTP ceiling |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const testCase of CASES) {
     const local = await inProcess(testCase);
     const http = await overHttp(url, testCase);
     console.log(
       `| ${testCase.model} | ${format(local.latency.meanUs)} / ${format(local.latency.p99Us)} | ${format(http.latency.meanUs)} / ${format(http.latency.p99Us)} | ` +
-        `${(http.latency.meanUs / local.latency.meanUs).toFixed(1)}x | ${format(local.throughput)} | ${format(http.throughput)} | ${(http.throughput / local.throughput).toFixed(2)} |`,
+        `${(http.latency.meanUs / local.latency.meanUs).toFixed(1)}x | ${format(local.throughput)} | ${format(http.throughput)} | ` +
+        `${(http.throughput / local.throughput).toFixed(2)} | ${(http.throughput / ceiling.throughput).toFixed(2)} |`,
     );
   }
 } finally {

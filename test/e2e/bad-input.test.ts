@@ -151,6 +151,23 @@ describe('bad input gets Triton status codes and clear messages', () => {
     });
   });
 
+  test('BYTES elements ONNX Runtime cannot hold: a NUL byte, invalid UTF-8', async () => {
+    const element = (bytes: number[]): Buffer => Buffer.concat([Buffer.from(new Uint32Array([bytes.length]).buffer), Buffer.from(bytes)]);
+    for (const [bytes, error] of [
+      [[0x61, 0x00, 0x62], "input 'INPUT0': BYTES element 1 holds a NUL byte, which ONNX Runtime string tensors cannot carry"],
+      [[0xff, 0xfe], "input 'INPUT0': BYTES element 1 is not valid UTF-8, which ONNX Runtime string tensors require"],
+    ] as const) {
+      const data = Buffer.concat([element([0x6f, 0x6b]), element([...bytes])]);
+      const { body, headers } = binaryBody(
+        { inputs: [{ name: 'INPUT0', shape: [1, 2], datatype: 'BYTES', parameters: { binary_data_size: data.byteLength } }] },
+        [data],
+      );
+      const response = await server.post('/v2/models/identity_bytes/infer', body, { headers });
+      assert.equal(response.status, 400);
+      assert.deepEqual(await response.json(), { error });
+    }
+  });
+
   test('a body over the maximum size', async () => {
     const response = await server.post('/v2/models/simple/infer', Buffer.alloc(5000, 32));
     assert.equal(response.status, 400);

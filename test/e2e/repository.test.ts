@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
+import { EXAMPLES, FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
 import { startServer } from '../../src/server.js';
 import type { Logger } from '../../src/logging/logger.js';
 
@@ -122,6 +122,27 @@ describe('server options around the repository', () => {
       startServer({ modelRepositories: [FIXTURES], httpPort: 0, isExitOnError: true, logger: { info() {}, warning() {}, error() {}, verbose() {} } }),
       (error: Error) => /model\(s\) failed to load: .*'bad_config'/.test(error.message) && /'broken_model'/.test(error.message),
     );
+  });
+
+  test('several repositories serve together; a name in two of them is unavailable', async () => {
+    const server = await startTestServer({ modelRepositories: [EXAMPLES, FIXTURES], isStrictReadiness: false });
+    try {
+      assert.equal((await server.get('/v2/models/simple/ready')).status, 200);
+      assert.equal((await server.get('/v2/models/versioned/ready')).status, 200);
+    } finally {
+      await server.close();
+    }
+    const twice = await startTestServer({ modelRepositories: [EXAMPLES, EXAMPLES] });
+    try {
+      const response = await twice.get('/v2/models/simple');
+      assert.equal(response.status, 503);
+      assert.equal(
+        ((await response.json()) as { error: string }).error,
+        `Request for unknown model: 'simple' has no available versions: model 'simple' appears in more than one repository (${EXAMPLES}/simple, ${EXAMPLES}/simple); model names must be unique`,
+      );
+    } finally {
+      await twice.close();
+    }
   });
 
   test('--disable-auto-complete-config: a model without config fails to load', async () => {

@@ -1,5 +1,6 @@
 import type { Tensor as OrtTensor } from 'onnxruntime-node';
 import type { DataType } from '../../core/data-type.js';
+import { NereidError } from '../../core/errors.js';
 import type { FixedSizeArray, Tensor } from '../../core/tensor.js';
 import type { WorkerTensor } from './ort-messages.js';
 
@@ -30,7 +31,25 @@ export function dataTypeOfOrt(type: string): DataType | undefined {
   return DATA_TYPES.get(type);
 }
 
-const utf8 = new TextDecoder();
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * BYTES elements as the strings ONNX Runtime holds. NOTE: onnxruntime-node keeps strings as UTF-8 and
+ * cuts each at its first NUL byte, so elements that are not UTF-8 or hold a NUL are refused rather than
+ * silently changed.
+ */
+function toStrings(tensor: Tensor, elements: readonly Uint8Array[]): string[] {
+  return elements.map((element, index) => {
+    if (element.includes(0)) {
+      throw new NereidError('INVALID_ARG', `input '${tensor.name}': BYTES element ${index} holds a NUL byte, which ONNX Runtime string tensors cannot carry`);
+    }
+    try {
+      return utf8.decode(element);
+    } catch {
+      throw new NereidError('INVALID_ARG', `input '${tensor.name}': BYTES element ${index} is not valid UTF-8, which ONNX Runtime string tensors require`);
+    }
+  });
+}
 
 /**
  * Copies a core tensor into a worker message: fixed-size data into an ArrayBuffer of its own, which
@@ -38,9 +57,7 @@ const utf8 = new TextDecoder();
  * structured cloning a view copies its whole underlying buffer).
  */
 export function toWorkerTensor(tensor: Tensor, type: OrtTensor.Type, dims: readonly number[]): WorkerTensor {
-  const data = Array.isArray(tensor.data)
-    ? tensor.data.map((element) => utf8.decode(element))
-    : (tensor.data as FixedSizeArray).slice();
+  const data = Array.isArray(tensor.data) ? toStrings(tensor, tensor.data) : (tensor.data as FixedSizeArray).slice();
   return { name: tensor.name, type, dims, data };
 }
 

@@ -165,7 +165,10 @@ export class HttpFrontend {
       res.end();
       return;
     }
+    // Header, JSON and tensors leave in one write.
+    res.cork();
     for (const chunk of chunks) res.write(chunk);
     res.end();
+    res.uncork();
   }
 }

@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { DEFAULT_SERVER_OPTIONS, parseServeArgs } from './server-options.js';
+
+test("defaults are Triton's, with both flag spellings accepted", () => {
+  const options = parseServeArgs(['--model-repository', 'a', '--model-store=b']);
+  assert.deepEqual(options, { ...DEFAULT_SERVER_OPTIONS, modelRepositories: ['a', 'b'] });
+  assert.equal(DEFAULT_SERVER_OPTIONS.httpPort, 8000);
+  assert.equal(DEFAULT_SERVER_OPTIONS.exitTimeoutMs, 30_000);
+  assert.equal(DEFAULT_SERVER_OPTIONS.httpMaxInputBytes, 67_108_864);
+});
+
+test('flags with values', () => {
+  const options = parseServeArgs([
+    '--model-repository=m',
+    '--http-port=9000',
+    '--exit-timeout-secs',
+    '5',
+    '--strict-readiness=false',
+    '--log-verbose=2',
+    '--log-format=ISO8601',
+    '--backend-config=onnxruntime,default-max-batch-size=16',
+    '--disable-auto-complete-config',
+  ]);
+  assert.ok(options !== 'help');
+  assert.equal(options.httpPort, 9000);
+  assert.equal(options.exitTimeoutMs, 5000);
+  assert.equal(options.isStrictReadiness, false);
+  assert.equal(options.log.verboseLevel, 2);
+  assert.equal(options.log.format, 'ISO8601');
+  assert.equal(options.defaultMaxBatchSize, 16);
+  assert.equal(options.isAutoCompleteEnabled, false);
+  assert.equal((parseServeArgs(['--model-repository=m', '--strict-model-config=true']) as { isAutoCompleteEnabled: boolean }).isAutoCompleteEnabled, false);
+});
+
+test('bad flags are clear errors', () => {
+  assert.throws(() => parseServeArgs([]), { message: 'nereid serve: --model-repository is required (a folder of models, e.g. examples/model_repository)' });
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--http-port=http']), {
+    message: "nereid serve: --http-port takes an integer from 0 to 65535, got 'http'",
+  });
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--strict-readiness=maybe']), {
+    message: "nereid serve: --strict-readiness takes true or false, got 'maybe'",
+  });
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--grpc-prot=1']), {
+    message: "nereid serve: unknown flag '--grpc-prot'. Run 'nereid serve --help' for the flags.",
+  });
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--backend-config=shm-size=1']), {
+    message: "nereid serve: --backend-config 'shm-size=1': unknown setting 'shm-size'; Nereid knows default-max-batch-size",
+  });
+});
