@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { NereidError } from '../core/errors.js';
-import type { LogFormat } from '../logging/logger.js';
+import type { LoggerOptions } from '../logging/logger.js';
 import { closestName } from './closest-name.js';
 
 /** Everything `nereid serve` can be told, with Triton's flag names and defaults (src/command_line_parser.cc). */
@@ -17,14 +17,7 @@ export interface ServerOptions {
   readonly isAutoCompleteEnabled: boolean;
   readonly defaultMaxBatchSize: number;
   readonly id: string;
-  readonly log: {
-    readonly info: boolean;
-    readonly warning: boolean;
-    readonly error: boolean;
-    readonly verboseLevel: number;
-    readonly format: LogFormat;
-    readonly file?: string;
-  };
+  readonly log: LoggerOptions;
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {

@@ -46,8 +46,6 @@ const BY_CONFIG_NAME = new Map<string, DataType>(
   Object.entries(DATA_TYPES).map(([wire, info]) => [info.configName, wire as DataType]),
 );
 
-export const ALL_DATA_TYPES = Object.keys(DATA_TYPES) as DataType[];
-
 export function isDataType(value: unknown): value is DataType {
   return typeof value === 'string' && Object.hasOwn(DATA_TYPES, value);
 }

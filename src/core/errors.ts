@@ -34,7 +34,3 @@ export class NereidError extends Error {
     super(message, options);
   }
 }
-
-export function isNereidError(value: unknown): value is NereidError {
-  return value instanceof NereidError;
-}

@@ -1,20 +1,18 @@
 /** The core's public surface: front ends import from here and nowhere else in the core. */
 export { InferenceServer } from './inference-server.js';
 export type { InferenceServerOptions, ModelMetadata, ServerMetadata, TensorMetadata } from './inference-server.js';
-export { NereidError, STATUS_CODES, isNereidError } from './errors.js';
+export { NereidError, STATUS_CODES } from './errors.js';
 export type { StatusCode } from './errors.js';
 export type { InferRequest, InferResponse, RequestedOutput } from './infer-request.js';
-export { ALL_DATA_TYPES, dataTypeByteSize, isDataType } from './data-type.js';
+export { dataTypeByteSize, isDataType } from './data-type.js';
 export type { DataType } from './data-type.js';
 export {
   allocateFixedSize,
   asBytes,
   deserializeBytes,
   elementCount,
-  isBytesElements,
   serializeBytes,
   viewFixedSize,
 } from './tensor.js';
 export type { BytesElements, FixedSizeArray, ParameterValue, Parameters, Tensor, TensorData } from './tensor.js';
-export type { IndexEntry, ModelState } from '../repository/model-lifecycle.js';
 export { modelConfigToTritonJson } from '../config/model-config-json.js';

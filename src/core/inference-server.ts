@@ -1,6 +1,5 @@
 import type { ModelConfig } from '../config/gen/model_config_pb.js';
 import type { Logger } from '../logging/logger.js';
-import type { IndexEntry } from '../repository/model-lifecycle.js';
 import type { RepositoryManager } from '../repository/repository-manager.js';
 import { NereidError } from './errors.js';
 import type { InferRequest, InferResponse } from './infer-request.js';
@@ -93,10 +92,6 @@ export class InferenceServer {
   /** The model version's configuration with the defaults filled in. */
   modelConfig(name: string, version?: number): ModelConfig {
     return this.#options.repository.getModel(name, version).config;
-  }
-
-  repositoryIndex(): IndexEntry[] {
-    return this.#options.repository.index();
   }
 
   /**

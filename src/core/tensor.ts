@@ -84,10 +84,6 @@ export function allocateFixedSize(dataType: Exclude<DataType, 'BYTES'>, count: n
   return new Ctor(new ArrayBuffer(count * dataTypeByteSize(dataType)), 0, count);
 }
 
-export function isBytesElements(data: TensorData): data is BytesElements {
-  return Array.isArray(data);
-}
-
 /** The byte view of a fixed-size tensor's elements (no copy). */
 export function asBytes(data: FixedSizeArray): Uint8Array {
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);

@@ -47,10 +47,9 @@ export class RepositoryManager {
     await Promise.all(
       [...found].map(([name, dirs]) => {
         if (dirs.length > 1) {
-          const entry: ModelEntry = { name, modelDir: dirs[0]!, versions: new Map() };
-          entry.error = `model '${name}' appears in more than one repository (${dirs.join(', ')}); model names must be unique`;
-          this.#models.set(name, entry);
-          this.#options.logger.error('repository', entry.error);
+          const error = `model '${name}' appears in more than one repository (${dirs.join(', ')}); model names must be unique`;
+          this.#models.set(name, { name, modelDir: dirs[0]!, versions: new Map(), error });
+          this.#options.logger.error('repository', error);
           return undefined;
         }
         return this.#loadModel(name, dirs[0]!);
@@ -82,8 +81,7 @@ export class RepositoryManager {
       }
       await Promise.all(
         selected.map(async (version) => {
-          const state = { version, state: 'LOADING' as const, reason: '' };
-          entry.versions.set(version, state);
+          entry.versions.set(version, { version, state: 'LOADING', reason: '' });
           const versionDir = join(modelDir, String(version));
           try {
             const model = await Model.load({

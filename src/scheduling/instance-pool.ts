@@ -14,14 +14,6 @@ export class InstancePool {
     this.#idle = [...instances];
   }
 
-  get size(): number {
-    return this.#all.length;
-  }
-
-  get idleCount(): number {
-    return this.#idle.length;
-  }
-
   /** Resolves with an instance that is reserved for the caller until `release`. */
   acquire(): Promise<ModelInstance> {
     const instance = this.#idle.pop();

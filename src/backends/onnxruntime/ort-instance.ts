@@ -75,10 +75,11 @@ export class OrtInstance implements ModelInstance {
         if (reply.type === 'ready') {
           this.#isRunning = true;
           resolve();
-        }
-        else if (reply.type === 'load-error') {
+        } else if (reply.type === 'load-error') {
           reject(new NereidError('INVALID_ARG', `ONNX Runtime cannot load the model: ${reply.message}`));
-        } else this.#settle(reply);
+        } else {
+          this.#settle(reply);
+        }
       });
       worker.on('error', (error) => {
         reject(new NereidError('INTERNAL', `instance '${this.name}' failed: ${error.message}`));
