@@ -1,6 +1,7 @@
 import type { ModelConfig } from '../config/gen/model_config_pb.js';
 import type { Logger } from '../logging/logger.js';
 import type { RepositoryManager } from '../repository/repository-manager.js';
+import { classificationCount, classify } from './classification.js';
 import { NereidError } from './errors.js';
 import type { InferRequest, InferResponse } from './infer-request.js';
 import type { DataType } from './data-type.js';
@@ -40,7 +41,7 @@ export interface InferenceServerOptions {
  * Protocol extensions Nereid implements, as listed in server metadata. Only what works end to end
  * belongs here: clients decide what to call from this list.
  */
-const EXTENSIONS = ['binary_tensor_data', 'model_configuration', 'parameters'] as const;
+const EXTENSIONS = ['classification', 'binary_tensor_data', 'model_configuration', 'parameters'] as const;
 
 /**
  * The in-process API every front end uses: health, metadata, configuration and inference.
@@ -104,7 +105,13 @@ export class InferenceServer {
     this.#options.logger.verbose(1, 'server', `[request id: ${request.id || '<id_unknown>'}] infer for model '${request.modelName}'${version}`);
     const model = this.#options.repository.getModel(request.modelName, request.modelVersion);
     const validated = validateRequest(model.spec, request);
-    const outputs = await model.infer(validated);
+    const counts = validated.outputs!.map((output) => classificationCount(output.parameters, output.name));
+    const computed = await model.infer(validated);
+    const outputs = computed.map((output, index) => {
+      const count = counts[index];
+      if (count === undefined) return output;
+      return classify(output, count, model.spec.outputByName.get(output.name)!, model.spec.maxBatchSize > 0);
+    });
     return { modelName: model.name, modelVersion: String(model.version), id: request.id, parameters: {}, outputs };
   }
 

@@ -98,6 +98,37 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     error: "receiving FP16 data via JSON is not supported for input 'INPUT0'. Please use the binary data format (parameters.binary_data_size)",
   },
   {
+    title: 'an input in shared memory',
+    body: { inputs: [{ name: 'INPUT0', shape: [1, 16], datatype: 'INT32', parameters: { shared_memory_region: 'r', shared_memory_byte_size: 64 } }, good[1]] },
+    status: 501,
+    error: "input 'INPUT0': shared memory (parameter 'shared_memory_region') is not supported by this server; send the tensor in the request body",
+  },
+  {
+    title: 'an output to shared memory',
+    body: { inputs: good, outputs: [{ name: 'OUTPUT0', parameters: { binary_data: false, shared_memory_region: 'r', shared_memory_byte_size: 64 } }] },
+    status: 501,
+    error: "output 'OUTPUT0': shared memory (parameter 'shared_memory_region') is not supported by this server; send the tensor in the request body",
+  },
+  {
+    title: "a request parameter in Triton's reserved namespace",
+    body: { inputs: good, parameters: { triton_enable_everything: true } },
+    status: 400,
+    error: "request parameter 'triton_enable_everything' is not allowed: keys starting with 'triton_' are reserved for the server",
+  },
+  {
+    title: 'classification of a BYTES output',
+    path: '/v2/models/identity_bytes/infer',
+    body: { inputs: [{ name: 'INPUT0', shape: [1, 1], datatype: 'BYTES', data: ['a'] }], outputs: [{ name: 'OUTPUT0', parameters: { classification: 2 } }] },
+    status: 400,
+    error: "class result not available for output 'OUTPUT0' due to unsupported type 'BYTES'; classification needs a numeric output",
+  },
+  {
+    title: 'a classification count that is not a positive integer',
+    body: { inputs: good, outputs: [{ name: 'OUTPUT0', parameters: { classification: 0 } }] },
+    status: 400,
+    error: "output 'OUTPUT0': parameter 'classification' must be a positive integer, got 0",
+  },
+  {
     title: 'a version in the path that is not a number',
     path: '/v2/models/simple/versions/latest/infer',
     body: { inputs: good },

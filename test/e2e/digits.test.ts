@@ -48,6 +48,27 @@ describe('digits classifier (scikit-learn 8x8 digits, exported to ONNX)', () => 
     assert.equal(row.indexOf(Math.max(...row)), samples.labels[3]);
   });
 
+  test('classification returns the top classes with their labels, as tritonclient class_count asks', async () => {
+    const pixels = samples.images.slice(0, 2).flat();
+    const probabilities = ((await (
+      await server.post('/v2/models/digits/infer', { inputs: [{ name: 'INPUT', shape: [2, 64], datatype: 'FP32', data: pixels }] })
+    ).json()) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data;
+    const response = await server.post('/v2/models/digits/infer', {
+      inputs: [{ name: 'INPUT', shape: [2, 64], datatype: 'FP32', data: pixels }],
+      outputs: [{ name: 'PROBABILITIES', parameters: { classification: 2, binary_data: false } }],
+    });
+    assert.equal(response.status, 200);
+    const output = ((await response.json()) as { outputs: Array<{ datatype: string; shape: number[]; data: string[] }> }).outputs[0]!;
+    const words = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+    const expected = [0, 1].flatMap((row) => {
+      const values = probabilities.slice(row * 10, row * 10 + 10);
+      const order = values.map((_, i) => i).sort((a, b) => values[b]! - values[a]!);
+      return order.slice(0, 2).map((i) => `${values[i]!.toFixed(6)}:${i}:${words[i]}`);
+    });
+    assert.deepEqual(output, { name: 'PROBABILITIES', datatype: 'BYTES', shape: [2, 2], data: expected });
+    assert.equal(output.data[0]!.split(':')[1], String(samples.labels[0]));
+  });
+
   test('config names the label file', async () => {
     const config = (await (await server.get('/v2/models/digits/config')).json()) as { output: Array<{ label_filename: string }> };
     assert.equal(config.output[0]!.label_filename, 'labels.txt');

@@ -89,6 +89,12 @@ describe('model repository: versions, auto-complete and broken models', () => {
     assert.deepEqual(await outputData(other), [2, 2, 2, 2, 2]);
   });
 
+  test('NaN and Infinity travel as bare JSON tokens, as Python clients write them', async () => {
+    const response = await server.post('/v2/models/nobatch_fp32/infer', '{"inputs":[{"name":"INPUT0","shape":[1,3],"datatype":"FP32","data":[NaN,Infinity,-Infinity]}]}');
+    assert.equal(response.status, 200);
+    assert.match(await response.text(), /"data":\[NaN,Infinity,-Infinity\]/);
+  });
+
   test('a broken model and a bad config are UNAVAILABLE with their reasons while the rest serve', async () => {
     assert.equal((await server.get('/v2/models/broken_model/ready')).status, 400);
     assert.equal((await server.get('/v2/models/bad_config/ready')).status, 400);

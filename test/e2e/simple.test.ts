@@ -1,7 +1,21 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync, gzipSync, deflateSync } from 'node:zlib';
+import { request } from 'node:http';
 import { EXAMPLES, type TestServer, binaryBody, bytesOf, readInferResponse, startTestServer } from '../helpers/server.js';
+
+/** A request through node:http, which (unlike fetch) leaves Accept-Encoding and the body as they are. */
+function rawRequest(url: string, path: string, acceptEncoding: string, body?: string): Promise<{ status: number; encoding: string | undefined; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { 'accept-encoding': acceptEncoding } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, encoding: res.headers['content-encoding'], body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 const INPUT0 = Array.from({ length: 16 }, (_, i) => i);
 const INPUT1 = Array.from({ length: 16 }, () => 1);
@@ -29,7 +43,7 @@ describe('simple (add/sub) over HTTP', () => {
     const body = (await response.json()) as { name: string; version: string; extensions: string[] };
     assert.equal(body.name, 'nereid');
     assert.match(body.version, /^\d+\.\d+\.\d+$/);
-    assert.deepEqual(body.extensions, ['binary_tensor_data', 'model_configuration', 'parameters']);
+    assert.deepEqual(body.extensions, ['classification', 'binary_tensor_data', 'model_configuration', 'parameters']);
   });
 
   test('health endpoints answer 200 with an empty body', async () => {
@@ -137,19 +151,34 @@ describe('simple (add/sub) over HTTP', () => {
     });
     assert.equal(deflated.status, 200);
 
-    const raw = await new Promise<{ encoding: string | undefined; body: Buffer }>((resolve, reject) => {
-      import('node:http').then(({ request }) => {
-        const req = request(`${server.url}/v2/models/simple/infer`, { method: 'POST', headers: { 'accept-encoding': 'gzip' } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => resolve({ encoding: res.headers['content-encoding'], body: Buffer.concat(chunks) }));
-        });
-        req.on('error', reject);
-        req.end(JSON.stringify(jsonRequest));
-      }, reject);
-    });
+    const raw = await rawRequest(server.url, '/v2/models/simple/infer', 'gzip, deflate', JSON.stringify(jsonRequest));
+    assert.equal(raw.status, 200);
     assert.equal(raw.encoding, 'gzip');
     assert.deepEqual((JSON.parse(gunzipSync(raw.body).toString()) as { outputs: Array<{ data: number[] }> }).outputs[1]!.data, DIFF);
+    const deflatedReply = await rawRequest(server.url, '/v2/models/simple/infer', 'gzip;q=0, deflate', JSON.stringify(jsonRequest));
+    assert.equal(deflatedReply.encoding, 'deflate');
+  });
+
+  test('only successful inference replies are compressed, as in Triton', async () => {
+    const metadata = await rawRequest(server.url, '/v2/models/simple', 'gzip, deflate');
+    assert.equal(metadata.status, 200);
+    assert.equal(metadata.encoding, undefined);
+    assert.equal((JSON.parse(metadata.body.toString()) as { name: string }).name, 'simple');
+    const failed = await rawRequest(server.url, '/v2/models/simple/infer', 'gzip, deflate', '{"inputs": 5}');
+    assert.equal(failed.status, 400);
+    assert.equal(failed.encoding, undefined);
+    assert.deepEqual(JSON.parse(failed.body.toString()), { error: "the inference request needs an 'inputs' array" });
+  });
+
+  test('classification: the top classes of an output as "value:index"', async () => {
+    const response = await server.post('/v2/models/simple/infer', {
+      ...jsonRequest,
+      outputs: [{ name: 'OUTPUT0', parameters: { classification: 3 } }],
+    });
+    assert.equal(response.status, 200);
+    assert.deepEqual(((await response.json()) as { outputs: unknown[] }).outputs, [
+      { name: 'OUTPUT0', datatype: 'BYTES', shape: [1, 3], data: ['16:15', '15:14', '14:13'] },
+    ]);
   });
 
   test('an unsupported Content-Encoding is 501 with the accepted encodings', async () => {

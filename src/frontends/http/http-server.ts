@@ -11,6 +11,17 @@ import { handleModelConfig, handleModelMetadata, handleModelReady } from './hand
 import { type Reply, jsonReply } from './reply.js';
 import { RouteError, matchRoute } from './routes.js';
 
+/** The first of gzip and deflate that an Accept-Encoding header allows (a q-value of 0 refuses). */
+function acceptedEncoding(header: string | undefined): 'gzip' | 'deflate' | undefined {
+  const allowed = new Set<string>();
+  for (const part of (header ?? '').split(',')) {
+    const [name, ...params] = part.trim().toLowerCase().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    if (q === undefined || Number(q.slice(2)) > 0) allowed.add(name!);
+  }
+  return allowed.has('gzip') ? 'gzip' : allowed.has('deflate') ? 'deflate' : undefined;
+}
+
 const gunzipAsync = promisify(gunzip);
 const inflateAsync = promisify(inflate);
 const gzipAsync = promisify(gzip);
@@ -147,12 +158,11 @@ export class HttpFrontend {
     }
   }
 
-  /** Writes the reply, compressed when the client accepts gzip or deflate (as Triton does). */
+  /** Writes the reply, compressed when it may be and the client accepts gzip or deflate. */
   async #send(req: IncomingMessage, res: ServerResponse, reply: Reply): Promise<void> {
     const headers = { ...reply.headers };
     let chunks = reply.chunks;
-    const accepted = String(req.headers['accept-encoding'] ?? '');
-    const encoding = /\bgzip\b/.test(accepted) ? 'gzip' : /\bdeflate\b/.test(accepted) ? 'deflate' : undefined;
+    const encoding = reply.isCompressible === true ? acceptedEncoding(req.headers['accept-encoding']) : undefined;
     if (encoding !== undefined && chunks.length > 0) {
       chunks = [await (encoding === 'gzip' ? gzipAsync : deflateAsync)(Buffer.concat(chunks))];
       headers['content-encoding'] = encoding;

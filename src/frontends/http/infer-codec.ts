@@ -61,6 +61,16 @@ function toParameters(json: JsonObject | undefined, where: string): Parameters {
   return parameters;
 }
 
+/** The shared memory extension is not implemented: say so rather than answer from the body. */
+function rejectSharedMemory(parameters: Parameters, where: string): void {
+  if (parameters.shared_memory_region !== undefined) {
+    throw new NereidError(
+      'UNSUPPORTED',
+      `${where}: shared memory (parameter 'shared_memory_region') is not supported by this server; send the tensor in the request body`,
+    );
+  }
+}
+
 function readShape(input: JsonObject, name: string): number[] {
   const shape = input.shape;
   if (!Array.isArray(shape) || !shape.every((dim) => typeof dim === 'number' && Number.isInteger(dim) && dim >= 0)) {
@@ -128,6 +138,10 @@ export function decodeInferRequest(
   const id = json.id ?? '';
   if (typeof id !== 'string') throw new NereidError('INVALID_ARG', `'id' must be a string, got ${JSON.stringify(id)}`);
   const parameters = toParameters(objectField(json, 'parameters', 'request'), 'request');
+  const reserved = Object.keys(parameters).find((key) => key.startsWith('triton_'));
+  if (reserved !== undefined) {
+    throw new NereidError('INVALID_ARG', `request parameter '${reserved}' is not allowed: keys starting with 'triton_' are reserved for the server`);
+  }
   const isBinaryByDefault = readBoolean(parameters, 'binary_data_output', 'request') ?? false;
   delete parameters.binary_data_output;
 
@@ -146,6 +160,7 @@ export function decodeInferRequest(
     }
     const shape = readShape(input, name);
     const tensorParameters = toParameters(objectField(input, 'parameters', `input '${name}'`), `input '${name}'`);
+    rejectSharedMemory(tensorParameters, `input '${name}'`);
     const binarySize = readBinaryDataSize(tensorParameters, name);
     delete tensorParameters.binary_data_size;
     let data: Tensor['data'];
@@ -180,9 +195,7 @@ export function decodeInferRequest(
       if (!isObject(output) || typeof output.name !== 'string') throw new NereidError('INVALID_ARG', `outputs[${index}] needs a 'name' string`);
       const where = `output '${output.name}'`;
       const outputParameters = toParameters(objectField(output, 'parameters', where), where);
-      if (outputParameters.classification !== undefined) {
-        throw new NereidError('UNSUPPORTED', `${where}: the classification extension is not supported by this server`);
-      }
+      rejectSharedMemory(outputParameters, where);
       const isBinary = readBoolean(outputParameters, 'binary_data', where);
       delete outputParameters.binary_data;
       if (isBinary !== undefined) isBinaryByOutput.set(output.name, isBinary);

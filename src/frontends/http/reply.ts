@@ -1,10 +1,15 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 
-/** What a handler answers; the HTTP server adds compression and Content-Length. */
+/** What a handler answers; the HTTP server adds Content-Length and, where allowed, compression. */
 export interface Reply {
   readonly status: number;
   readonly headers?: OutgoingHttpHeaders;
   readonly chunks: readonly Uint8Array[];
+  /**
+   * Compress when the client accepts it. Only successful inference replies are, as in Triton
+   * (src/http_server.cc): tritonclient's aio client reads every other reply as plain JSON.
+   */
+  readonly isCompressible?: boolean;
 }
 
 export const emptyReply = (status: number): Reply => ({ status, chunks: [] });

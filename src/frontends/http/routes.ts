@@ -43,6 +43,7 @@ function decodeSegment(segment: string): string {
 export function matchRoute(method: string, path: string): Route {
   let route: Route | undefined;
   if (path === '/v2' || path === '/v2/') route = { kind: 'server-metadata' };
+  else if (path === '/v2/models/stats') route = undefined; // Triton's all-model statistics, not a model named "stats"
   else if (path === '/v2/health/live') route = { kind: 'health', check: 'live' };
   else if (path === '/v2/health/ready') route = { kind: 'health', check: 'ready' };
   else {

@@ -37,5 +37,5 @@ export async function handleInfer(
     encoded.headerLength === undefined
       ? { 'content-type': 'application/json' }
       : { 'content-type': 'application/octet-stream', [HEADER_LENGTH]: String(encoded.headerLength) };
-  return { status: 200, headers: responseHeaders, chunks: encoded.chunks };
+  return { status: 200, headers: responseHeaders, chunks: encoded.chunks, isCompressible: true };
 }

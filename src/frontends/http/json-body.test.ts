@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseJsonBody } from './json-body.js';
+
+test('plain JSON, and integers beyond 2^53 as exact BigInts', () => {
+  assert.deepEqual(parseJsonBody('{"a":[1,2.5,"x"]}', 'body'), { a: [1, 2.5, 'x'] });
+  assert.deepEqual(parseJsonBody('[18446744073709551615,-9223372036854775808,9007199254740991,0.12345678901234567]', 'body'), [
+    18446744073709551615n,
+    -9223372036854775808n,
+    9007199254740991,
+    0.12345678901234567,
+  ]);
+});
+
+test('bare NaN and Infinity outside strings, as Python clients write them', () => {
+  const value = parseJsonBody('{"d":[NaN,Infinity,-Infinity,1],"s":"NaN -Infinity \\" NaN"}', 'body') as { d: number[]; s: string };
+  assert.ok(Number.isNaN(value.d[0]));
+  assert.deepEqual(value.d.slice(1), [Infinity, -Infinity, 1]);
+  assert.equal(value.s, 'NaN -Infinity " NaN');
+  const big = parseJsonBody('[NaN,18446744073709551615]', 'body') as unknown[];
+  assert.ok(Number.isNaN(big[0]));
+  assert.equal(big[1], 18446744073709551615n);
+});
+
+test('malformed JSON names what failed to parse', () => {
+  assert.throws(() => parseJsonBody('{"inputs": [', 'inference request'), {
+    message: 'failed to parse the inference request as JSON: Unexpected end of JSON input',
+  });
+  assert.throws(() => parseJsonBody('[NaN,', 'inference request'), {
+    message: 'failed to parse the inference request as JSON: Array item expected but reached end of input at position 10',
+  });
+});
