@@ -5,7 +5,7 @@ Writes:
   examples/model_repository/{simple,digits,identity_bytes}/
   test/fixtures/model_repository/{identity_all_types,nobatch_fp32,versioned,
       versioned_latest,autocomplete_none,autocomplete_partial,broken_model,
-      bad_config,slow}/
+      bad_config,slow,custom_filename}/
   test/fixtures/digits_samples.json
 
 Requirements (Debian 12): apt-get install -y python3-onnx python3-sklearn python3-numpy
@@ -323,6 +323,20 @@ def gen_nobatch_fp32(repo):
     ))
 
 
+def gen_custom_filename(repo):
+    """The nobatch_fp32 graph under another file name, found through default_model_filename."""
+    d = os.path.join(repo, "custom_filename")
+    reset_dir(d)
+    save_model(nobatch_fp32_model(), os.path.join(d, "1", "doubler.onnx"))
+    write_text(os.path.join(d, "config.pbtxt"), config_pbtxt(
+        "OUTPUT0 = INPUT0 * 2 (FP32), read from 1/doubler.onnx through default_model_filename.",
+        "custom_filename", 0,
+        [("INPUT0", "TYPE_FP32", [-1, -1])],
+        [("OUTPUT0", "TYPE_FP32", [-1, -1])],
+        extra='default_model_filename: "doubler.onnx"\n',
+    ))
+
+
 def versioned_model(version):
     graph = helper.make_graph(
         [helper.make_node("Mul", ["INPUT0", "version"], ["OUTPUT0"])],
@@ -493,6 +507,7 @@ def main():
 
     gen_identity_all_types(FIXTURES)
     gen_nobatch_fp32(FIXTURES)
+    gen_custom_filename(FIXTURES)
     gen_versioned(FIXTURES, "versioned", with_policy=True)
     gen_versioned(FIXTURES, "versioned_latest", with_policy=False)
     gen_autocomplete_none(FIXTURES)

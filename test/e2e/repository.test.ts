@@ -89,6 +89,15 @@ describe('model repository: versions, auto-complete and broken models', () => {
     assert.deepEqual(await outputData(other), [2, 2, 2, 2, 2]);
   });
 
+  test('default_model_filename names the model file', async () => {
+    const response = await server.post('/v2/models/custom_filename/infer', {
+      inputs: [{ name: 'INPUT0', shape: [1, 2], datatype: 'FP32', data: [1.5, -4] }],
+    });
+    assert.deepEqual(await outputData(response), [3, -8]);
+    const config = (await (await server.get('/v2/models/custom_filename/config')).json()) as { default_model_filename: string };
+    assert.equal(config.default_model_filename, 'doubler.onnx');
+  });
+
   test('NaN and Infinity travel as bare JSON tokens, as Python clients write them', async () => {
     const response = await server.post('/v2/models/nobatch_fp32/infer', '{"inputs":[{"name":"INPUT0","shape":[1,3],"datatype":"FP32","data":[NaN,Infinity,-Infinity]}]}');
     assert.equal(response.status, 200);
