@@ -55,14 +55,30 @@ export interface BackendModel {
   unload(): Promise<void>;
 }
 
+/**
+ * Where one execution's time went, in Triton's terms (docs/protocol/extension_statistics.md):
+ * preparing the inputs, running the model, and extracting the outputs.
+ */
+export interface ComputeTiming {
+  readonly inputNs: number;
+  readonly inferNs: number;
+  readonly outputNs: number;
+}
+
+export interface ExecuteResult {
+  /** One entry per request, in request order: its output tensors, or its error. */
+  readonly responses: ReadonlyArray<readonly Tensor[] | NereidError>;
+  readonly timing: ComputeTiming;
+}
+
 export interface ModelInstance {
   readonly name: string;
   /**
-   * Runs one batch of validated requests. Returns each request's output tensors (those named in its
-   * `outputs`, or all when undefined), in request order; one bad request fails only itself.
+   * Runs one batch of validated requests in one execution. Each request gets the output tensors
+   * named in its `outputs` (all when undefined); one bad request fails only itself.
    * The instance reads the requests' input tensors and keeps no reference after the promise settles.
    */
-  execute(requests: readonly InferRequest[]): Promise<Array<readonly Tensor[] | NereidError>>;
+  execute(requests: readonly InferRequest[]): Promise<ExecuteResult>;
   /** Stops the instance; in-flight executions fail. */
   close(): Promise<void>;
 }

@@ -5,7 +5,8 @@ import { NereidError } from '../core/errors.js';
 import type { InferRequest } from '../core/infer-request.js';
 import type { ModelSpec } from '../core/model-spec.js';
 import type { Tensor } from '../core/tensor.js';
-import { DirectScheduler } from '../scheduling/direct-scheduler.js';
+import { ModelStatistics } from '../metrics/model-statistics.js';
+import { createScheduler } from '../scheduling/create-scheduler.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
 import type { Scheduler } from '../scheduling/scheduler.js';
 
@@ -21,14 +22,16 @@ export interface LoadModelOptions {
 export class Model {
   readonly config: ModelConfig;
   readonly spec: ModelSpec;
+  readonly statistics: ModelStatistics;
   readonly #backendModel: BackendModel;
   readonly #scheduler: Scheduler;
 
-  private constructor(config: ModelConfig, spec: ModelSpec, backendModel: BackendModel, scheduler: Scheduler) {
+  private constructor(config: ModelConfig, spec: ModelSpec, backendModel: BackendModel, instances: readonly ModelInstance[]) {
     this.config = config;
     this.spec = spec;
+    this.statistics = new ModelStatistics(spec.name, spec.version);
     this.#backendModel = backendModel;
-    this.#scheduler = scheduler;
+    this.#scheduler = createScheduler(config, new InstancePool(instances), this.statistics);
   }
 
   get name(): string {
@@ -65,13 +68,20 @@ export class Model {
       await backendModel.unload();
       throw failure.reason;
     }
-    const scheduler = new DirectScheduler(new InstancePool(instances), config.name);
-    return new Model(config, spec, backendModel, scheduler);
+    return new Model(config, spec, backendModel, instances);
   }
 
-  /** Runs one validated request through the model's scheduler. */
-  infer(request: InferRequest): Promise<readonly Tensor[]> {
-    return this.#scheduler.enqueue(request);
+  /** Runs one validated request through the model's scheduler and counts it in the statistics. */
+  async infer(request: InferRequest): Promise<readonly Tensor[]> {
+    const startMs = performance.now();
+    try {
+      const outputs = await this.#scheduler.enqueue(request);
+      this.statistics.recordRequest(true, Math.round((performance.now() - startMs) * 1e6));
+      return outputs;
+    } catch (error) {
+      this.statistics.recordRequest(false, Math.round((performance.now() - startMs) * 1e6));
+      throw error;
+    }
   }
 
   get inflightCount(): number {

@@ -1,23 +1,35 @@
 import { NereidError } from '../core/errors.js';
 import type { InferRequest } from '../core/infer-request.js';
 import type { Tensor } from '../core/tensor.js';
+import type { ModelStatistics } from '../metrics/model-statistics.js';
+import { type Clock, systemClock } from './clock.js';
+import { executeBatch } from './execute-batch.js';
 import type { InstancePool } from './instance-pool.js';
 import type { Scheduler } from './scheduler.js';
+
+export interface DirectSchedulerOptions {
+  readonly modelName: string;
+  readonly pool: InstancePool;
+  readonly statistics: ModelStatistics;
+  /** max_batch_size > 0: a request's first dimension is its batch size (for inference_count). */
+  readonly isBatching: boolean;
+  readonly clock?: Clock;
+}
 
 /**
  * Triton's default scheduler, for models without a scheduling choice: each request runs alone,
  * with the batch it was sent with, on the next idle instance, in arrival order.
  */
 export class DirectScheduler implements Scheduler {
-  readonly #pool: InstancePool;
-  readonly #modelName: string;
+  readonly #options: DirectSchedulerOptions;
+  readonly #clock: Clock;
   #inflightCount = 0;
   #isClosing = false;
   #drained: (() => void) | undefined;
 
-  constructor(pool: InstancePool, modelName: string) {
-    this.#pool = pool;
-    this.#modelName = modelName;
+  constructor(options: DirectSchedulerOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
   }
 
   get inflightCount(): number {
@@ -26,20 +38,24 @@ export class DirectScheduler implements Scheduler {
 
   async enqueue(request: InferRequest): Promise<readonly Tensor[]> {
     if (this.#isClosing) {
-      throw new NereidError('UNAVAILABLE', `model '${this.#modelName}' is unloading and takes no new requests`);
+      throw new NereidError('UNAVAILABLE', `model '${this.#options.modelName}' is unloading and takes no new requests`);
     }
     this.#inflightCount++;
+    const enqueuedUs = this.#clock.nowUs();
     try {
-      const instance = await this.#pool.acquire();
+      const instance = await this.#options.pool.acquire();
       try {
-        const [result] = await instance.execute([request]);
-        if (result === undefined) {
-          throw new NereidError('INTERNAL', `instance '${instance.name}' returned no response for the request`);
-        }
+        let result: readonly Tensor[] | NereidError | undefined;
+        await executeBatch(
+          instance,
+          [{ request, batchSize: this.#options.isBatching ? request.inputs[0]!.shape[0]! : 1, enqueuedUs, settle: (settled) => (result = settled) }],
+          this.#options.statistics,
+          this.#clock.nowUs(),
+        );
         if (result instanceof NereidError) throw result;
-        return result;
+        return result!;
       } finally {
-        this.#pool.release(instance);
+        this.#options.pool.release(instance);
       }
     } finally {
       this.#inflightCount--;
@@ -50,6 +66,6 @@ export class DirectScheduler implements Scheduler {
   async close(options?: { readonly isForced?: boolean }): Promise<void> {
     this.#isClosing = true;
     if (this.#inflightCount > 0 && options?.isForced !== true) await new Promise<void>((resolve) => (this.#drained = resolve));
-    await this.#pool.close();
+    await this.#options.pool.close();
   }
 }

@@ -14,6 +14,15 @@ export class InstancePool {
     this.#idle = [...instances];
   }
 
+  get idleCount(): number {
+    return this.#idle.length;
+  }
+
+  /** An idle instance, reserved for the caller until `release`, or undefined when none is idle. */
+  tryAcquire(): ModelInstance | undefined {
+    return this.#idle.pop();
+  }
+
   /** Resolves with an instance that is reserved for the caller until `release`. */
   acquire(): Promise<ModelInstance> {
     const instance = this.#idle.pop();

@@ -6,9 +6,10 @@ import type { InferRequest } from '../../core/infer-request.js';
 import type { ModelSpec, TensorSpec } from '../../core/model-spec.js';
 import type { Tensor } from '../../core/tensor.js';
 import type { Logger } from '../../logging/logger.js';
-import type { ModelInstance } from '../backend.js';
+import { concatBatch, splitBatch } from '../../scheduling/batch.js';
+import type { ExecuteResult, ModelInstance } from '../backend.js';
 import type { CloseMessage, RunMessage, WorkerInit, WorkerReply, WorkerTensor } from './ort-messages.js';
-import { fromWorkerTensor, ortTypeOf, toWorkerTensor } from './ort-tensors.js';
+import { fromWorkerTensor, ortTypeOf, stringCheckedTensor, toWorkerTensor } from './ort-tensors.js';
 
 // The worker is a .ts file when Nereid runs from source (tests, tsx) and .js once built.
 const IS_SOURCE = import.meta.url.endsWith('.ts');
@@ -24,10 +25,16 @@ function createWorker(workerData: WorkerInit): Worker {
   return new Worker(bootstrap, { eval: true, workerData });
 }
 
+type RunResult = Extract<WorkerReply, { type: 'result' }>;
+
 interface Pending {
-  readonly resolve: (outputs: readonly WorkerTensor[]) => void;
+  readonly resolve: (result: RunResult) => void;
   readonly reject: (error: NereidError) => void;
 }
+
+/** Milliseconds since the epoch with sub-millisecond precision, comparable across threads. */
+const epochMs = (): number => performance.timeOrigin + performance.now();
+const msToNs = (ms: number): number => Math.max(0, Math.round(ms * 1e6));
 
 export interface OrtInstanceOptions {
   readonly name: string;
@@ -109,46 +116,81 @@ export class OrtInstance implements ModelInstance {
     const pending = this.#pending.get(reply.id);
     if (pending === undefined) return;
     this.#pending.delete(reply.id);
-    if (reply.type === 'result') pending.resolve(reply.outputs);
+    if (reply.type === 'result') pending.resolve(reply);
     else pending.reject(new NereidError('INTERNAL', `onnxruntime execute failure: ${reply.message}`));
   }
 
-  async execute(requests: readonly InferRequest[]): Promise<Array<readonly Tensor[] | NereidError>> {
-    const results: Array<readonly Tensor[] | NereidError> = [];
-    for (const request of requests) {
-      try {
-        results.push(await this.#run(request));
-      } catch (error) {
-        if (!(error instanceof NereidError)) throw error;
-        results.push(error);
-      }
-    }
-    return results;
-  }
-
-  async #run(request: InferRequest): Promise<readonly Tensor[]> {
+  /**
+   * Runs the batch as one session run: each input is gathered from the requests into one buffer
+   * that is transferred to the worker, and each output comes back as one buffer split into views.
+   * A request whose inputs ONNX Runtime cannot take fails alone; a failed run fails the whole batch.
+   */
+  async execute(requests: readonly InferRequest[]): Promise<ExecuteResult> {
+    const startMs = epochMs();
     await this.#started;
     const spec = this.#options.spec;
-    const batchDims = spec.maxBatchSize > 0 ? 1 : 0;
+    const responses: Array<readonly Tensor[] | NereidError> = new Array(requests.length);
+    const included: number[] = [];
+    const feedsByRequest: Array<readonly Tensor[]> = [];
+    for (const [index, request] of requests.entries()) {
+      try {
+        feedsByRequest.push(request.inputs.map(stringCheckedTensor));
+        included.push(index);
+      } catch (error) {
+        if (!(error instanceof NereidError)) throw error;
+        responses[index] = error;
+      }
+    }
+    if (included.length === 0) return { responses, timing: { inputNs: msToNs(epochMs() - startMs), inferNs: 0, outputNs: 0 } };
+
+    const isBatching = spec.maxBatchSize > 0;
+    const batchSizes = included.map((index) => (isBatching ? requests[index]!.inputs[0]!.shape[0]! : 1));
     const feeds: WorkerTensor[] = [];
     const transfer: ArrayBuffer[] = [];
-    for (const input of request.inputs) {
+    for (const [position, input] of feedsByRequest[0]!.entries()) {
+      const batch = concatBatch(feedsByRequest.map((tensors) => tensors.find((t) => t.name === input.name) ?? tensors[position]!));
       const inputSpec = spec.inputByName.get(input.name)!;
-      const dims = backendShape(input.shape, inputSpec, batchDims);
-      const feed = toWorkerTensor(input, ortTypeOf(input.dataType)!, dims);
+      const feed = toWorkerTensor(input.name, batch.data, ortTypeOf(input.dataType)!, backendShape(batch.shape, inputSpec, isBatching));
       feeds.push(feed);
       if (!Array.isArray(feed.data)) transfer.push(feed.data.buffer as ArrayBuffer);
     }
-    const outputSpecs = request.outputs?.map((output) => spec.outputByName.get(output.name)!) ?? spec.outputs;
+    const outputNames = [...new Set(included.flatMap((index) => requests[index]!.outputs?.map((o) => o.name) ?? spec.outputs.map((o) => o.name)))];
+    let result: RunResult;
+    try {
+      result = await this.#post(feeds, outputNames, transfer);
+    } catch (error) {
+      if (!(error instanceof NereidError)) throw error;
+      for (const index of included) responses[index] = error;
+      return { responses, timing: { inputNs: msToNs(epochMs() - startMs), inferNs: 0, outputNs: 0 } };
+    }
+    const pieces = new Map<string, Tensor[]>();
+    for (const [position, name] of outputNames.entries()) {
+      const outputSpec = spec.outputByName.get(name)!;
+      const output = result.outputs[position]!;
+      const tensor = fromWorkerTensor(output, outputSpec.dataType, responseShape(output.dims, outputSpec, isBatching));
+      pieces.set(name, isBatching ? splitBatch(tensor, batchSizes) : [tensor]);
+    }
+    for (const [position, index] of included.entries()) {
+      const wanted = requests[index]!.outputs?.map((o) => o.name) ?? spec.outputs.map((o) => o.name);
+      responses[index] = wanted.map((name) => pieces.get(name)![position]!);
+    }
+    const endMs = epochMs();
+    return {
+      responses,
+      timing: {
+        inputNs: msToNs(result.runStartMs - startMs),
+        inferNs: msToNs(result.runEndMs - result.runStartMs),
+        outputNs: msToNs(endMs - result.runEndMs),
+      },
+    };
+  }
+
+  #post(feeds: readonly WorkerTensor[], fetches: readonly string[], transfer: ArrayBuffer[]): Promise<RunResult> {
     const id = this.#nextId++;
-    const message: RunMessage = { type: 'run', id, feeds, fetches: outputSpecs.map((output) => output.name) };
-    const outputs = await new Promise<readonly WorkerTensor[]>((resolve, reject) => {
+    const message: RunMessage = { type: 'run', id, feeds, fetches };
+    return new Promise<RunResult>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
       this.#worker.postMessage(message, transfer);
-    });
-    return outputs.map((output, index) => {
-      const outputSpec = outputSpecs[index]!;
-      return fromWorkerTensor(output, outputSpec.dataType, responseShape(output.dims, outputSpec, batchDims));
     });
   }
 
@@ -170,13 +212,13 @@ export class OrtInstance implements ModelInstance {
 }
 
 /** The shape the session sees: the config `reshape` in place of the dims, batch dimension kept. */
-function backendShape(shape: readonly number[], spec: TensorSpec, batchDims: number): readonly number[] {
+function backendShape(shape: readonly number[], spec: TensorSpec, isBatching: boolean): readonly number[] {
   if (spec.reshape === undefined) return shape;
-  return [...shape.slice(0, batchDims), ...spec.reshape];
+  return isBatching ? [shape[0]!, ...spec.reshape] : spec.reshape;
 }
 
 /** The shape the client sees: the config dims in place of the `reshape`, batch dimension kept. */
-function responseShape(shape: readonly number[], spec: TensorSpec, batchDims: number): readonly number[] {
+function responseShape(shape: readonly number[], spec: TensorSpec, isBatching: boolean): readonly number[] {
   if (spec.reshape === undefined) return shape;
-  return [...shape.slice(0, batchDims), ...spec.dims];
+  return isBatching ? [shape[0]!, ...spec.dims] : spec.dims;
 }

@@ -33,5 +33,12 @@ export interface CloseMessage {
 export type WorkerReply =
   | { readonly type: 'ready' }
   | { readonly type: 'load-error'; readonly message: string }
-  | { readonly type: 'result'; readonly id: number; readonly outputs: readonly WorkerTensor[] }
+  | {
+      readonly type: 'result';
+      readonly id: number;
+      readonly outputs: readonly WorkerTensor[];
+      /** When session.run started and returned, in epoch milliseconds (for compute statistics). */
+      readonly runStartMs: number;
+      readonly runEndMs: number;
+    }
   | { readonly type: 'run-error'; readonly id: number; readonly message: string };

@@ -1,7 +1,7 @@
 import type { Tensor as OrtTensor } from 'onnxruntime-node';
 import type { DataType } from '../../core/data-type.js';
 import { NereidError } from '../../core/errors.js';
-import type { FixedSizeArray, Tensor } from '../../core/tensor.js';
+import type { FixedSizeArray, Tensor, TensorData } from '../../core/tensor.js';
 import type { WorkerTensor } from './ort-messages.js';
 
 /** ONNX Runtime's element type for each data type it can hold; BF16 has none in onnxruntime-node. */
@@ -34,31 +34,32 @@ export function dataTypeOfOrt(type: string): DataType | undefined {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * BYTES elements as the strings ONNX Runtime holds. NOTE: onnxruntime-node keeps strings as UTF-8 and
- * cuts each at its first NUL byte, so elements that are not UTF-8 or hold a NUL are refused rather than
- * silently changed.
+ * Checks that a BYTES tensor can become ONNX Runtime strings (other tensors pass as they are).
+ * NOTE: onnxruntime-node keeps strings as UTF-8 and cuts each at its first NUL byte, so elements
+ * that are not UTF-8 or hold a NUL are refused rather than silently changed.
  */
-function toStrings(tensor: Tensor, elements: readonly Uint8Array[]): string[] {
-  return elements.map((element, index) => {
+export function stringCheckedTensor(tensor: Tensor): Tensor {
+  if (!Array.isArray(tensor.data)) return tensor;
+  for (const [index, element] of (tensor.data as Uint8Array[]).entries()) {
     if (element.includes(0)) {
       throw new NereidError('INVALID_ARG', `input '${tensor.name}': BYTES element ${index} holds a NUL byte, which ONNX Runtime string tensors cannot carry`);
     }
     try {
-      return utf8.decode(element);
+      utf8.decode(element);
     } catch {
       throw new NereidError('INVALID_ARG', `input '${tensor.name}': BYTES element ${index} is not valid UTF-8, which ONNX Runtime string tensors require`);
     }
-  });
+  }
+  return tensor;
 }
 
 /**
- * Copies a core tensor into a worker message: fixed-size data into an ArrayBuffer of its own, which
- * is then transferred (a view into a request body cannot be: transferring would detach the body, and
- * structured cloning a view copies its whole underlying buffer).
+ * A gathered batch input as a worker message: fixed-size data in the buffer concatBatch made for it
+ * (transferred, not copied), BYTES as strings.
  */
-export function toWorkerTensor(tensor: Tensor, type: OrtTensor.Type, dims: readonly number[]): WorkerTensor {
-  const data = Array.isArray(tensor.data) ? toStrings(tensor, tensor.data) : (tensor.data as FixedSizeArray).slice();
-  return { name: tensor.name, type, dims, data };
+export function toWorkerTensor(name: string, data: TensorData, type: OrtTensor.Type, dims: readonly number[]): WorkerTensor {
+  const payload = Array.isArray(data) ? (data as Uint8Array[]).map((element) => utf8.decode(element)) : (data as FixedSizeArray);
+  return { name, type, dims, data: payload };
 }
 
 export function fromWorkerTensor(tensor: WorkerTensor, dataType: DataType, shape: readonly number[]): Tensor {

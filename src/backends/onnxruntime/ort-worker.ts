@@ -29,12 +29,14 @@ async function run(session: InferenceSession, message: RunMessage): Promise<void
     for (const feed of message.feeds) {
       feeds[feed.name] = new OrtTensor(feed.type, feed.data as never, feed.dims);
     }
+    const runStartMs = performance.timeOrigin + performance.now();
     const results = await session.run(feeds, [...message.fetches]);
+    const runEndMs = performance.timeOrigin + performance.now();
     const outputs: WorkerTensor[] = message.fetches.map((name) => {
       const value = results[name] as OrtTensor;
       return { name, type: value.type, dims: value.dims, data: value.data };
     });
-    reply({ type: 'result', id: message.id, outputs }, transferables(outputs));
+    reply({ type: 'result', id: message.id, outputs, runStartMs, runEndMs }, transferables(outputs));
   } catch (error) {
     reply({ type: 'run-error', id: message.id, message: error instanceof Error ? error.message : String(error) });
   }

@@ -1,0 +1,124 @@
+import type { ComputeTiming } from '../backends/backend.js';
+
+/** A count and the nanoseconds it took in all: Triton's StatisticDuration. */
+export interface Duration {
+  count: number;
+  ns: number;
+}
+
+export interface BatchStatistics {
+  readonly batchSize: number;
+  readonly computeInput: Duration;
+  readonly computeInfer: Duration;
+  readonly computeOutput: Duration;
+}
+
+/** A snapshot of one model version's statistics, in Triton's terms. */
+export interface ModelStatisticsSnapshot {
+  readonly name: string;
+  readonly version: string;
+  /** Milliseconds since the epoch of the last inference; 0 before the first. */
+  readonly lastInference: number;
+  readonly inferenceCount: number;
+  readonly executionCount: number;
+  readonly success: Duration;
+  readonly fail: Duration;
+  readonly queue: Duration;
+  readonly computeInput: Duration;
+  readonly computeInfer: Duration;
+  readonly computeOutput: Duration;
+  readonly cacheHit: Duration;
+  readonly cacheMiss: Duration;
+  readonly batchStats: readonly BatchStatistics[];
+}
+
+const zero = (): Duration => ({ count: 0, ns: 0 });
+const add = (duration: Duration, ns: number, count = 1): void => {
+  duration.count += count;
+  duration.ns += ns;
+};
+const copy = (duration: Duration): Duration => ({ ...duration });
+
+/**
+ * The statistics extension's numbers for one model version, with the meaning Triton's docs give them
+ * (docs/protocol/extension_statistics.md), which perf_analyzer relies on to split latency:
+ * - success/fail: requests, and their time from arriving at the model to their response;
+ * - queue: per request, the time from enqueue to the start of its execution;
+ * - compute_input/infer/output: per request, the time of the execution it ran in (a batch of n
+ *   requests adds n counts of the batch's durations);
+ * - inference_count: inferences executed (a request of batch size n counts n); execution_count: executions;
+ * - batch_stats: per executed batch size, one count per execution.
+ */
+export class ModelStatistics {
+  readonly #name: string;
+  readonly #version: string;
+  #lastInference = 0;
+  #inferenceCount = 0;
+  #executionCount = 0;
+  readonly #success = zero();
+  readonly #fail = zero();
+  readonly #queue = zero();
+  readonly #computeInput = zero();
+  readonly #computeInfer = zero();
+  readonly #computeOutput = zero();
+  readonly #batches = new Map<number, { computeInput: Duration; computeInfer: Duration; computeOutput: Duration }>();
+
+  constructor(name: string, version: number) {
+    this.#name = name;
+    this.#version = String(version);
+  }
+
+  /** A request finished: successfully or not, after `durationNs` since it reached the model. */
+  recordRequest(isSuccess: boolean, durationNs: number): void {
+    add(isSuccess ? this.#success : this.#fail, durationNs);
+    this.#lastInference = Date.now();
+  }
+
+  /**
+   * An execution finished: `queueNs` holds each executed request's time in the queue, `inferences`
+   * the batch size executed (the sum of the requests' batch sizes).
+   */
+  recordExecution(inferences: number, queueNs: readonly number[], timing: ComputeTiming): void {
+    this.#executionCount++;
+    this.#inferenceCount += inferences;
+    const requests = queueNs.length;
+    for (const ns of queueNs) add(this.#queue, ns);
+    add(this.#computeInput, timing.inputNs * requests, requests);
+    add(this.#computeInfer, timing.inferNs * requests, requests);
+    add(this.#computeOutput, timing.outputNs * requests, requests);
+    let batch = this.#batches.get(inferences);
+    if (batch === undefined) {
+      batch = { computeInput: zero(), computeInfer: zero(), computeOutput: zero() };
+      this.#batches.set(inferences, batch);
+    }
+    add(batch.computeInput, timing.inputNs);
+    add(batch.computeInfer, timing.inferNs);
+    add(batch.computeOutput, timing.outputNs);
+  }
+
+  snapshot(): ModelStatisticsSnapshot {
+    return {
+      name: this.#name,
+      version: this.#version,
+      lastInference: this.#lastInference,
+      inferenceCount: this.#inferenceCount,
+      executionCount: this.#executionCount,
+      success: copy(this.#success),
+      fail: copy(this.#fail),
+      queue: copy(this.#queue),
+      computeInput: copy(this.#computeInput),
+      computeInfer: copy(this.#computeInfer),
+      computeOutput: copy(this.#computeOutput),
+      cacheHit: zero(),
+      cacheMiss: zero(),
+      batchStats: [...this.#batches]
+        .sort(([a], [b]) => a - b)
+        .map(([batchSize, batch]) => ({
+          batchSize,
+          computeInput: copy(batch.computeInput),
+          computeInfer: copy(batch.computeInfer),
+          computeOutput: copy(batch.computeOutput),
+        })),
+    };
+  }
+}

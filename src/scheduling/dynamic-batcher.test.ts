@@ -1,0 +1,272 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { ExecuteResult, ModelInstance } from '../backends/backend.js';
+import { NereidError } from '../core/errors.js';
+import type { InferRequest } from '../core/infer-request.js';
+import type { Tensor } from '../core/tensor.js';
+import { ModelStatistics } from '../metrics/model-statistics.js';
+import type { Clock } from './clock.js';
+import { DynamicBatcher, type DynamicBatcherOptions, type QueuePolicy } from './dynamic-batcher.js';
+import { InstancePool } from './instance-pool.js';
+
+/** A clock the test moves by hand; timers fire in order as it passes them. */
+class FakeClock implements Clock {
+  #now = 0;
+  #timers = new Map<number, { atUs: number; callback: () => void }>();
+  #nextId = 0;
+  nowUs(): number {
+    return this.#now;
+  }
+  setTimer(callback: () => void, delayUs: number): unknown {
+    const id = this.#nextId++;
+    this.#timers.set(id, { atUs: this.#now + delayUs, callback });
+    return id;
+  }
+  clearTimer(timer: unknown): void {
+    this.#timers.delete(timer as number);
+  }
+  advance(us: number): void {
+    const target = this.#now + us;
+    for (;;) {
+      const due = [...this.#timers].filter(([, t]) => t.atUs <= target).sort((a, b) => a[1].atUs - b[1].atUs)[0];
+      if (due === undefined) break;
+      this.#timers.delete(due[0]);
+      this.#now = due[1].atUs;
+      due[1].callback();
+    }
+    this.#now = target;
+  }
+}
+
+/** An instance whose executions the test completes by hand; each request gets its own input back. */
+class FakeInstance implements ModelInstance {
+  readonly batches: string[][] = [];
+  readonly #running: Array<() => void> = [];
+  constructor(readonly name: string) {}
+  execute(requests: readonly InferRequest[]): Promise<ExecuteResult> {
+    this.batches.push(requests.map((request) => request.id));
+    return new Promise((resolve) => {
+      this.#running.push(() =>
+        resolve({ responses: requests.map((request) => [{ ...request.inputs[0]!, name: 'OUT' }]), timing: { inputNs: 10, inferNs: 100, outputNs: 5 } }),
+      );
+    });
+  }
+  get runningCount(): number {
+    return this.#running.length;
+  }
+  /** Completes the oldest running execution and lets the promise callbacks run. */
+  async finish(): Promise<void> {
+    this.#running.shift()!();
+    await flush();
+  }
+  async close(): Promise<void> {}
+}
+
+const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+const request = (id: string, options: { batch?: number; dims?: number[]; priority?: number; timeout?: number } = {}): InferRequest => {
+  const batch = options.batch ?? 1;
+  const dims = options.dims ?? [2];
+  const count = batch * dims.reduce((a, b) => a * b, 1);
+  const parameters: Record<string, number> = {};
+  if (options.priority !== undefined) parameters.priority = options.priority;
+  if (options.timeout !== undefined) parameters.timeout = options.timeout;
+  return { modelName: 'm', id, parameters, inputs: [{ name: 'IN', dataType: 'INT32', shape: [batch, ...dims], data: new Int32Array(count).fill(Number(id.replace(/\D/g, '')) || 0) }] };
+};
+
+const NO_POLICY: QueuePolicy = { timeoutAction: 'REJECT', defaultTimeoutUs: 0, allowTimeoutOverride: false, maxQueueSize: 0 };
+
+function setup(overrides: Partial<DynamicBatcherOptions> = {}, instanceCount = 1) {
+  const clock = new FakeClock();
+  const instances = Array.from({ length: instanceCount }, (_, i) => new FakeInstance(`m_${i}`));
+  const statistics = new ModelStatistics('m', 1);
+  const batcher = new DynamicBatcher({
+    modelName: 'm',
+    pool: new InstancePool([...instances].reverse()),
+    statistics,
+    clock,
+    maxBatchSize: 8,
+    preferredBatchSizes: [8],
+    maxQueueDelayUs: 1000,
+    preserveOrdering: false,
+    priorityLevels: 0,
+    defaultPriorityLevel: 0,
+    defaultQueuePolicy: NO_POLICY,
+    priorityQueuePolicies: new Map(),
+    ...overrides,
+  });
+  const outcomes = new Map<string, string>();
+  const send = (r: InferRequest): Promise<readonly Tensor[]> => {
+    const promise = batcher.enqueue(r);
+    promise.then(
+      (outputs) => outcomes.set(r.id, `ok:${[...(outputs[0]!.data as Int32Array)].join(',')}`),
+      (error: NereidError) => outcomes.set(r.id, `error:${error.message}`),
+    );
+    return promise;
+  };
+  return { clock, instances, instance: instances[0]!, batcher, statistics, send, outcomes };
+}
+
+describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)', () => {
+  test('sends the largest preferred size reachable, at once; the rest waits for the delay', async () => {
+    const { clock, instance, send } = setup({ preferredBatchSizes: [2, 4], maxQueueDelayUs: 10_000 });
+    void send(request('r0', { batch: 4 }));
+    assert.deepEqual(instance.batches, [['r0']], 'a request reaching a preferred size goes at once');
+    for (let i = 1; i <= 5; i++) void send(request(`r${i}`));
+    await instance.finish();
+    assert.deepEqual(instance.batches[1], ['r1', 'r2', 'r3', 'r4'], 'of 5 waiting, the preferred 4 go');
+    await instance.finish();
+    assert.equal(instance.batches.length, 2, 'the fifth waits: 1 is no preferred size');
+    clock.advance(9_999);
+    assert.equal(instance.batches.length, 2);
+    clock.advance(1);
+    assert.deepEqual(instance.batches[2], ['r5'], 'sent once the oldest has waited max_queue_delay');
+  });
+
+  test('a request counts its own batch size; a batch never exceeds max_batch_size', async () => {
+    const { instance, send } = setup({ maxBatchSize: 4, preferredBatchSizes: [4] });
+    void send(request('r0', { batch: 4 }));
+    void send(request('r1', { batch: 3 }));
+    void send(request('r2', { batch: 2 }));
+    await instance.finish();
+    assert.deepEqual(instance.batches[1], ['r1'], '3 + 2 > 4: the batch cannot grow, so it goes at once');
+    await instance.finish();
+    assert.deepEqual(instance.batches, [['r0'], ['r1']]);
+  });
+
+  test('max_queue_delay_microseconds 0 sends whatever is queued as soon as an instance is idle', async () => {
+    const { instance, send } = setup({ maxQueueDelayUs: 0 });
+    void send(request('r0'));
+    assert.deepEqual(instance.batches, [['r0']]);
+    void send(request('r1'));
+    void send(request('r2'));
+    await instance.finish();
+    assert.deepEqual(instance.batches[1], ['r1', 'r2']);
+  });
+
+  test('requests whose shapes differ are never in one batch', async () => {
+    const { clock, instance, send, outcomes } = setup({ maxQueueDelayUs: 100 });
+    void send(request('r0', { dims: [2] }));
+    void send(request('r1', { dims: [3] }));
+    void send(request('r2', { dims: [2] }));
+    assert.deepEqual(instance.batches, [['r0']], 'the pending batch leaves when the next request does not match');
+    await instance.finish();
+    clock.advance(100);
+    assert.deepEqual(instance.batches[1], ['r1']);
+    await instance.finish();
+    clock.advance(100);
+    assert.deepEqual(instance.batches[2], ['r2']);
+    await instance.finish();
+    assert.deepEqual([...outcomes.keys()].sort(), ['r0', 'r1', 'r2']);
+  });
+
+  test('priority levels: level 1 before level 2; 0 and out-of-range mean the default level', async () => {
+    const { instance, send } = setup({ maxBatchSize: 1, preferredBatchSizes: [1], priorityLevels: 2, defaultPriorityLevel: 2 });
+    void send(request('blocker'));
+    void send(request('low', { priority: 2 }));
+    void send(request('default', { priority: 0 }));
+    void send(request('beyond', { priority: 9 }));
+    void send(request('high', { priority: 1 }));
+    for (let i = 0; i < 4; i++) await instance.finish();
+    assert.deepEqual(instance.batches.flat(), ['blocker', 'high', 'low', 'default', 'beyond']);
+  });
+
+  test('max_queue_size rejects at once with UNAVAILABLE', async () => {
+    const { instance, send, batcher } = setup({ maxBatchSize: 1, preferredBatchSizes: [1], defaultQueuePolicy: { ...NO_POLICY, maxQueueSize: 2 } });
+    void send(request('r0'));
+    void send(request('r1'));
+    void send(request('r2'));
+    await assert.rejects(send(request('r3')), (error: NereidError) => {
+      assert.equal(error.status, 'UNAVAILABLE');
+      assert.equal(error.message, "Exceeds maximum queue size: model 'm' already has 2 request(s) waiting at priority level 1 (max_queue_size 2)");
+      return true;
+    });
+    assert.equal(batcher.queuedCount, 2);
+    for (let i = 0; i < 3; i++) await instance.finish();
+    assert.deepEqual(instance.batches.flat(), ['r0', 'r1', 'r2']);
+  });
+
+  test('timeout REJECT: a request still queued at its deadline fails; override only shortens', async () => {
+    const { clock, instance, send, outcomes } = setup({
+      maxBatchSize: 1,
+      preferredBatchSizes: [1],
+      defaultQueuePolicy: { timeoutAction: 'REJECT', defaultTimeoutUs: 1000, allowTimeoutOverride: true, maxQueueSize: 0 },
+    });
+    void send(request('r0'));
+    void send(request('short', { timeout: 300 }));
+    void send(request('long', { timeout: 5000 }));
+    clock.advance(300);
+    await flush();
+    assert.equal(outcomes.get('short'), "error:Request timeout expired: the request waited 300 µs in the queue of model 'm'");
+    assert.equal(outcomes.has('long'), false);
+    clock.advance(700);
+    await flush();
+    assert.equal(outcomes.get('long'), "error:Request timeout expired: the request waited 1000 µs in the queue of model 'm'", 'a longer request timeout does not extend the default');
+    await instance.finish();
+    assert.deepEqual(instance.batches, [['r0']]);
+  });
+
+  test('timeout override is ignored unless allow_timeout_override', async () => {
+    const { clock, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1], defaultQueuePolicy: { ...NO_POLICY, defaultTimeoutUs: 0 } });
+    void send(request('r0'));
+    void send(request('r1', { timeout: 10 }));
+    clock.advance(1_000_000);
+    await flush();
+    assert.equal(outcomes.has('r1'), false);
+  });
+
+  test('timeout DELAY: a timed-out request moves behind the others of its level', async () => {
+    const { clock, instance, send } = setup({
+      maxBatchSize: 1,
+      preferredBatchSizes: [1],
+      defaultQueuePolicy: { timeoutAction: 'DELAY', defaultTimeoutUs: 0, allowTimeoutOverride: true, maxQueueSize: 0 },
+    });
+    void send(request('blocker'));
+    void send(request('impatient', { timeout: 100 }));
+    void send(request('patient'));
+    clock.advance(100);
+    for (let i = 0; i < 3; i++) await instance.finish();
+    assert.deepEqual(instance.batches.flat(), ['blocker', 'patient', 'impatient']);
+  });
+
+  test('preserve_ordering: responses leave in arrival order even when a later batch finishes first', async () => {
+    const { instances, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1], preserveOrdering: true }, 2);
+    void send(request('r1'));
+    void send(request('r2'));
+    assert.deepEqual(instances.map((i) => i.batches), [[['r1']], [['r2']]]);
+    await instances[1]!.finish();
+    assert.equal(outcomes.has('r2'), false, 'r2 is held until r1 is answered');
+    await instances[0]!.finish();
+    assert.deepEqual([...outcomes.keys()], ['r1', 'r2']);
+  });
+
+  test('without preserve_ordering a finished batch is answered at once', async () => {
+    const { instances, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1] }, 2);
+    void send(request('r1'));
+    void send(request('r2'));
+    await instances[1]!.finish();
+    assert.deepEqual([...outcomes.keys()], ['r2']);
+  });
+
+  test('every response reaches its own request, and the statistics add up', async () => {
+    const { clock, instances, send, outcomes, statistics } = setup({ maxBatchSize: 8, preferredBatchSizes: [4, 8], maxQueueDelayUs: 50 }, 2);
+    const sizes = Array.from({ length: 60 }, (_, i) => 1 + ((i * 7) % 4));
+    const all = sizes.map((batch, i) => send(request(`r${i}`, { batch })));
+    while (outcomes.size < sizes.length) {
+      clock.advance(50);
+      for (const instance of instances) if (instance.runningCount > 0) await instance.finish();
+      await flush();
+    }
+    await Promise.all(all);
+    sizes.forEach((batch, i) => assert.equal(outcomes.get(`r${i}`), `ok:${Array(batch * 2).fill(i).join(',')}`));
+    const snapshot = statistics.snapshot();
+    const executions = instances.reduce((sum, instance) => sum + instance.batches.length, 0);
+    assert.equal(snapshot.inferenceCount, sizes.reduce((a, b) => a + b, 0));
+    assert.equal(snapshot.executionCount, executions);
+    assert.equal(snapshot.queue.count, sizes.length);
+    assert.equal(snapshot.computeInfer.count, sizes.length);
+    assert.equal(snapshot.batchStats.reduce((sum, b) => sum + b.computeInfer.count, 0), executions);
+    assert.ok(snapshot.batchStats.every((b) => b.batchSize <= 8));
+    assert.ok(snapshot.batchStats.some((b) => b.batchSize > 1));
+  });
+});
