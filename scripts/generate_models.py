@@ -5,7 +5,7 @@ Writes:
   examples/model_repository/{simple,digits,identity_bytes}/
   test/fixtures/model_repository/{identity_all_types,nobatch_fp32,versioned,
       versioned_latest,autocomplete_none,autocomplete_partial,broken_model,
-      bad_config,slow,custom_filename}/
+      bad_config,slow,custom_filename,batching}/
   test/fixtures/digits_samples.json
 
 Requirements (Debian 12): apt-get install -y python3-onnx python3-sklearn python3-numpy
@@ -323,6 +323,22 @@ def gen_nobatch_fp32(repo):
     ))
 
 
+def gen_batching(repo):
+    """OUTPUT0 = INPUT0 * 2 behind Triton's dynamic batcher, one instance, so that concurrent
+    requests are gathered into batches."""
+    d = os.path.join(repo, "batching")
+    reset_dir(d)
+    save_model(versioned_model(2), os.path.join(d, "1", "model.onnx"))
+    write_text(os.path.join(d, "config.pbtxt"), config_pbtxt(
+        "Dynamic batching: OUTPUT0 = INPUT0 * 2 (FP32 [4]); requests wait up to 20 ms to share a batch.",
+        "batching", 8,
+        [("INPUT0", "TYPE_FP32", [4])],
+        [("OUTPUT0", "TYPE_FP32", [4])],
+        extra=("dynamic_batching { max_queue_delay_microseconds: 20000 }\n"
+               "instance_group [ { count: 1, kind: KIND_CPU } ]\n"),
+    ))
+
+
 def gen_custom_filename(repo):
     """The nobatch_fp32 graph under another file name, found through default_model_filename."""
     d = os.path.join(repo, "custom_filename")
@@ -508,6 +524,7 @@ def main():
     gen_identity_all_types(FIXTURES)
     gen_nobatch_fp32(FIXTURES)
     gen_custom_filename(FIXTURES)
+    gen_batching(FIXTURES)
     gen_versioned(FIXTURES, "versioned", with_policy=True)
     gen_versioned(FIXTURES, "versioned_latest", with_policy=False)
     gen_autocomplete_none(FIXTURES)

@@ -35,6 +35,7 @@ import sys
 import numpy as np
 import torch
 
+sys.dont_write_bytecode = True  # keep bench/batching/ free of __pycache__
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_models import SHAPES, build_model  # noqa: E402
 

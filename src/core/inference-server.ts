@@ -1,5 +1,6 @@
 import type { ModelConfig } from '../config/gen/model_config_pb.js';
 import type { Logger } from '../logging/logger.js';
+import type { ModelStatisticsSnapshot } from '../metrics/model-statistics.js';
 import type { RepositoryManager } from '../repository/repository-manager.js';
 import { classificationCount, classify } from './classification.js';
 import { NereidError } from './errors.js';
@@ -41,7 +42,7 @@ export interface InferenceServerOptions {
  * Protocol extensions Nereid implements, as listed in server metadata. Only what works end to end
  * belongs here: clients decide what to call from this list.
  */
-const EXTENSIONS = ['classification', 'binary_tensor_data', 'model_configuration', 'parameters'] as const;
+const EXTENSIONS = ['classification', 'binary_tensor_data', 'model_configuration', 'statistics', 'parameters'] as const;
 
 /**
  * The in-process API every front end uses: health, metadata, configuration and inference.
@@ -93,6 +94,11 @@ export class InferenceServer {
   /** The model version's configuration with the defaults filled in. */
   modelConfig(name: string, version?: number): ModelConfig {
     return this.#options.repository.getModel(name, version).config;
+  }
+
+  /** Statistics of one model version, all versions of a model, or every model (statistics extension). */
+  modelStatistics(name?: string, version?: number): ModelStatisticsSnapshot[] {
+    return this.#options.repository.readyModels(name, version).map((model) => model.statistics.snapshot());
   }
 
   /**

@@ -146,6 +146,22 @@ export class RepositoryManager {
     return state.model;
   }
 
+  /**
+   * The READY versions of one model, or of every model when `name` is undefined, sorted by name
+   * then version; one version when `version` is given. Unknown names and versions throw as getModel.
+   */
+  readyModels(name?: string, version?: number): Model[] {
+    if (name !== undefined && version !== undefined) return [this.getModel(name, version)];
+    if (name !== undefined && !this.#models.has(name)) throw new NereidError('INVALID_ARG', `Request for unknown model: '${name}' is not found`);
+    const entries = name === undefined ? [...this.#models.values()].sort((a, b) => a.name.localeCompare(b.name)) : [this.#models.get(name)!];
+    return entries.flatMap((entry) =>
+      [...entry.versions.values()]
+        .filter((state) => state.state === 'READY' && state.model !== undefined)
+        .sort((a, b) => a.version - b.version)
+        .map((state) => state.model!),
+    );
+  }
+
   /** Versions of a model that are READY, ascending. */
   readyVersions(name: string): number[] {
     const entry = this.#models.get(name);

@@ -8,6 +8,7 @@ import { errorReply } from './errors.js';
 import { handleHealth, handleServerMetadata } from './handlers/health.js';
 import { handleInfer } from './handlers/infer.js';
 import { handleModelConfig, handleModelMetadata, handleModelReady } from './handlers/models.js';
+import { handleStatistics } from './handlers/statistics.js';
 import { type Reply, jsonReply } from './reply.js';
 import { RouteError, matchRoute } from './routes.js';
 
@@ -110,6 +111,8 @@ export class HttpFrontend {
         return handleServerMetadata(server);
       case 'health':
         return handleHealth(server, route.check);
+      case 'statistics':
+        return handleStatistics(server, route);
       case 'model':
         switch (route.action) {
           case 'metadata':
@@ -120,6 +123,8 @@ export class HttpFrontend {
             return handleModelConfig(server, route);
           case 'infer':
             return handleInfer(server, route, req.headers, await this.#readBody(req));
+          case 'stats':
+            return handleStatistics(server, route);
         }
     }
   }

@@ -4,17 +4,20 @@ import { NereidError } from '../../core/index.js';
 export type Route =
   | { readonly kind: 'server-metadata' }
   | { readonly kind: 'health'; readonly check: 'live' | 'ready' }
+  | { readonly kind: 'statistics'; readonly modelName: undefined; readonly modelVersion: undefined }
   | {
       readonly kind: 'model';
-      readonly action: 'metadata' | 'ready' | 'config' | 'infer';
+      readonly action: 'metadata' | 'ready' | 'config' | 'infer' | 'stats';
       readonly modelName: string;
       readonly modelVersion: number | undefined;
     };
 
-const MODEL_PATH = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?(?:\/(ready|config|infer))?\/?$/;
+const MODEL_PATH = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?(?:\/(ready|config|infer|stats))?\/?$/;
 const METHODS: Record<string, 'GET' | 'POST'> = {
   'server-metadata': 'GET',
   health: 'GET',
+  statistics: 'GET',
+  stats: 'GET',
   metadata: 'GET',
   ready: 'GET',
   config: 'GET',
@@ -43,7 +46,7 @@ function decodeSegment(segment: string): string {
 export function matchRoute(method: string, path: string): Route {
   let route: Route | undefined;
   if (path === '/v2' || path === '/v2/') route = { kind: 'server-metadata' };
-  else if (path === '/v2/models/stats') route = undefined; // Triton's all-model statistics, not a model named "stats"
+  else if (path === '/v2/models/stats') route = { kind: 'statistics', modelName: undefined, modelVersion: undefined };
   else if (path === '/v2/health/live') route = { kind: 'health', check: 'live' };
   else if (path === '/v2/health/ready') route = { kind: 'health', check: 'ready' };
   else {
@@ -55,7 +58,7 @@ export function matchRoute(method: string, path: string): Route {
       }
       route = {
         kind: 'model',
-        action: (action as 'ready' | 'config' | 'infer' | undefined) ?? 'metadata',
+        action: (action as 'ready' | 'config' | 'infer' | 'stats' | undefined) ?? 'metadata',
         modelName: decodeSegment(name!),
         modelVersion: version === undefined ? undefined : Number(version),
       };
