@@ -1,17 +1,27 @@
 import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_SERVER_OPTIONS, type ServerOptions } from './config/server-options.js';
 import { InferenceServer, NereidError } from './core/index.js';
 import { HttpFrontend } from './frontends/http/http-server.js';
+import { MetricsFrontend } from './frontends/metrics/metrics-server.js';
 import { type Logger, createLogger } from './logging/logger.js';
+import { ServerMetrics } from './metrics/server-metrics.js';
 import { RepositoryManager } from './repository/repository-manager.js';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+function urlOf(address: AddressInfo): string {
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
+  return `http://${host}:${address.port}`;
+}
 
 export interface RunningServer {
   readonly core: InferenceServer;
   /** `http://host:port`, undefined when HTTP is off. */
   readonly httpUrl: string | undefined;
+  /** `http://host:port` of /metrics, undefined when metrics are off. */
+  readonly metricsUrl: string | undefined;
   readonly logger: Logger;
   /**
    * Graceful stop: readiness turns false and new requests are refused; requests in flight complete
@@ -27,16 +37,26 @@ export type StartOptions = Partial<ServerOptions> & { readonly modelRepositories
 export async function startServer(startOptions: StartOptions): Promise<RunningServer> {
   const options: ServerOptions = { ...DEFAULT_SERVER_OPTIONS, ...startOptions };
   const logger = startOptions.logger ?? createLogger(options.log);
-  const repository = new RepositoryManager({
+  const metrics: ServerMetrics | undefined = options.isMetricsAllowed
+    ? new ServerMetrics({
+        config: options.metricsConfig,
+        // Read at scrape time only, once the repository below exists.
+        source: { models: () => repository.readyModels() },
+        cpuIntervalMs: options.isCpuMetricsAllowed ? options.metricsIntervalMs : 0,
+      })
+    : undefined;
+  const repository: RepositoryManager = new RepositoryManager({
     repositoryPaths: options.modelRepositories,
     isAutoCompleteEnabled: options.isAutoCompleteEnabled,
     context: { logger, defaultMaxBatchSize: options.defaultMaxBatchSize, cpuCount: availableParallelism() },
     logger,
+    ...(metrics !== undefined ? { observerFor: (name: string, version: number) => metrics.observerFor(name, version) } : {}),
   });
   await repository.loadAll();
   const failed = repository.index().filter((entry) => entry.state !== 'READY');
   if (options.isExitOnError && failed.length > 0) {
     await repository.unloadAll();
+    metrics?.close();
     throw new NereidError('UNAVAILABLE', `${failed.length} model(s) failed to load: ${failed.map((entry) => `'${entry.name}' (${entry.reason})`).join('; ')}`);
   }
   const core = new InferenceServer({ repository, id: options.id, version: PACKAGE_VERSION, isStrictReadiness: options.isStrictReadiness, logger });
@@ -46,9 +66,17 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   if (options.isHttpAllowed) {
     http = new HttpFrontend({ server: core, logger, maxInputBytes: options.httpMaxInputBytes });
     const address = await http.listen(options.httpPort, options.httpAddress);
-    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
-    httpUrl = `http://${host}:${address.port}`;
+    httpUrl = urlOf(address);
     logger.info('server', `started HTTP service at ${options.httpAddress}:${address.port}`);
+  }
+  let metricsFrontend: MetricsFrontend | undefined;
+  let metricsUrl: string | undefined;
+  if (metrics !== undefined) {
+    metricsFrontend = new MetricsFrontend(metrics, logger);
+    const metricsAddress = options.metricsAddress ?? options.httpAddress;
+    const address = await metricsFrontend.listen(options.metricsPort, metricsAddress);
+    metricsUrl = urlOf(address);
+    logger.info('server', `started metrics service at ${metricsAddress}:${address.port}`);
   }
 
   let stopping: Promise<void> | undefined;
@@ -66,7 +94,9 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       http?.closeAllConnections();
       await closed;
       await core.unloadAll({ isForced: isTimedOut });
+      await metricsFrontend?.close();
+      metrics?.close();
       logger.info('server', 'all models are stopped; exiting');
     })());
-  return { core, httpUrl, logger, shutdown };
+  return { core, httpUrl, metricsUrl, logger, shutdown };
 }

@@ -44,6 +44,13 @@ test('bad flags are clear errors', () => {
   assert.throws(() => parseServeArgs(['--model-repository=m', '--grpc-prot=1']), {
     message: "nereid serve: unknown flag '--grpc-prot'. Run 'nereid serve --help' for the flags.",
   });
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--metrics-port=8000']), {
+    message: 'nereid serve: --http-port and --metrics-port are both 8000 on 0.0.0.0; give each service its own port',
+  });
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--metrics-config=summary_latency=true']), {
+    message:
+      "nereid serve: --metrics-config 'summary_latency=true': unknown setting 'summary_latency'; Nereid knows counter_latencies, summary_latencies, histogram_latencies, summary_quantiles",
+  });
   assert.throws(() => parseServeArgs(['--model-repository=m', '--backend-config=shm-size=1']), {
     message: "nereid serve: --backend-config 'shm-size=1': unknown setting 'shm-size'; Nereid knows default-max-batch-size",
   });

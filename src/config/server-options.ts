@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { NereidError } from '../core/errors.js';
 import type { LoggerOptions } from '../logging/logger.js';
+import { DEFAULT_METRICS_CONFIG, type MetricsConfig } from '../metrics/server-metrics.js';
 import { closestName } from './closest-name.js';
 
 /** Everything `nereid serve` can be told, with Triton's flag names and defaults (src/command_line_parser.cc). */
@@ -10,6 +11,14 @@ export interface ServerOptions {
   readonly httpPort: number;
   readonly httpAddress: string;
   readonly httpMaxInputBytes: number;
+  readonly isMetricsAllowed: boolean;
+  readonly metricsPort: number;
+  /** Undefined: the HTTP address, as in Triton. */
+  readonly metricsAddress?: string;
+  /** How often CPU and memory are sampled; with `isCpuMetricsAllowed` false they are not. */
+  readonly metricsIntervalMs: number;
+  readonly isCpuMetricsAllowed: boolean;
+  readonly metricsConfig: MetricsConfig;
   readonly exitTimeoutMs: number;
   readonly isStrictReadiness: boolean;
   /** Exit at start-up when a model fails to load. Triton defaults to true; Nereid to false, so one broken model never takes the others down. */
@@ -25,6 +34,11 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   httpPort: 8000,
   httpAddress: '0.0.0.0',
   httpMaxInputBytes: 2 ** 26,
+  isMetricsAllowed: true,
+  metricsPort: 8002,
+  metricsIntervalMs: 2000,
+  isCpuMetricsAllowed: true,
+  metricsConfig: DEFAULT_METRICS_CONFIG,
   exitTimeoutMs: 30_000,
   isStrictReadiness: true,
   isExitOnError: false,
@@ -42,6 +56,16 @@ const FLAGS = {
   'http-port': { type: 'string', help: 'PORT  HTTP port (default 8000; 0 picks a free one)' },
   'http-address': { type: 'string', help: 'ADDR  HTTP address (default 0.0.0.0)' },
   'http-max-input-size': { type: 'string', help: 'BYTES  largest request body (default 67108864)' },
+  'allow-metrics': { type: 'string', help: 'BOOL  serve Prometheus metrics (default true)' },
+  'metrics-port': { type: 'string', help: 'PORT  metrics port (default 8002; 0 picks a free one)' },
+  'metrics-address': { type: 'string', help: 'ADDR  metrics address (default: the HTTP address)' },
+  'metrics-interval-ms': { type: 'string', help: 'MS  how often CPU and memory metrics are sampled (default 2000)' },
+  'allow-cpu-metrics': { type: 'string', help: 'BOOL  report nv_cpu_* metrics (default true)' },
+  'metrics-config': {
+    type: 'string',
+    multiple: true,
+    help: 'KEY=VALUE  counter_latencies, summary_latencies, histogram_latencies (BOOL), summary_quantiles=0.5:0.05,0.9:0.01',
+  },
   'exit-timeout-secs': { type: 'string', help: 'SECS  how long shutdown waits for in-flight requests (default 30)' },
   'strict-readiness': { type: 'string', help: 'BOOL  ready only when every model is ready (default true)' },
   'exit-on-error': { type: 'string', help: 'BOOL  exit when a model fails to load at start-up (default false)' },
@@ -83,6 +107,37 @@ function parseInteger(flag: string, value: string | undefined, fallback: number,
     throw usageError(`--${flag} takes an integer from ${min} to ${max}, got '${value}'`);
   }
   return parsed;
+}
+
+function parseMetricsConfig(entries: readonly string[]): MetricsConfig {
+  let config = DEFAULT_METRICS_CONFIG;
+  for (const entry of entries) {
+    const [key, value] = entry.split('=', 2) as [string, string | undefined];
+    switch (key) {
+      case 'counter_latencies':
+        config = { ...config, counterLatencies: parseBoolean(`metrics-config ${key}`, value ?? '', true) };
+        break;
+      case 'summary_latencies':
+        config = { ...config, summaryLatencies: parseBoolean(`metrics-config ${key}`, value ?? '', false) };
+        break;
+      case 'histogram_latencies':
+        config = { ...config, histogramLatencies: parseBoolean(`metrics-config ${key}`, value ?? '', false) };
+        break;
+      case 'summary_quantiles': {
+        const quantiles = (value ?? '').split(',').map((pair) => Number(pair.split(':', 1)[0]));
+        if (quantiles.length === 0 || quantiles.some((q) => !(q > 0 && q < 1))) {
+          throw usageError(`--metrics-config summary_quantiles takes QUANTILE:ERROR pairs with quantiles between 0 and 1, got '${value}'`);
+        }
+        config = { ...config, summaryQuantiles: quantiles };
+        break;
+      }
+      default:
+        throw usageError(
+          `--metrics-config '${entry}': unknown setting '${key}'; Nereid knows counter_latencies, summary_latencies, histogram_latencies, summary_quantiles`,
+        );
+    }
+  }
+  return config;
 }
 
 function parseBackendConfig(entries: readonly string[]): number {
@@ -130,12 +185,18 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
   const logFormat = string('log-format') ?? defaults.log.format;
   if (logFormat !== 'default' && logFormat !== 'ISO8601') throw usageError(`--log-format takes default or ISO8601, got '${logFormat}'`);
   const logFile = string('log-file');
-  return {
+  const options: ServerOptions = {
     modelRepositories: repositories,
     isHttpAllowed: parseBoolean('allow-http', string('allow-http'), defaults.isHttpAllowed),
     httpPort: parseInteger('http-port', string('http-port'), defaults.httpPort, 0, 65535),
     httpAddress: string('http-address') ?? defaults.httpAddress,
     httpMaxInputBytes: parseInteger('http-max-input-size', string('http-max-input-size'), defaults.httpMaxInputBytes, 1, 2 ** 40),
+    isMetricsAllowed: parseBoolean('allow-metrics', string('allow-metrics'), defaults.isMetricsAllowed),
+    metricsPort: parseInteger('metrics-port', string('metrics-port'), defaults.metricsPort, 0, 65535),
+    ...(string('metrics-address') !== undefined ? { metricsAddress: string('metrics-address')! } : {}),
+    metricsIntervalMs: parseInteger('metrics-interval-ms', string('metrics-interval-ms'), defaults.metricsIntervalMs, 1, 86_400_000),
+    isCpuMetricsAllowed: parseBoolean('allow-cpu-metrics', string('allow-cpu-metrics'), defaults.isCpuMetricsAllowed),
+    metricsConfig: parseMetricsConfig((values['metrics-config'] as string[]) ?? []),
     exitTimeoutMs: parseInteger('exit-timeout-secs', string('exit-timeout-secs'), defaults.exitTimeoutMs / 1000, 0, 86_400) * 1000,
     isStrictReadiness: parseBoolean('strict-readiness', string('strict-readiness'), defaults.isStrictReadiness),
     isExitOnError: parseBoolean('exit-on-error', string('exit-on-error'), defaults.isExitOnError),
@@ -152,4 +213,20 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
       ...(logFile !== undefined ? { file: logFile } : {}),
     },
   };
+  checkPortCollision(options);
+  return options;
+}
+
+/** Two services on one port cannot both listen (Triton's CheckPortCollision); port 0 picks free ones. */
+function checkPortCollision(options: ServerOptions): void {
+  const metricsAddress = options.metricsAddress ?? options.httpAddress;
+  if (
+    options.isHttpAllowed &&
+    options.isMetricsAllowed &&
+    options.httpPort !== 0 &&
+    options.httpPort === options.metricsPort &&
+    options.httpAddress === metricsAddress
+  ) {
+    throw usageError(`--http-port and --metrics-port are both ${options.httpPort} on ${options.httpAddress}; give each service its own port`);
+  }
 }

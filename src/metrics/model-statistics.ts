@@ -6,6 +6,16 @@ export interface Duration {
   ns: number;
 }
 
+/** Why a request failed, as Triton's nv_inference_request_failure `reason` label says it. */
+export type FailureReason = 'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER';
+export const FAILURE_REASONS: readonly FailureReason[] = ['REJECTED', 'CANCELED', 'BACKEND', 'OTHER'];
+
+/** Sees each request and execution as it is recorded: for metrics that need every observation. */
+export interface StatisticsObserver {
+  onRequest(isSuccess: boolean, durationNs: number): void;
+  onExecution(inferences: number, queueNs: readonly number[], timing: ComputeTiming): void;
+}
+
 export interface BatchStatistics {
   readonly batchSize: number;
   readonly computeInput: Duration;
@@ -23,6 +33,7 @@ export interface ModelStatisticsSnapshot {
   readonly executionCount: number;
   readonly success: Duration;
   readonly fail: Duration;
+  readonly failuresByReason: Readonly<Record<FailureReason, number>>;
   readonly queue: Duration;
   readonly computeInput: Duration;
   readonly computeInfer: Duration;
@@ -57,21 +68,30 @@ export class ModelStatistics {
   #executionCount = 0;
   readonly #success = zero();
   readonly #fail = zero();
+  readonly #failuresByReason: Record<FailureReason, number> = { REJECTED: 0, CANCELED: 0, BACKEND: 0, OTHER: 0 };
   readonly #queue = zero();
   readonly #computeInput = zero();
   readonly #computeInfer = zero();
   readonly #computeOutput = zero();
   readonly #batches = new Map<number, { computeInput: Duration; computeInfer: Duration; computeOutput: Duration }>();
 
-  constructor(name: string, version: number) {
+  readonly #observer: StatisticsObserver | undefined;
+
+  constructor(name: string, version: number, observer?: StatisticsObserver) {
     this.#name = name;
     this.#version = String(version);
+    this.#observer = observer;
   }
 
-  /** A request finished: successfully or not, after `durationNs` since it reached the model. */
-  recordRequest(isSuccess: boolean, durationNs: number): void {
-    add(isSuccess ? this.#success : this.#fail, durationNs);
+  /** A request finished, `durationNs` after it reached the model: 'SUCCESS', or why it failed. */
+  recordRequest(outcome: 'SUCCESS' | FailureReason, durationNs: number): void {
+    if (outcome === 'SUCCESS') add(this.#success, durationNs);
+    else {
+      add(this.#fail, durationNs);
+      this.#failuresByReason[outcome]++;
+    }
     this.#lastInference = Date.now();
+    this.#observer?.onRequest(outcome === 'SUCCESS', durationNs);
   }
 
   /**
@@ -94,6 +114,7 @@ export class ModelStatistics {
     add(batch.computeInput, timing.inputNs);
     add(batch.computeInfer, timing.inferNs);
     add(batch.computeOutput, timing.outputNs);
+    this.#observer?.onExecution(inferences, queueNs, timing);
   }
 
   snapshot(): ModelStatisticsSnapshot {
@@ -105,6 +126,7 @@ export class ModelStatistics {
       executionCount: this.#executionCount,
       success: copy(this.#success),
       fail: copy(this.#fail),
+      failuresByReason: { ...this.#failuresByReason },
       queue: copy(this.#queue),
       computeInput: copy(this.#computeInput),
       computeInfer: copy(this.#computeInfer),

@@ -5,9 +5,10 @@ import { NereidError } from '../core/errors.js';
 import type { InferRequest } from '../core/infer-request.js';
 import type { ModelSpec } from '../core/model-spec.js';
 import type { Tensor } from '../core/tensor.js';
-import { ModelStatistics } from '../metrics/model-statistics.js';
+import { ModelStatistics, type StatisticsObserver } from '../metrics/model-statistics.js';
 import { createScheduler } from '../scheduling/create-scheduler.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
+import { RejectedError } from '../scheduling/rejected-error.js';
 import type { Scheduler } from '../scheduling/scheduler.js';
 
 export interface LoadModelOptions {
@@ -16,6 +17,8 @@ export interface LoadModelOptions {
   readonly config: ModelConfig;
   readonly backend: Backend;
   readonly context: BackendContext;
+  /** Receives every request and execution of this version (the metrics' summaries and histograms). */
+  readonly observer?: StatisticsObserver;
 }
 
 /** A loaded model version: its configuration, its instances and the scheduler that feeds them. */
@@ -26,10 +29,16 @@ export class Model {
   readonly #backendModel: BackendModel;
   readonly #scheduler: Scheduler;
 
-  private constructor(config: ModelConfig, spec: ModelSpec, backendModel: BackendModel, instances: readonly ModelInstance[]) {
+  private constructor(
+    config: ModelConfig,
+    spec: ModelSpec,
+    backendModel: BackendModel,
+    instances: readonly ModelInstance[],
+    observer: StatisticsObserver | undefined,
+  ) {
     this.config = config;
     this.spec = spec;
-    this.statistics = new ModelStatistics(spec.name, spec.version);
+    this.statistics = new ModelStatistics(spec.name, spec.version, observer);
     this.#backendModel = backendModel;
     this.#scheduler = createScheduler(config, new InstancePool(instances), this.statistics);
   }
@@ -43,7 +52,7 @@ export class Model {
   }
 
   /** Loads the backend model and starts every instance of every instance group. */
-  static async load({ files, config, backend, context }: LoadModelOptions): Promise<Model> {
+  static async load({ files, config, backend, context, observer }: LoadModelOptions): Promise<Model> {
     const spec = await loadModelSpec(config, files.version, files.modelDir);
     const backendModel = await backend.loadModel(files, config, spec, context);
     const instanceCount = config.instanceGroup.reduce((sum, group) => sum + group.count, 0);
@@ -68,7 +77,7 @@ export class Model {
       await backendModel.unload();
       throw failure.reason;
     }
-    return new Model(config, spec, backendModel, instances);
+    return new Model(config, spec, backendModel, instances, observer);
   }
 
   /** Runs one validated request through the model's scheduler and counts it in the statistics. */
@@ -76,12 +85,17 @@ export class Model {
     const startMs = performance.now();
     try {
       const outputs = await this.#scheduler.enqueue(request);
-      this.statistics.recordRequest(true, Math.round((performance.now() - startMs) * 1e6));
+      this.statistics.recordRequest('SUCCESS', Math.round((performance.now() - startMs) * 1e6));
       return outputs;
     } catch (error) {
-      this.statistics.recordRequest(false, Math.round((performance.now() - startMs) * 1e6));
+      this.statistics.recordRequest(error instanceof RejectedError ? 'REJECTED' : 'BACKEND', Math.round((performance.now() - startMs) * 1e6));
       throw error;
     }
+  }
+
+  /** Requests accepted and not yet executing. */
+  get pendingCount(): number {
+    return this.#scheduler.queuedCount;
   }
 
   get inflightCount(): number {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { BackendContext } from '../backends/backend.js';
 import { NereidError } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';
+import type { StatisticsObserver } from '../metrics/model-statistics.js';
 import { type IndexEntry, type ModelEntry, indexEntries } from './model-lifecycle.js';
 import { Model } from './model.js';
 import { prepareModelConfig } from './prepare-model-config.js';
@@ -13,6 +14,8 @@ export interface RepositoryOptions {
   readonly isAutoCompleteEnabled: boolean;
   readonly context: BackendContext;
   readonly logger: Logger;
+  /** Who else sees each loaded version's requests and executions (the metrics). */
+  readonly observerFor?: (modelName: string, version: number) => StatisticsObserver;
 }
 
 /** Folders Triton keeps inside a model folder that are not versions: no warning for these. */
@@ -89,6 +92,7 @@ export class RepositoryManager {
               config,
               backend,
               context: this.#options.context,
+              observer: this.#options.observerFor?.(name, version),
             });
             entry.versions.set(version, { version, state: 'READY', reason: '', model });
             logger.info('repository', `successfully loaded '${name}' version ${version}`);

@@ -4,6 +4,7 @@ import type { Tensor } from '../core/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from './clock.js';
 import { executeBatch } from './execute-batch.js';
+import { RejectedError } from './rejected-error.js';
 import type { InstancePool } from './instance-pool.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -24,6 +25,7 @@ export class DirectScheduler implements Scheduler {
   readonly #options: DirectSchedulerOptions;
   readonly #clock: Clock;
   #inflightCount = 0;
+  #executingCount = 0;
   #isClosing = false;
   #drained: (() => void) | undefined;
 
@@ -36,14 +38,19 @@ export class DirectScheduler implements Scheduler {
     return this.#inflightCount;
   }
 
+  get queuedCount(): number {
+    return this.#inflightCount - this.#executingCount;
+  }
+
   async enqueue(request: InferRequest): Promise<readonly Tensor[]> {
     if (this.#isClosing) {
-      throw new NereidError('UNAVAILABLE', `model '${this.#options.modelName}' is unloading and takes no new requests`);
+      throw new RejectedError(`model '${this.#options.modelName}' is unloading and takes no new requests`);
     }
     this.#inflightCount++;
     const enqueuedUs = this.#clock.nowUs();
     try {
       const instance = await this.#options.pool.acquire();
+      this.#executingCount++;
       try {
         let result: readonly Tensor[] | NereidError | undefined;
         await executeBatch(
@@ -55,6 +62,7 @@ export class DirectScheduler implements Scheduler {
         if (result instanceof NereidError) throw result;
         return result!;
       } finally {
+        this.#executingCount--;
         this.#options.pool.release(instance);
       }
     } finally {

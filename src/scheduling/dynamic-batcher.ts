@@ -4,6 +4,7 @@ import type { Tensor } from '../core/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from './clock.js';
 import { type QueuedRequest, executeBatch } from './execute-batch.js';
+import { RejectedError } from './rejected-error.js';
 import type { InstancePool } from './instance-pool.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -117,7 +118,7 @@ export class DynamicBatcher implements Scheduler {
 
   enqueue(request: InferRequest): Promise<readonly Tensor[]> {
     const model = `model '${this.#options.modelName}'`;
-    if (this.#isClosing) return Promise.reject(new NereidError('UNAVAILABLE', `${model} is unloading and takes no new requests`));
+    if (this.#isClosing) return Promise.reject(new RejectedError(`${model} is unloading and takes no new requests`));
     let levelNumber: number;
     let timeoutUs: number | undefined;
     try {
@@ -131,8 +132,7 @@ export class DynamicBatcher implements Scheduler {
     const waiting = level.queue.length + level.delayed.length;
     if (policy.maxQueueSize > 0 && waiting >= policy.maxQueueSize) {
       return Promise.reject(
-        new NereidError(
-          'UNAVAILABLE',
+        new RejectedError(
           `Exceeds maximum queue size: ${model} already has ${waiting} request(s) waiting at priority level ${levelNumber} (max_queue_size ${policy.maxQueueSize})`,
         ),
       );
@@ -229,10 +229,7 @@ export class DynamicBatcher implements Scheduler {
           level.delayed.push(entry);
         } else {
           entry.settle(
-            new NereidError(
-              'UNAVAILABLE',
-              `Request timeout expired: the request waited ${Math.round(nowUs - entry.enqueuedUs)} µs in the queue of model '${this.#options.modelName}'`,
-            ),
+            new RejectedError(`Request timeout expired: the request waited ${Math.round(nowUs - entry.enqueuedUs)} µs in the queue of model '${this.#options.modelName}'`),
           );
         }
       }
@@ -295,7 +292,7 @@ export class DynamicBatcher implements Scheduler {
   async close(options?: { readonly isForced?: boolean }): Promise<void> {
     this.#isClosing = true;
     if (options?.isForced === true) {
-      const error = new NereidError('UNAVAILABLE', `model '${this.#options.modelName}' was unloaded before the request ran`);
+      const error = new RejectedError(`model '${this.#options.modelName}' was unloaded before the request ran`);
       for (const level of this.#levels) {
         for (const entry of level.queue.splice(0).concat(level.delayed.splice(0))) entry.settle(error);
       }

@@ -11,6 +11,8 @@ export interface Scheduler {
   enqueue(request: InferRequest): Promise<readonly Tensor[]>;
   /** Requests accepted and not yet settled. */
   readonly inflightCount: number;
+  /** Requests accepted and not yet executing (Triton's pending request count). */
+  readonly queuedCount: number;
   /**
    * Stops taking requests, waits for the accepted ones to settle, then closes the instances.
    * With `isForced` it does not wait: requests still running fail as their instances stop.

@@ -1,0 +1,50 @@
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../../logging/logger.js';
+import type { ServerMetrics } from '../../metrics/server-metrics.js';
+
+/**
+ * Serves the Prometheus metrics at GET /metrics (Triton's metrics port, 8002 by default), in the text
+ * exposition format; other methods get 405 and other paths 404.
+ */
+export class MetricsFrontend {
+  readonly #server: Server;
+
+  constructor(metrics: ServerMetrics, logger: Logger) {
+    this.#server = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?', 1)[0];
+      if (path !== '/metrics') {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end(`no metrics at '${path}'; they are at /metrics\n`);
+        return;
+      }
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405, { allow: 'GET', 'content-type': 'text/plain' }).end(`/metrics takes GET, not ${req.method}\n`);
+        return;
+      }
+      metrics.text().then(
+        (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
+        (error: Error) => {
+          logger.error('metrics', `collecting metrics failed: ${error.stack ?? error.message}`);
+          res.writeHead(500, { 'content-type': 'text/plain' }).end(`collecting metrics failed: ${error.message}\n`);
+        },
+      );
+    });
+  }
+
+  listen(port: number, host: string): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(port, host, () => {
+        this.#server.off('error', reject);
+        resolve(this.#server.address() as AddressInfo);
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#server.close(() => resolve());
+      this.#server.closeAllConnections();
+    });
+  }
+}

@@ -1,0 +1,188 @@
+import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import type { ComputeTiming } from '../backends/backend.js';
+import { CpuSampler } from './cpu-metrics.js';
+import { FAILURE_REASONS, type ModelStatistics, type StatisticsObserver } from './model-statistics.js';
+
+/** `--metrics-config` settings, with Triton's defaults. */
+export interface MetricsConfig {
+  readonly counterLatencies: boolean;
+  readonly summaryLatencies: boolean;
+  readonly histogramLatencies: boolean;
+  /** Quantiles of the latency summaries (Triton's summary_quantiles, error bounds dropped). */
+  readonly summaryQuantiles: readonly number[];
+}
+
+export const DEFAULT_METRICS_CONFIG: MetricsConfig = {
+  counterLatencies: true,
+  summaryLatencies: false,
+  histogramLatencies: false,
+  summaryQuantiles: [0.5, 0.9, 0.95, 0.99],
+};
+
+/** What the metrics read at each scrape: every loaded model version. */
+export interface MetricsSource {
+  models(): Iterable<{ readonly statistics: ModelStatistics; readonly pendingCount: number }>;
+}
+
+export interface ServerMetricsOptions {
+  readonly config: MetricsConfig;
+  readonly source: MetricsSource;
+  /** Sample CPU and memory every this many milliseconds (`--metrics-interval-ms`); 0: never. */
+  readonly cpuIntervalMs: number;
+}
+
+const LABELS = ['model', 'version'] as const;
+const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+
+/**
+ * The Prometheus metrics under Triton's names (docs/user_guide/metrics.md), labelled model and
+ * version. Counters are read from each model's statistics at scrape time, so /metrics and the
+ * statistics extension always agree; summaries and histograms observe each request as it happens.
+ * Beyond Triton: nereid_inference_batch_size, the batch sizes actually executed.
+ */
+export class ServerMetrics {
+  readonly registry = new Registry();
+  readonly #options: ServerMetricsOptions;
+  readonly #batchSize: Histogram<'model' | 'version'>;
+  readonly #summaries: Record<'request' | 'queue' | 'computeInput' | 'computeInfer' | 'computeOutput', Summary<'model' | 'version'>> | undefined;
+  readonly #firstResponse: Histogram<'model' | 'version'> | undefined;
+  readonly #cpu = new CpuSampler();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: ServerMetricsOptions) {
+    this.#options = options;
+    const registers = [this.registry];
+    const source = options.source;
+    const counter = (name: string, help: string, read: (statistics: ReturnType<ModelStatistics['snapshot']>) => number): void => {
+      new Counter({
+        name,
+        help,
+        labelNames: LABELS,
+        registers,
+        collect() {
+          this.reset();
+          for (const { statistics } of source.models()) {
+            const snapshot = statistics.snapshot();
+            this.inc({ model: snapshot.name, version: snapshot.version }, read(snapshot));
+          }
+        },
+      });
+    };
+    counter('nv_inference_request_success', 'Number of successful inference requests, all batch sizes', (s) => s.success.count);
+    new Counter({
+      name: 'nv_inference_request_failure',
+      help: 'Number of failed inference requests, all batch sizes, by reason',
+      labelNames: [...LABELS, 'reason'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { statistics } of source.models()) {
+          const snapshot = statistics.snapshot();
+          for (const reason of FAILURE_REASONS) {
+            this.inc({ model: snapshot.name, version: snapshot.version, reason }, snapshot.failuresByReason[reason]);
+          }
+        }
+      },
+    });
+    counter('nv_inference_count', 'Number of inferences performed (a request of batch size n counts n)', (s) => s.inferenceCount);
+    counter('nv_inference_exec_count', 'Number of model executions performed (a batch counts once)', (s) => s.executionCount);
+    new Gauge({
+      name: 'nv_inference_pending_request_count',
+      help: 'Instantaneous number of requests waiting in the scheduler, not yet executing',
+      labelNames: LABELS,
+      registers,
+      collect() {
+        this.reset();
+        for (const { statistics, pendingCount } of source.models()) {
+          const snapshot = statistics.snapshot();
+          this.set({ model: snapshot.name, version: snapshot.version }, pendingCount);
+        }
+      },
+    });
+    if (options.config.counterLatencies) {
+      const us = (ns: number): number => Math.round(ns / 1000);
+      counter('nv_inference_request_duration_us', 'Cumulative inference request duration in microseconds (queue and compute)', (s) => us(s.success.ns + s.fail.ns));
+      counter('nv_inference_queue_duration_us', 'Cumulative inference queuing duration in microseconds', (s) => us(s.queue.ns));
+      counter('nv_inference_compute_input_duration_us', 'Cumulative compute input duration in microseconds', (s) => us(s.computeInput.ns));
+      counter('nv_inference_compute_infer_duration_us', 'Cumulative compute inference duration in microseconds', (s) => us(s.computeInfer.ns));
+      counter('nv_inference_compute_output_duration_us', 'Cumulative compute output duration in microseconds', (s) => us(s.computeOutput.ns));
+    }
+    if (options.config.summaryLatencies) {
+      const summary = (name: string, help: string): Summary<'model' | 'version'> =>
+        new Summary({ name, help, labelNames: LABELS, registers, percentiles: [...options.config.summaryQuantiles], maxAgeSeconds: 60, ageBuckets: 6 });
+      this.#summaries = {
+        request: summary('nv_inference_request_summary_us', 'Summary of inference request durations in microseconds'),
+        queue: summary('nv_inference_queue_summary_us', 'Summary of inference queuing durations in microseconds'),
+        computeInput: summary('nv_inference_compute_input_summary_us', 'Summary of compute input durations in microseconds'),
+        computeInfer: summary('nv_inference_compute_infer_summary_us', 'Summary of compute inference durations in microseconds'),
+        computeOutput: summary('nv_inference_compute_output_summary_us', 'Summary of compute output durations in microseconds'),
+      };
+    }
+    if (options.config.histogramLatencies) {
+      this.#firstResponse = new Histogram({
+        name: 'nv_inference_first_response_histogram_ms',
+        help: 'Duration from request to its first response in milliseconds',
+        labelNames: LABELS,
+        registers,
+        buckets: [100, 500, 2000, 5000],
+      });
+    }
+    this.#batchSize = new Histogram({
+      name: 'nereid_inference_batch_size',
+      help: 'Batch sizes executed (inferences per model execution): what the batching settings actually do',
+      labelNames: LABELS,
+      registers,
+      buckets: BATCH_SIZE_BUCKETS,
+    });
+    if (options.cpuIntervalMs > 0) this.#startCpuMetrics();
+  }
+
+  #startCpuMetrics(): void {
+    const registers = [this.registry];
+    const utilization = new Gauge({ name: 'nv_cpu_utilization', help: 'CPU utilization rate [0.0 - 1.0]', registers });
+    const total = new Gauge({ name: 'nv_cpu_memory_total_bytes', help: 'CPU total memory (RAM), in bytes', registers });
+    const used = new Gauge({ name: 'nv_cpu_memory_used_bytes', help: 'CPU used memory (RAM), in bytes', registers });
+    const update = async (): Promise<void> => {
+      const sample = await this.#cpu.sample();
+      if (sample === undefined) return;
+      utilization.set(sample.utilization);
+      total.set(sample.memoryTotalBytes);
+      used.set(sample.memoryUsedBytes);
+    };
+    void update();
+    this.#timer = setInterval(() => void update(), this.#options.cpuIntervalMs);
+    this.#timer.unref();
+  }
+
+  /** The observer for one model version's statistics. */
+  observerFor(model: string, version: number): StatisticsObserver {
+    const labels = { model, version: String(version) };
+    return {
+      onRequest: (isSuccess, durationNs) => {
+        if (!isSuccess) return;
+        this.#summaries?.request.observe(labels, durationNs / 1000);
+        this.#firstResponse?.observe(labels, durationNs / 1e6);
+      },
+      onExecution: (inferences: number, queueNs: readonly number[], timing: ComputeTiming) => {
+        this.#batchSize.observe(labels, inferences);
+        const summaries = this.#summaries;
+        if (summaries === undefined) return;
+        for (const ns of queueNs) {
+          summaries.queue.observe(labels, ns / 1000);
+          summaries.computeInput.observe(labels, timing.inputNs / 1000);
+          summaries.computeInfer.observe(labels, timing.inferNs / 1000);
+          summaries.computeOutput.observe(labels, timing.outputNs / 1000);
+        }
+      },
+    };
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  close(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+  }
+}
