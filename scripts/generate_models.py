@@ -221,6 +221,7 @@ def gen_digits(repo, clf):
         "digits", 32,
         [("INPUT", "TYPE_FP32", [64])],
         [("PROBABILITIES", "TYPE_FP32", [10], ['label_filename: "labels.txt"'])],
+        extra="dynamic_batching { max_queue_delay_microseconds: 200 }\n",
     ))
     return w1, b1, w2, b2
 

@@ -24,6 +24,7 @@
  *   BENCH_INTRA_OP_THREADS [0]           intra_op_thread_count per instance; 0 leaves Nereid's equal share of the cores
  *   BENCH_MAX_QUEUE_DELAY_US [100]       max_queue_delay_microseconds of the `<m>_batch` models
  *   BENCH_ENGINE_LAYOUTS [1xCORES,CORESx1]   sessions x intra-op threads measured for the engine limit
+ *   BENCH_NEREID_MAIN [dist/cli/main.js] the Nereid build to start (`node MAIN serve ...`)
  *   BENCH_NEREID_ARGS ['']               extra flags for `nereid serve`, split on spaces
  *   BENCH_FASTAPI_ARGS ['']              extra flags for fastapi_service.py (e.g. --torch-threads 2 --endpoint threadpool)
  *   BENCH_PYTHON [/usr/bin/python3]      BENCH_WRK [wrk]      BENCH_WORK_DIR [bench/batching/.work]
@@ -34,7 +35,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus } from 'node:os';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defaultLayouts, type EngineResult, layoutName, parseLayouts } from './engine-limit.js';
 import { encodeInferRequest, toFloat32 } from './kserve-binary.js';
@@ -83,7 +84,7 @@ const SETTINGS = {
   work: env.BENCH_WORK_DIR ?? `${HERE}.work`,
 };
 const REPOSITORY = `${SETTINGS.work}/model_repository`;
-const NEREID_MAIN = `${ROOT}dist/cli/main.js`;
+const NEREID_MAIN = env.BENCH_NEREID_MAIN ?? `${ROOT}dist/cli/main.js`;
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -269,10 +270,13 @@ async function benchModel(model: string, manifest: Manifest): Promise<ModelResul
   return result;
 }
 
-function describeSettings(): string {
+function describeSettings(loadAtStart: number): string {
+  const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() || 'unknown';
+  const dirty = spawnSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() ? ' (src/ has uncommitted changes)' : '';
   const ortVersion = (JSON.parse(readFileSync(`${ROOT}node_modules/onnxruntime-node/package.json`, 'utf8')) as { version: string }).version;
   const lines = [
     `- machine: ${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node.js ${process.version}, onnxruntime-node ${ortVersion}; server, wrk and workers share the cores`,
+    `- Nereid: node ${NEREID_MAIN} serve (repository at commit ${commit}${dirty}); load average at start ${loadAtStart.toFixed(2)}${loadAtStart > 0.5 ? ' (the machine was busy: figures are noisy)' : ''}`,
     `- wrk: ${SETTINGS.durationS} s per point after ${SETTINGS.warmupS} s of warm-up per server, ${SETTINGS.wrkThreads} thread(s), one keep-alive connection per unit of concurrency; one request = one inference of batch 1`,
     `- Nereid models: instance_group count ${SETTINGS.instanceCount} KIND_CPU, ${SETTINGS.intraOpThreads > 0 ? `${SETTINGS.intraOpThreads} intra-op thread(s) each` : 'intra-op threads: Nereid\'s equal share of the cores'}; \`<m>_batch\`: dynamic_batching { max_queue_delay_microseconds: ${SETTINGS.maxQueueDelayUs} }${SETTINGS.nereidArgs.length > 0 ? `; serve flags: ${SETTINGS.nereidArgs.join(' ')}` : ''}`,
     `- engine limit: ${SETTINGS.engineS} s per batch size (${SETTINGS.batchSizes.join(', ')}) and layout (${SETTINGS.engineLayouts.map(layoutName).join(', ')}: sessions x intra-op threads); the best of all`,
@@ -283,6 +287,8 @@ function describeSettings(): string {
 
 async function main(): Promise<void> {
   const startedAt = new Date();
+  const loadAtStart = loadavg()[0]!;
+  if (loadAtStart > 0.5) log(`warning: load average ${loadAtStart.toFixed(2)} before the run; other work on the machine skews the figures`);
   stopAllOnExit();
   checkPrerequisites();
   const manifest = makeModels();
@@ -294,7 +300,7 @@ async function main(): Promise<void> {
   const torchLine = fastapiLogs.map((f) => readFileSync(f, 'utf8').split('\n').find((l) => l.startsWith('fastapi_service:'))).find((l) => l !== undefined);
   const sections = [
     `# Dynamic batching benchmark, ${startedAt.toISOString()} (${wallS.toFixed(0)} s)`,
-    describeSettings() + (torchLine !== undefined ? `\n- ${torchLine}` : ''),
+    describeSettings(loadAtStart) + (torchLine !== undefined ? `\n- ${torchLine}` : ''),
     ...results.flatMap((r) => [`## ${r.model}`, modelTable(r, SETTINGS.concurrencies)]),
     '## Targets (ratios within this run)',
     targetTable(targets(results)),
