@@ -5,7 +5,7 @@ Writes:
   examples/model_repository/{simple,digits,identity_bytes}/
   test/fixtures/model_repository/{identity_all_types,nobatch_fp32,versioned,
       versioned_latest,autocomplete_none,autocomplete_partial,broken_model,
-      bad_config,slow,custom_filename,batching}/
+      bad_config,slow,custom_filename,batching,kind_gpu}/
   test/fixtures/digits_samples.json
 
 Requirements (Debian 12): apt-get install -y python3-onnx python3-sklearn python3-numpy
@@ -340,6 +340,20 @@ def gen_batching(repo):
     ))
 
 
+def gen_kind_gpu(repo):
+    """A valid model whose instance group asks for a GPU: it must fail to load on a CPU-only server."""
+    d = os.path.join(repo, "kind_gpu")
+    reset_dir(d)
+    save_model(nobatch_fp32_model(), os.path.join(d, "1", "model.onnx"))
+    write_text(os.path.join(d, "config.pbtxt"), config_pbtxt(
+        "OUTPUT0 = INPUT0 * 2 (FP32) on KIND_GPU instances, which a CPU-only server cannot give it.",
+        "kind_gpu", 0,
+        [("INPUT0", "TYPE_FP32", [-1, -1])],
+        [("OUTPUT0", "TYPE_FP32", [-1, -1])],
+        extra="instance_group [ { count: 1, kind: KIND_GPU } ]\n",
+    ))
+
+
 def gen_custom_filename(repo):
     """The nobatch_fp32 graph under another file name, found through default_model_filename."""
     d = os.path.join(repo, "custom_filename")
@@ -526,6 +540,7 @@ def main():
     gen_nobatch_fp32(FIXTURES)
     gen_custom_filename(FIXTURES)
     gen_batching(FIXTURES)
+    gen_kind_gpu(FIXTURES)
     gen_versioned(FIXTURES, "versioned", with_policy=True)
     gen_versioned(FIXTURES, "versioned_latest", with_policy=False)
     gen_autocomplete_none(FIXTURES)

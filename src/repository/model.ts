@@ -1,7 +1,6 @@
 import type { Backend, BackendContext, BackendModel, ModelFiles, ModelInstance } from '../backends/backend.js';
-import { type ModelConfig, ModelInstanceGroup_Kind } from '../config/gen/model_config_pb.js';
+import type { ModelConfig } from '../config/gen/model_config_pb.js';
 import { loadModelSpec } from '../config/model-spec.js';
-import { NereidError } from '../core/errors.js';
 import type { InferRequest } from '../core/infer-request.js';
 import type { ModelSpec } from '../core/model-spec.js';
 import type { Tensor } from '../core/tensor.js';
@@ -57,14 +56,8 @@ export class Model {
     const backendModel = await backend.loadModel(files, config, spec, context);
     const instanceCount = config.instanceGroup.reduce((sum, group) => sum + group.count, 0);
     const started: Array<Promise<ModelInstance>> = [];
+    // Validation has already refused KIND_GPU groups: every group here runs on the CPU.
     for (const group of config.instanceGroup) {
-      if (group.kind === ModelInstanceGroup_Kind.GPU) {
-        await backendModel.unload();
-        throw new NereidError(
-          'INVALID_ARG',
-          `model '${config.name}': instance group '${group.name}' asks for KIND_GPU, but this server has no GPU support; use KIND_CPU or KIND_AUTO`,
-        );
-      }
       for (let index = 0; index < group.count; index++) {
         started.push(backendModel.createInstance({ name: `${group.name}_${index}`, instanceCount }));
       }

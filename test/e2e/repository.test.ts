@@ -98,6 +98,16 @@ describe('model repository: versions, auto-complete and broken models', () => {
     assert.equal(config.default_model_filename, 'doubler.onnx');
   });
 
+  test('KIND_GPU fails to load with the reason', async () => {
+    assert.equal((await server.get('/v2/models/kind_gpu/ready')).status, 400);
+    const response = await server.post('/v2/models/kind_gpu/infer', { inputs: [{ name: 'INPUT0', shape: [1, 1], datatype: 'FP32', data: [1] }] });
+    assert.equal(response.status, 503);
+    assert.equal(
+      ((await response.json()) as { error: string }).error,
+      `Request for unknown model: 'kind_gpu' has no available versions: ${FIXTURES}/kind_gpu/config.pbtxt: instance_group[0] 'kind_gpu_0' has kind KIND_GPU but this server has no GPUs; expected KIND_CPU, KIND_AUTO or KIND_MODEL`,
+    );
+  });
+
   test('NaN and Infinity travel as bare JSON tokens, as Python clients write them', async () => {
     const response = await server.post('/v2/models/nobatch_fp32/infer', '{"inputs":[{"name":"INPUT0","shape":[1,3],"datatype":"FP32","data":[NaN,Infinity,-Infinity]}]}');
     assert.equal(response.status, 200);
