@@ -20,6 +20,7 @@ Choices, each the common way of writing such a service:
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -96,8 +97,11 @@ def main():
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
     model = load_model(args.model, os.path.join(args.work, "torch", f"{args.model}.pt"))
+    # uvicorn's defaults (loop="auto", http="auto") pick uvloop and httptools when they are installed.
+    extras = [m for m in ("uvloop", "httptools") if importlib.util.find_spec(m) is not None]
     print(f"fastapi_service: {args.model} on {args.host}:{args.port}, torch {torch.__version__} with "
-          f"{torch.get_num_threads()} thread(s), {args.endpoint} endpoint", file=sys.stderr, flush=True)
+          f"{torch.get_num_threads()} thread(s), {args.endpoint} endpoint, uvicorn {uvicorn.__version__} "
+          f"with {' and '.join(extras) or 'asyncio and h11'}", file=sys.stderr, flush=True)
     uvicorn.run(create_app(args.model, model, args.endpoint), host=args.host, port=args.port,
                 log_level="warning", access_log=False)
 

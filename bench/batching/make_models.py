@@ -18,11 +18,18 @@ Weights, inputs and configs are fixed by seeds and flags; the ONNX export is rer
 missing or with --force, while the config.pbtxt files are rewritten on every run (cheap), so changing
 --instance-count or --max-queue-delay-us takes effect at once.
 
-Instance count: the default, 2 instances of KIND_CPU, is Triton's default for CPU models and, with
-Nereid's default of an equal share of the cores per instance, gives each instance one ONNX Runtime
-intra-op thread on a 2-core machine. Two single-threaded instances keep both cores busy without
-oversubscribing them, and while one instance runs a batch the batcher can gather the next one for the
-other. --intra-op-threads writes Triton's `intra_op_thread_count` parameter to override the share.
+Instance count (--instance-count N for every model, or per model: resnet18=1,mlp=2, the default),
+chosen for a 2-core machine from engine-limit.ts's two layouts, with Nereid's default of an equal share
+of the cores per instance as ONNX Runtime intra-op threads:
+- resnet18: 1 instance with 2 intra-op threads. One session on both cores runs about as many
+  inferences per second as two single-threaded sessions at every batch size, and answers a lone
+  request in half the time (~12 ms instead of ~25 ms): the concurrency-1 latency the naive server,
+  one session with ONNX Runtime's default threads, also gets.
+- mlp: 2 instances with 1 thread each. Its runs take tens of microseconds, where ONNX Runtime's
+  thread pool costs more than it gives (two single-threaded sessions run about twice what one
+  two-threaded session does), and while one instance runs a batch the batcher gathers the next one
+  for the other. Triton's own default for CPU models is also 2 instances.
+--intra-op-threads writes Triton's `intra_op_thread_count` parameter to override the share.
 """
 
 import argparse
@@ -50,7 +57,10 @@ def parse_args():
     parser.add_argument("--out", default=os.path.join(HERE, ".work"), help="output folder (default bench/batching/.work)")
     parser.add_argument("--models", default="resnet18,mlp", help="comma-separated subset of resnet18,mlp")
     parser.add_argument("--max-batch-size", type=int, default=64)
-    parser.add_argument("--instance-count", type=int, default=2, help="instance_group count, KIND_CPU (default 2)")
+    parser.add_argument(
+        "--instance-count", default="resnet18=1,mlp=2",
+        help="instance_group count (KIND_CPU): N for every model, or MODEL=N,... (default resnet18=1,mlp=2)",
+    )
     parser.add_argument(
         "--intra-op-threads", type=int, default=0,
         help="ONNX Runtime intra-op threads per instance; 0 (default) writes no parameter: Nereid's equal share of the cores",
@@ -65,7 +75,23 @@ def sha256(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def config_text(name, shapes, args, batching):
+def instance_counts(text, names):
+    """Parses --instance-count: "N" for every model, or "MODEL=N,..." (every model in `names` needs one)."""
+    if "=" not in text:
+        counts = {name: text for name in names}
+    else:
+        counts = dict(item.split("=", 1) for item in text.split(",") if item)
+    result = {}
+    for name in names:
+        value = counts.get(name)
+        if value is None or not value.isdigit() or int(value) < 1:
+            sys.exit(f"make_models.py: --instance-count {text!r} gives {name} no count of at least 1; "
+                     f"expected N or MODEL=N,... for {','.join(names)}")
+        result[name] = int(value)
+    return result
+
+
+def config_text(name, shapes, args, batching, instance_count):
     dims = lambda shape: ", ".join(str(d) for d in shape)  # noqa: E731
     lines = [
         f'name: "{name}"',
@@ -73,7 +99,7 @@ def config_text(name, shapes, args, batching):
         f"max_batch_size: {args.max_batch_size}",
         f'input [ {{ name: "INPUT" data_type: TYPE_FP32 dims: [ {dims(shapes["input"])} ] }} ]',
         f'output [ {{ name: "OUTPUT" data_type: TYPE_FP32 dims: [ {dims(shapes["output"])} ] }} ]',
-        f"instance_group [ {{ count: {args.instance_count} kind: KIND_CPU }} ]",
+        f"instance_group [ {{ count: {instance_count} kind: KIND_CPU }} ]",
     ]
     if args.intra_op_threads > 0:
         lines.append(f'parameters {{ key: "intra_op_thread_count" value: {{ string_value: "{args.intra_op_threads}" }} }}')
@@ -127,19 +153,22 @@ def main():
     for name in names:
         if name not in SHAPES:
             sys.exit(f"make_models.py: unknown model '{name}'; expected one of {sorted(SHAPES)}")
-    if args.instance_count < 1:
-        sys.exit(f"make_models.py: --instance-count must be at least 1, got {args.instance_count}")
+    counts = instance_counts(args.instance_count, names)
 
     manifest = {
         "opset": OPSET,
         "seed": SEED,
         "torch": torch.__version__,
         "max_batch_size": args.max_batch_size,
-        "instance_count": args.instance_count,
+        "instance_count": counts,  # of the models written this time
         "intra_op_threads": args.intra_op_threads,
         "max_queue_delay_us": args.max_queue_delay_us,
         "models": {},
     }
+    manifest_path = os.path.join(out, "manifest.json")
+    if os.path.exists(manifest_path):  # keep the entries of models not rebuilt this time
+        with open(manifest_path) as f:
+            manifest["models"] = json.load(f).get("models", {})
     for name in names:
         shapes = SHAPES[name]
         onnx_path = os.path.join(out, "onnx", f"{name}.onnx")
@@ -155,7 +184,7 @@ def main():
             os.makedirs(os.path.join(folder, "1"), exist_ok=True)
             link_or_copy(onnx_path, os.path.join(folder, "1", "model.onnx"))
             with open(os.path.join(folder, "config.pbtxt"), "w") as f:
-                f.write(config_text(model_name, shapes, args, batching))
+                f.write(config_text(model_name, shapes, args, batching, counts[name]))
         manifest["models"][name] = {
             "input": shapes["input"],
             "output": shapes["output"],
@@ -163,10 +192,10 @@ def main():
             "onnx_sha256": sha256(onnx_path),
             "weights": os.path.relpath(weights_path, out),
         }
-    with open(os.path.join(out, "manifest.json"), "w") as f:
+    with open(manifest_path, "w") as f:
         json.dump(manifest, f, indent=2)
         f.write("\n")
-    print(f"make_models.py: wrote {repository} ({', '.join(names)}; {args.instance_count} instance(s), "
+    print(f"make_models.py: wrote {repository} ({', '.join(f'{n}: {counts[n]} instance(s)' for n in names)}, "
           f"max_queue_delay_microseconds {args.max_queue_delay_us})", file=sys.stderr)
 
 

@@ -14,13 +14,15 @@
  *   BENCH_QUICK=1 node --import tsx bench/batching/run.ts      (3 s per point, concurrency 1 and 32)
  *
  * Environment (defaults in brackets):
+ *   BENCH_QUICK [unset]                  1: the short defaults marked "quick" below
  *   BENCH_DURATION_S [10, quick 3]       seconds of wrk per point
  *   BENCH_WARMUP_S [3, quick 1]          seconds of wrk, discarded, before each server's first point
  *   BENCH_ENGINE_S [3, quick 1]          seconds per batch size and layout of the engine limit
  *   BENCH_CONCURRENCY [1,8,32,64; quick 1,32]
  *   BENCH_MODELS [resnet18,mlp]          BENCH_SERVERS [engine,naive,fastapi,nereid_nobatch,nereid_batch]
  *   BENCH_WRK_THREADS [1]                wrk threads (at most the connections)
- *   BENCH_INSTANCE_COUNT [2]             instance_group count of the Nereid models (make_models.py --instance-count)
+ *   BENCH_INSTANCE_COUNT [resnet18=1,mlp=2]  instance_group count of the Nereid models: N, or MODEL=N,...
+ *                                        (make_models.py --instance-count, which explains the default)
  *   BENCH_INTRA_OP_THREADS [0]           intra_op_thread_count per instance; 0 leaves Nereid's equal share of the cores
  *   BENCH_MAX_QUEUE_DELAY_US [100]       max_queue_delay_microseconds of the `<m>_batch` models
  *   BENCH_ENGINE_LAYOUTS [1xCORES,CORESx1]   sessions x intra-op threads measured for the engine limit
@@ -30,12 +32,15 @@
  *   BENCH_PYTHON [/usr/bin/python3]      BENCH_WRK [wrk]      BENCH_WORK_DIR [bench/batching/.work]
  *
  * Servers start one at a time, each only while it is measured, on a free port of 127.0.0.1; their
- * logs go to BENCH_WORK_DIR/logs/. Before measuring, each server's answer to the sample request is
- * checked against PyTorch's output for it. The report is printed and saved to bench/results/.
+ * logs go to BENCH_WORK_DIR/logs/. Nereid runs as `node MAIN serve --model-repository
+ * BENCH_WORK_DIR/model_repository --http-port PORT --http-address 127.0.0.1 --exit-on-error true`,
+ * once per model, and serves both `<m>_nobatch` and `<m>_batch`. Each server's answer to the sample
+ * request is checked against PyTorch's output before the first wrk run and after every one. The
+ * report is printed and saved to bench/results/ (markdown and JSON).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg } from 'node:os';
+import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defaultLayouts, type EngineResult, layoutName, parseLayouts } from './engine-limit.js';
 import { encodeInferRequest, toFloat32 } from './kserve-binary.js';
@@ -72,7 +77,7 @@ const SETTINGS = {
   models: listFrom('BENCH_MODELS', ['resnet18', 'mlp']),
   servers: listFrom('BENCH_SERVERS', ['engine', ...SERVER_KINDS]),
   wrkThreads: numberFrom('BENCH_WRK_THREADS', 1),
-  instanceCount: numberFrom('BENCH_INSTANCE_COUNT', 2),
+  instanceCount: env.BENCH_INSTANCE_COUNT || 'resnet18=1,mlp=2',
   intraOpThreads: numberFrom('BENCH_INTRA_OP_THREADS', 0),
   maxQueueDelayUs: numberFrom('BENCH_MAX_QUEUE_DELAY_US', 100),
   engineLayouts: env.BENCH_ENGINE_LAYOUTS ? parseLayouts(env.BENCH_ENGINE_LAYOUTS) : defaultLayouts(),
@@ -117,7 +122,7 @@ function makeModels(): Manifest {
     '--models',
     SETTINGS.models.join(','),
     '--instance-count',
-    String(SETTINGS.instanceCount),
+    SETTINGS.instanceCount,
     '--intra-op-threads',
     String(SETTINGS.intraOpThreads),
     '--max-queue-delay-us',
@@ -176,24 +181,44 @@ function engineLimit(model: string): Promise<EngineResult> {
   });
 }
 
-/** Checks the answer, warms up, then runs wrk at each concurrency. */
+/**
+ * Checks the answer, warms up, then runs wrk at each concurrency. After every wrk run the answer is
+ * checked again, which also waits out the backlog.
+ * NOTE: when wrk stops, the requests it had in flight are still queued in the server, which computes
+ * them anyway (up to 63 ResNet-18 runs, over a second); the next run's first requests would wait
+ * behind them. The check request queues behind them too, so once it is answered the server is idle.
+ */
 async function measure(server: ServerProcess, path: string, sample: Sample): Promise<{ runs: WrkResult[]; maxDiff: number }> {
   const url = `${server.baseUrl}${path}`;
-  const maxDiff = await checkAnswer(url, sample.body, sample.headerLength, sample.reference);
+  let maxDiff = 0;
+  const check = async (): Promise<void> => {
+    maxDiff = Math.max(maxDiff, await checkAnswer(url, sample.body, sample.headerLength, sample.reference));
+    await sleep(200); // let wrk's connections close
+  };
+  await check();
   log(`  ${server.label}: answer matches PyTorch (max |diff| ${maxDiff.toExponential(1)})`);
   const wrkOptions = { url, threads: SETTINGS.wrkThreads, bodyFile: sample.bodyFile, headerLength: sample.headerLength, wrk: SETTINGS.wrk };
   if (SETTINGS.warmupS > 0) {
     await runWrk({ ...wrkOptions, concurrency: Math.max(...SETTINGS.concurrencies), durationS: SETTINGS.warmupS });
+    await check();
   }
   const runs: WrkResult[] = [];
   for (const concurrency of SETTINGS.concurrencies) {
     const run = await runWrk({ ...wrkOptions, concurrency, durationS: SETTINGS.durationS });
+    await check();
     const errors = run.errorCount > 0 ? `, ${run.errorCount} errors ${JSON.stringify(run.errors)}` : '';
     log(`  ${server.label} c=${concurrency}: ${run.inferPerSec.toFixed(1)} infer/s, p50 ${run.p50Ms.toFixed(2)} ms, p99 ${run.p99Ms.toFixed(2)} ms${errors}`);
     runs.push(run);
   }
-  await sleep(500); // let the last connections close before the next server starts
   return { runs, maxDiff };
+}
+
+/** A rough wall time for the run, from the settings and the time one model took on a 2-core VM. */
+function estimateS(): number {
+  const engine = SETTINGS.servers.includes('engine') ? SETTINGS.engineLayouts.length * SETTINGS.batchSizes.length * (SETTINGS.engineS + 0.7) : 0;
+  const servers = SETTINGS.servers.filter((s) => s !== 'engine').length;
+  const perServer = 2 + SETTINGS.warmupS + SETTINGS.concurrencies.length * (SETTINGS.durationS + 0.5);
+  return SETTINGS.models.length * (engine + servers * perServer);
 }
 
 async function benchModel(model: string, manifest: Manifest): Promise<ModelResult> {
@@ -270,37 +295,55 @@ async function benchModel(model: string, manifest: Manifest): Promise<ModelResul
   return result;
 }
 
-function describeSettings(loadAtStart: number): string {
+/** The fraction of all cores' time spent busy over the next `ms` (0 idle, 1 every core busy). */
+async function cpuBusy(ms: number): Promise<number> {
+  const total = (): { busy: number; all: number } =>
+    cpus().reduce(
+      (sum, cpu) => {
+        const all = Object.values(cpu.times).reduce((a, b) => a + b, 0);
+        return { busy: sum.busy + all - cpu.times.idle, all: sum.all + all };
+      },
+      { busy: 0, all: 0 },
+    );
+  const before = total();
+  await sleep(ms);
+  const after = total();
+  return (after.busy - before.busy) / Math.max(1, after.all - before.all);
+}
+
+function describeSettings(busyAtStart: number): string {
   const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() || 'unknown';
   const dirty = spawnSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() ? ' (src/ has uncommitted changes)' : '';
   const ortVersion = (JSON.parse(readFileSync(`${ROOT}node_modules/onnxruntime-node/package.json`, 'utf8')) as { version: string }).version;
   const lines = [
     `- machine: ${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node.js ${process.version}, onnxruntime-node ${ortVersion}; server, wrk and workers share the cores`,
-    `- Nereid: node ${NEREID_MAIN} serve (repository at commit ${commit}${dirty}); load average at start ${loadAtStart.toFixed(2)}${loadAtStart > 0.5 ? ' (the machine was busy: figures are noisy)' : ''}`,
+    `- Nereid: node ${NEREID_MAIN} serve (repository at commit ${commit}${dirty}); CPUs ${(busyAtStart * 100).toFixed(0)} % busy just before the run${busyAtStart > 0.1 ? ' (other work on the machine: noisy figures)' : ''}`,
     `- wrk: ${SETTINGS.durationS} s per point after ${SETTINGS.warmupS} s of warm-up per server, ${SETTINGS.wrkThreads} thread(s), one keep-alive connection per unit of concurrency; one request = one inference of batch 1`,
-    `- Nereid models: instance_group count ${SETTINGS.instanceCount} KIND_CPU, ${SETTINGS.intraOpThreads > 0 ? `${SETTINGS.intraOpThreads} intra-op thread(s) each` : 'intra-op threads: Nereid\'s equal share of the cores'}; \`<m>_batch\`: dynamic_batching { max_queue_delay_microseconds: ${SETTINGS.maxQueueDelayUs} }${SETTINGS.nereidArgs.length > 0 ? `; serve flags: ${SETTINGS.nereidArgs.join(' ')}` : ''}`,
+    `- Nereid models: instance_group count ${SETTINGS.instanceCount} (KIND_CPU), ${SETTINGS.intraOpThreads > 0 ? `${SETTINGS.intraOpThreads} intra-op thread(s) each` : 'intra-op threads: Nereid\'s equal share of the cores'}; \`<m>_batch\`: dynamic_batching { max_queue_delay_microseconds: ${SETTINGS.maxQueueDelayUs} }${SETTINGS.nereidArgs.length > 0 ? `; serve flags: ${SETTINGS.nereidArgs.join(' ')}` : ''}`,
     `- engine limit: ${SETTINGS.engineS} s per batch size (${SETTINGS.batchSizes.join(', ')}) and layout (${SETTINGS.engineLayouts.map(layoutName).join(', ')}: sessions x intra-op threads); the best of all`,
-    `- naive server: one onnxruntime-node session, default options; FastAPI: one uvicorn process, async endpoint, torch's default threads${SETTINGS.fastapiArgs.length > 0 ? `, flags: ${SETTINGS.fastapiArgs.join(' ')}` : ''} (its log: logs/fastapi-<model>.log)`,
   ];
+  if (SETTINGS.servers.includes('naive')) lines.push('- naive server: one onnxruntime-node session with default options, the model run inline');
+  if (SETTINGS.servers.includes('fastapi')) lines.push(`- FastAPI: one uvicorn process${SETTINGS.fastapiArgs.length > 0 ? `, flags: ${SETTINGS.fastapiArgs.join(' ')}` : ''}:`);
   return lines.join('\n');
 }
 
 async function main(): Promise<void> {
   const startedAt = new Date();
-  const loadAtStart = loadavg()[0]!;
-  if (loadAtStart > 0.5) log(`warning: load average ${loadAtStart.toFixed(2)} before the run; other work on the machine skews the figures`);
+  const busyAtStart = await cpuBusy(2000);
+  if (busyAtStart > 0.1) log(`warning: the CPUs were ${(busyAtStart * 100).toFixed(0)} % busy before the run; other work on the machine skews the figures`);
   stopAllOnExit();
   checkPrerequisites();
   const manifest = makeModels();
+  log(`about ${Math.ceil(estimateS() / 60)} min to go (${SETTINGS.models.join(', ')}; ${SETTINGS.servers.join(', ')}; concurrency ${SETTINGS.concurrencies.join(', ')})`);
   const results: ModelResult[] = [];
   for (const model of SETTINGS.models) results.push(await benchModel(model, manifest));
 
   const wallS = (Date.now() - startedAt.getTime()) / 1000;
-  const fastapiLogs = SETTINGS.models.map((m) => `${SETTINGS.work}/logs/fastapi-${m}.log`).filter(existsSync);
+  const fastapiLogs = (SETTINGS.servers.includes('fastapi') ? SETTINGS.models : []).map((m) => `${SETTINGS.work}/logs/fastapi-${m}.log`).filter(existsSync);
   const torchLine = fastapiLogs.map((f) => readFileSync(f, 'utf8').split('\n').find((l) => l.startsWith('fastapi_service:'))).find((l) => l !== undefined);
   const sections = [
     `# Dynamic batching benchmark, ${startedAt.toISOString()} (${wallS.toFixed(0)} s)`,
-    describeSettings(loadAtStart) + (torchLine !== undefined ? `\n- ${torchLine}` : ''),
+    describeSettings(busyAtStart) + (torchLine !== undefined ? `\n  ${torchLine}` : ''),
     ...results.flatMap((r) => [`## ${r.model}`, modelTable(r, SETTINGS.concurrencies)]),
     '## Targets (ratios within this run)',
     targetTable(targets(results)),
