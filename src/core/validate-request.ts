@@ -12,6 +12,13 @@ const formatShape = (shape: readonly number[]): string => `[${shape.join(',')}]`
  */
 export function validateRequest(spec: ModelSpec, request: InferRequest): InferRequest {
   const model = `model '${spec.name}'`;
+  for (const key of ['priority', 'timeout'] as const) {
+    const value = request.parameters[key];
+    const isInteger = typeof value === 'bigint' ? value >= 0n : typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+    if (value !== undefined && !isInteger) {
+      throw new NereidError('INVALID_ARG', `request parameter '${key}' must be a non-negative integer, got ${JSON.stringify(String(value))}`);
+    }
+  }
   const seen = new Set<string>();
   let batchSize: number | undefined;
   for (const input of request.inputs) {

@@ -13,7 +13,18 @@ export const FAILURE_REASONS: readonly FailureReason[] = ['REJECTED', 'CANCELED'
 /** Sees each request and execution as it is recorded: for metrics that need every observation. */
 export interface StatisticsObserver {
   onRequest(isSuccess: boolean, durationNs: number): void;
-  onExecution(inferences: number, queueNs: readonly number[], timing: ComputeTiming): void;
+  onExecution(execution: Execution): void;
+}
+
+/** One model execution, as the scheduler that ran it reports it. */
+export interface Execution {
+  /** Inferences that ran in it, failed requests included: its batch_stats size. */
+  readonly batchSize: number;
+  /** Inferences of the requests that succeeded: what inference_count counts. */
+  readonly inferenceCount: number;
+  /** Each successful request's time in the queue. */
+  readonly queueNs: readonly number[];
+  readonly timing: ComputeTiming;
 }
 
 export interface BatchStatistics {
@@ -27,7 +38,7 @@ export interface BatchStatistics {
 export interface ModelStatisticsSnapshot {
   readonly name: string;
   readonly version: string;
-  /** Milliseconds since the epoch of the last inference; 0 before the first. */
+  /** Milliseconds since the epoch of the last execution; 0 before the first. */
   readonly lastInference: number;
   readonly inferenceCount: number;
   readonly executionCount: number;
@@ -83,38 +94,40 @@ export class ModelStatistics {
     this.#observer = observer;
   }
 
-  /** A request finished, `durationNs` after it reached the model: 'SUCCESS', or why it failed. */
+  /**
+   * A request that reached the model was answered, `durationNs` after it was queued: 'SUCCESS', or why
+   * it failed. Requests refused before queuing (queue full, model unloading) are not counted, as in Triton.
+   */
   recordRequest(outcome: 'SUCCESS' | FailureReason, durationNs: number): void {
-    if (outcome === 'SUCCESS') add(this.#success, durationNs);
+    const ns = Math.max(0, Math.round(durationNs));
+    if (outcome === 'SUCCESS') add(this.#success, ns);
     else {
-      add(this.#fail, durationNs);
+      add(this.#fail, ns);
       this.#failuresByReason[outcome]++;
     }
-    this.#lastInference = Date.now();
-    this.#observer?.onRequest(outcome === 'SUCCESS', durationNs);
+    this.#observer?.onRequest(outcome === 'SUCCESS', ns);
   }
 
-  /**
-   * An execution finished: `queueNs` holds each executed request's time in the queue, `inferences`
-   * the batch size executed (the sum of the requests' batch sizes).
-   */
-  recordExecution(inferences: number, queueNs: readonly number[], timing: ComputeTiming): void {
+  /** An execution with at least one successful request finished. */
+  recordExecution(execution: Execution): void {
+    const { batchSize, inferenceCount, queueNs, timing } = execution;
     this.#executionCount++;
-    this.#inferenceCount += inferences;
+    this.#inferenceCount += inferenceCount;
+    this.#lastInference = Date.now();
     const requests = queueNs.length;
     for (const ns of queueNs) add(this.#queue, ns);
     add(this.#computeInput, timing.inputNs * requests, requests);
     add(this.#computeInfer, timing.inferNs * requests, requests);
     add(this.#computeOutput, timing.outputNs * requests, requests);
-    let batch = this.#batches.get(inferences);
+    let batch = this.#batches.get(batchSize);
     if (batch === undefined) {
       batch = { computeInput: zero(), computeInfer: zero(), computeOutput: zero() };
-      this.#batches.set(inferences, batch);
+      this.#batches.set(batchSize, batch);
     }
     add(batch.computeInput, timing.inputNs);
     add(batch.computeInfer, timing.inferNs);
     add(batch.computeOutput, timing.outputNs);
-    this.#observer?.onExecution(inferences, queueNs, timing);
+    this.#observer?.onExecution(execution);
   }
 
   snapshot(): ModelStatisticsSnapshot {

@@ -1,12 +1,15 @@
 import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
-import type { ComputeTiming } from '../backends/backend.js';
 import { CpuSampler } from './cpu-metrics.js';
-import { FAILURE_REASONS, type ModelStatistics, type StatisticsObserver } from './model-statistics.js';
+import { type Execution, FAILURE_REASONS, type ModelStatistics, type StatisticsObserver } from './model-statistics.js';
 
 /** `--metrics-config` settings, with Triton's defaults. */
 export interface MetricsConfig {
   readonly counterLatencies: boolean;
   readonly summaryLatencies: boolean;
+  /**
+   * Triton's nv_inference_first_response_histogram_ms, which it keeps for decoupled models only.
+   * Nereid serves no decoupled model yet, so the setting is accepted and has no series to show.
+   */
   readonly histogramLatencies: boolean;
   /** Quantiles of the latency summaries (Triton's summary_quantiles, error bounds dropped). */
   readonly summaryQuantiles: readonly number[];
@@ -16,7 +19,7 @@ export const DEFAULT_METRICS_CONFIG: MetricsConfig = {
   counterLatencies: true,
   summaryLatencies: false,
   histogramLatencies: false,
-  summaryQuantiles: [0.5, 0.9, 0.95, 0.99],
+  summaryQuantiles: [0.5, 0.9, 0.95, 0.99, 0.999],
 };
 
 /** What the metrics read at each scrape: every loaded model version. */
@@ -45,7 +48,6 @@ export class ServerMetrics {
   readonly #options: ServerMetricsOptions;
   readonly #batchSize: Histogram<'model' | 'version'>;
   readonly #summaries: Record<'request' | 'queue' | 'computeInput' | 'computeInfer' | 'computeOutput', Summary<'model' | 'version'>> | undefined;
-  readonly #firstResponse: Histogram<'model' | 'version'> | undefined;
   readonly #cpu = new CpuSampler();
   #timer: NodeJS.Timeout | undefined;
 
@@ -101,7 +103,7 @@ export class ServerMetrics {
     });
     if (options.config.counterLatencies) {
       const us = (ns: number): number => Math.round(ns / 1000);
-      counter('nv_inference_request_duration_us', 'Cumulative inference request duration in microseconds (queue and compute)', (s) => us(s.success.ns + s.fail.ns));
+      counter('nv_inference_request_duration_us', 'Cumulative inference request duration in microseconds (successful requests)', (s) => us(s.success.ns));
       counter('nv_inference_queue_duration_us', 'Cumulative inference queuing duration in microseconds', (s) => us(s.queue.ns));
       counter('nv_inference_compute_input_duration_us', 'Cumulative compute input duration in microseconds', (s) => us(s.computeInput.ns));
       counter('nv_inference_compute_infer_duration_us', 'Cumulative compute inference duration in microseconds', (s) => us(s.computeInfer.ns));
@@ -109,7 +111,7 @@ export class ServerMetrics {
     }
     if (options.config.summaryLatencies) {
       const summary = (name: string, help: string): Summary<'model' | 'version'> =>
-        new Summary({ name, help, labelNames: LABELS, registers, percentiles: [...options.config.summaryQuantiles], maxAgeSeconds: 60, ageBuckets: 6 });
+        new Summary({ name, help, labelNames: LABELS, registers, percentiles: [...options.config.summaryQuantiles], maxAgeSeconds: 60, ageBuckets: 5 });
       this.#summaries = {
         request: summary('nv_inference_request_summary_us', 'Summary of inference request durations in microseconds'),
         queue: summary('nv_inference_queue_summary_us', 'Summary of inference queuing durations in microseconds'),
@@ -117,15 +119,6 @@ export class ServerMetrics {
         computeInfer: summary('nv_inference_compute_infer_summary_us', 'Summary of compute inference durations in microseconds'),
         computeOutput: summary('nv_inference_compute_output_summary_us', 'Summary of compute output durations in microseconds'),
       };
-    }
-    if (options.config.histogramLatencies) {
-      this.#firstResponse = new Histogram({
-        name: 'nv_inference_first_response_histogram_ms',
-        help: 'Duration from request to its first response in milliseconds',
-        labelNames: LABELS,
-        registers,
-        buckets: [100, 500, 2000, 5000],
-      });
     }
     this.#batchSize = new Histogram({
       name: 'nereid_inference_batch_size',
@@ -159,12 +152,10 @@ export class ServerMetrics {
     const labels = { model, version: String(version) };
     return {
       onRequest: (isSuccess, durationNs) => {
-        if (!isSuccess) return;
-        this.#summaries?.request.observe(labels, durationNs / 1000);
-        this.#firstResponse?.observe(labels, durationNs / 1e6);
+        if (isSuccess) this.#summaries?.request.observe(labels, durationNs / 1000);
       },
-      onExecution: (inferences: number, queueNs: readonly number[], timing: ComputeTiming) => {
-        this.#batchSize.observe(labels, inferences);
+      onExecution: ({ batchSize, queueNs, timing }: Execution) => {
+        this.#batchSize.observe(labels, batchSize);
         const summaries = this.#summaries;
         if (summaries === undefined) return;
         for (const ns of queueNs) {

@@ -7,7 +7,6 @@ import type { Tensor } from '../core/tensor.js';
 import { ModelStatistics, type StatisticsObserver } from '../metrics/model-statistics.js';
 import { createScheduler } from '../scheduling/create-scheduler.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
-import { RejectedError } from '../scheduling/rejected-error.js';
 import type { Scheduler } from '../scheduling/scheduler.js';
 
 export interface LoadModelOptions {
@@ -73,17 +72,9 @@ export class Model {
     return new Model(config, spec, backendModel, instances, observer);
   }
 
-  /** Runs one validated request through the model's scheduler and counts it in the statistics. */
-  async infer(request: InferRequest): Promise<readonly Tensor[]> {
-    const startMs = performance.now();
-    try {
-      const outputs = await this.#scheduler.enqueue(request);
-      this.statistics.recordRequest('SUCCESS', Math.round((performance.now() - startMs) * 1e6));
-      return outputs;
-    } catch (error) {
-      this.statistics.recordRequest(error instanceof RejectedError ? 'REJECTED' : 'BACKEND', Math.round((performance.now() - startMs) * 1e6));
-      throw error;
-    }
+  /** Runs one validated request through the model's scheduler, which records its statistics. */
+  infer(request: InferRequest): Promise<readonly Tensor[]> {
+    return this.#scheduler.enqueue(request);
   }
 
   /** Requests accepted and not yet executing. */

@@ -4,7 +4,6 @@ import type { Tensor } from '../core/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from './clock.js';
 import { executeBatch } from './execute-batch.js';
-import { RejectedError } from './rejected-error.js';
 import type { InstancePool } from './instance-pool.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -44,7 +43,7 @@ export class DirectScheduler implements Scheduler {
 
   async enqueue(request: InferRequest): Promise<readonly Tensor[]> {
     if (this.#isClosing) {
-      throw new RejectedError(`model '${this.#options.modelName}' is unloading and takes no new requests`);
+      throw new NereidError('UNAVAILABLE', `model '${this.#options.modelName}' is unloading and takes no new requests`);
     }
     this.#inflightCount++;
     const enqueuedUs = this.#clock.nowUs();
@@ -53,12 +52,14 @@ export class DirectScheduler implements Scheduler {
       this.#executingCount++;
       try {
         let result: readonly Tensor[] | NereidError | undefined;
-        await executeBatch(
+        const batchSize = this.#options.isBatching ? request.inputs[0]!.shape[0]! : 1;
+        await executeBatch({
           instance,
-          [{ request, batchSize: this.#options.isBatching ? request.inputs[0]!.shape[0]! : 1, enqueuedUs, settle: (settled) => (result = settled) }],
-          this.#options.statistics,
-          this.#clock.nowUs(),
-        );
+          batch: [{ request, batchSize, enqueuedUs, settle: (settled) => (result = settled) }],
+          statistics: this.#options.statistics,
+          clock: this.#clock,
+          startUs: this.#clock.nowUs(),
+        });
         if (result instanceof NereidError) throw result;
         return result!;
       } finally {

@@ -178,7 +178,10 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
     void send(request('r2'));
     await assert.rejects(send(request('r3')), (error: NereidError) => {
       assert.equal(error.status, 'UNAVAILABLE');
-      assert.equal(error.message, "Exceeds maximum queue size: model 'm' already has 2 request(s) waiting at priority level 1 (max_queue_size 2)");
+      assert.equal(
+        error.message,
+        "[request id: r3] Exceeds maximum queue size: model 'm' already has 2 request(s) waiting at priority level 1 (max_queue_size 2)",
+      );
       return true;
     });
     assert.equal(batcher.queuedCount, 2);
@@ -197,29 +200,38 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
     void send(request('long', { timeout: 5000 }));
     clock.advance(300);
     await flush();
-    assert.equal(outcomes.get('short'), "error:Request timeout expired: the request waited 300 µs in the queue of model 'm'");
+    assert.equal(outcomes.get('short'), "error:[request id: short] Request timeout expired: the request waited 300 µs in the queue of model 'm'");
     assert.equal(outcomes.has('long'), false);
     clock.advance(700);
     await flush();
-    assert.equal(outcomes.get('long'), "error:Request timeout expired: the request waited 1000 µs in the queue of model 'm'", 'a longer request timeout does not extend the default');
+    assert.equal(
+      outcomes.get('long'),
+      "error:[request id: long] Request timeout expired: the request waited 1000 µs in the queue of model 'm'",
+      'a longer request timeout does not extend the default',
+    );
     await instance.finish();
     assert.deepEqual(instance.batches, [['r0']]);
   });
 
-  test('timeout override is ignored unless allow_timeout_override', async () => {
-    const { clock, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1], defaultQueuePolicy: { ...NO_POLICY, defaultTimeoutUs: 0 } });
-    void send(request('r0'));
-    void send(request('r1', { timeout: 10 }));
-    clock.advance(1_000_000);
-    await flush();
-    assert.equal(outcomes.has('r1'), false);
+  test('a request timeout is ignored without allow_timeout_override, and without a default timeout', async () => {
+    for (const policy of [
+      { ...NO_POLICY, defaultTimeoutUs: 500, allowTimeoutOverride: false },
+      { ...NO_POLICY, defaultTimeoutUs: 0, allowTimeoutOverride: true },
+    ]) {
+      const { clock, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1], defaultQueuePolicy: policy });
+      void send(request('r0'));
+      void send(request('r1', { timeout: 10 }));
+      clock.advance(400);
+      await flush();
+      assert.equal(outcomes.has('r1'), false, JSON.stringify(policy));
+    }
   });
 
   test('timeout DELAY: a timed-out request moves behind the others of its level', async () => {
     const { clock, instance, send } = setup({
       maxBatchSize: 1,
       preferredBatchSizes: [1],
-      defaultQueuePolicy: { timeoutAction: 'DELAY', defaultTimeoutUs: 0, allowTimeoutOverride: true, maxQueueSize: 0 },
+      defaultQueuePolicy: { timeoutAction: 'DELAY', defaultTimeoutUs: 1000, allowTimeoutOverride: true, maxQueueSize: 0 },
     });
     void send(request('blocker'));
     void send(request('impatient', { timeout: 100 }));
@@ -238,6 +250,47 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
     assert.equal(outcomes.has('r2'), false, 'r2 is held until r1 is answered');
     await instances[0]!.finish();
     assert.deepEqual([...outcomes.keys()], ['r1', 'r2']);
+  });
+
+  test('preserve_ordering does not hold back a request that timed out in the queue', async () => {
+    const { clock, instance, send, outcomes } = setup({
+      maxBatchSize: 1,
+      preferredBatchSizes: [1],
+      preserveOrdering: true,
+      defaultQueuePolicy: { ...NO_POLICY, defaultTimeoutUs: 100 },
+    });
+    void send(request('r0'));
+    void send(request('r1'));
+    clock.advance(100);
+    await flush();
+    assert.match(outcomes.get('r1') ?? '', /^error:\[request id: r1\] Request timeout expired/);
+    assert.equal(outcomes.has('r0'), false);
+    await instance.finish();
+    assert.deepEqual([...outcomes.keys()], ['r1', 'r0']);
+  });
+
+  test('the queue delay counts from the oldest request in the batch, not from others queued', async () => {
+    const { clock, instance, send } = setup({ maxBatchSize: 4, preferredBatchSizes: [2], maxQueueDelayUs: 1000, priorityLevels: 2, defaultPriorityLevel: 1 });
+    void send(request('blocker', { batch: 2 }));
+    void send(request('old', { priority: 2, dims: [3] }));
+    clock.advance(500);
+    for (const id of ['h1', 'h2', 'h3']) void send(request(id, { priority: 1 }));
+    await instance.finish();
+    assert.deepEqual(instance.batches[1], ['h1', 'h2'], 'the preferred size goes; an older request of another shape does not force the rest');
+  });
+
+  test('without priority levels only the default queue policy applies', async () => {
+    const { instance, send, outcomes, batcher } = setup({
+      maxBatchSize: 1,
+      preferredBatchSizes: [1],
+      priorityQueuePolicies: new Map([[1, { ...NO_POLICY, maxQueueSize: 1 }]]),
+    });
+    for (const id of ['r0', 'r1', 'r2', 'r3']) void send(request(id));
+    await flush();
+    assert.equal(outcomes.size, 0, 'nothing rejected: the level-1 policy with max_queue_size 1 does not apply');
+    assert.equal(batcher.queuedCount, 3);
+    for (let i = 0; i < 4; i++) await instance.finish();
+    assert.deepEqual([...outcomes.values()].filter((o) => o.startsWith('error')), []);
   });
 
   test('without preserve_ordering a finished batch is answered at once', async () => {

@@ -4,7 +4,6 @@ import type { Tensor } from '../core/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from './clock.js';
 import { type QueuedRequest, executeBatch } from './execute-batch.js';
-import { RejectedError } from './rejected-error.js';
 import type { InstancePool } from './instance-pool.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -35,8 +34,8 @@ export interface DynamicBatcherOptions {
 }
 
 interface Entry extends QueuedRequest {
-  /** Arrival order, for preserve_ordering. */
-  readonly sequence: number;
+  /** Dispatch order, for preserve_ordering: set when the request leaves the queue in a batch. */
+  sequence?: number;
   /** When REJECT or DELAY applies; Infinity without a timeout. */
   deadlineUs: number;
   /** Requests batch together only when their inputs' non-batch shapes (and names) are equal. */
@@ -52,15 +51,14 @@ interface Level {
 
 type Decision = { readonly batch: Entry[] } | { readonly waitUntilUs: number } | undefined;
 
-function readInteger(request: InferRequest, key: string): number | undefined {
+/** A `priority` or `timeout` parameter, which core/validate-request.ts has checked is a non-negative integer. */
+function readInteger(request: InferRequest, key: 'priority' | 'timeout'): number | undefined {
   const value = request.parameters[key];
-  if (value === undefined) return undefined;
-  const number = typeof value === 'bigint' ? Number(value) : value;
-  if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 0) {
-    throw new NereidError('INVALID_ARG', `request parameter '${key}' must be a non-negative integer, got ${String(value)}`);
-  }
-  return number;
+  return value === undefined ? undefined : Number(value);
 }
+
+/** Triton prefixes a request's errors with its id (InferenceRequest::LogRequest). */
+const idPrefix = (request: InferRequest): string => (request.id !== '' ? `[request id: ${request.id}] ` : '');
 
 function shapeKeyOf(request: InferRequest): string {
   return request.inputs
@@ -98,8 +96,9 @@ export class DynamicBatcher implements Scheduler {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
     const levelCount = Math.max(1, options.priorityLevels);
+    // Without priority levels only the default policy applies (Triton's PriorityQueue).
     this.#levels = Array.from({ length: levelCount }, (_, index) => ({
-      policy: options.priorityQueuePolicies.get(index + 1) ?? options.defaultQueuePolicy,
+      policy: (options.priorityLevels > 0 ? options.priorityQueuePolicies.get(index + 1) : undefined) ?? options.defaultQueuePolicy,
       queue: [],
       delayed: [],
     }));
@@ -118,47 +117,46 @@ export class DynamicBatcher implements Scheduler {
 
   enqueue(request: InferRequest): Promise<readonly Tensor[]> {
     const model = `model '${this.#options.modelName}'`;
-    if (this.#isClosing) return Promise.reject(new RejectedError(`${model} is unloading and takes no new requests`));
-    let levelNumber: number;
-    let timeoutUs: number | undefined;
-    try {
-      levelNumber = this.#levelOf(readInteger(request, 'priority'));
-      timeoutUs = readInteger(request, 'timeout');
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    if (this.#isClosing) return Promise.reject(new NereidError('UNAVAILABLE', `${model} is unloading and takes no new requests`));
+    const levelNumber = this.#levelOf(readInteger(request, 'priority'));
+    const timeoutUs = readInteger(request, 'timeout');
     const level = this.#levels[levelNumber - 1]!;
     const { policy } = level;
     const waiting = level.queue.length + level.delayed.length;
     if (policy.maxQueueSize > 0 && waiting >= policy.maxQueueSize) {
       return Promise.reject(
-        new RejectedError(
-          `Exceeds maximum queue size: ${model} already has ${waiting} request(s) waiting at priority level ${levelNumber} (max_queue_size ${policy.maxQueueSize})`,
+        new NereidError(
+          'UNAVAILABLE',
+          `${idPrefix(request)}Exceeds maximum queue size: ${model} already has ${waiting} request(s) waiting at priority level ${levelNumber} (max_queue_size ${policy.maxQueueSize})`,
         ),
       );
     }
+    // A request's timeout may only shorten a default one; with no default timeout it has no effect
+    // (Triton's PolicyQueue::Enqueue).
     let effectiveTimeoutUs = policy.defaultTimeoutUs;
-    if (policy.allowTimeoutOverride && timeoutUs !== undefined && timeoutUs > 0 && (effectiveTimeoutUs === 0 || timeoutUs < effectiveTimeoutUs)) {
+    if (policy.allowTimeoutOverride && timeoutUs !== undefined && timeoutUs > 0 && timeoutUs < effectiveTimeoutUs) {
       effectiveTimeoutUs = timeoutUs;
     }
     const nowUs = this.#clock.nowUs();
     this.#inflightCount++;
     return new Promise<readonly Tensor[]>((resolve, reject) => {
-      const sequence = this.#nextSequence++;
       const entry: Entry = {
         request,
         batchSize: this.#options.maxBatchSize > 0 ? (request.inputs[0]?.shape[0] ?? 1) : 1,
         enqueuedUs: nowUs,
-        sequence,
         deadlineUs: effectiveTimeoutUs > 0 ? nowUs + effectiveTimeoutUs : Number.POSITIVE_INFINITY,
         shapeKey: shapeKeyOf(request),
-        settle: (result) =>
-          this.#deliver(sequence, () => {
+        settle: (result) => {
+          const finish = (): void => {
             this.#inflightCount--;
             if (result instanceof NereidError) reject(result);
             else resolve(result);
             if (this.#inflightCount === 0) this.#drained?.();
-          }),
+          };
+          // Requests that never left the queue (timed out, unloaded) are answered at once.
+          if (entry.sequence === undefined || !this.#options.preserveOrdering) finish();
+          else this.#deliver(entry.sequence, finish);
+        },
       };
       level.queue.push(entry);
       this.#schedule();
@@ -172,12 +170,8 @@ export class DynamicBatcher implements Scheduler {
     return priority;
   }
 
-  /** Hands results back in arrival order when preserve_ordering asks for it, at once otherwise. */
+  /** With preserve_ordering: hands results back in the order their requests left the queue. */
   #deliver(sequence: number, deliver: () => void): void {
-    if (!this.#options.preserveOrdering) {
-      deliver();
-      return;
-    }
     this.#held.set(sequence, deliver);
     for (let next = this.#held.get(this.#nextDelivery); next !== undefined; next = this.#held.get(this.#nextDelivery)) {
       this.#held.delete(this.#nextDelivery);
@@ -228,8 +222,12 @@ export class DynamicBatcher implements Scheduler {
           entry.deadlineUs = Number.POSITIVE_INFINITY;
           level.delayed.push(entry);
         } else {
+          this.#options.statistics.recordRequest('REJECTED', (nowUs - entry.enqueuedUs) * 1000);
           entry.settle(
-            new RejectedError(`Request timeout expired: the request waited ${Math.round(nowUs - entry.enqueuedUs)} µs in the queue of model '${this.#options.modelName}'`),
+            new NereidError(
+              'UNAVAILABLE',
+              `${idPrefix(entry.request)}Request timeout expired: the request waited ${Math.round(nowUs - entry.enqueuedUs)} µs in the queue of model '${this.#options.modelName}'`,
+            ),
           );
         }
       }
@@ -255,17 +253,17 @@ export class DynamicBatcher implements Scheduler {
     let cannotGrow = false;
     let oldestUs = Number.POSITIVE_INFINITY;
     for (const entry of this.#ordered()) {
-      oldestUs = Math.min(oldestUs, entry.enqueuedUs);
-      if (cannotGrow) continue;
       if (chosen.length > 0) {
         if (total + entry.batchSize > this.#maxPreferred && preferredCount === 0) preferredCount = chosen.length;
         if (total + entry.batchSize > maxBatchSize || entry.shapeKey !== chosen[0]!.shapeKey) {
           cannotGrow = true;
-          continue;
+          break;
         }
       }
       chosen.push(entry);
       total += entry.batchSize;
+      // The queue delay counts from the oldest request of the pending batch only.
+      oldestUs = Math.min(oldestUs, entry.enqueuedUs);
       if (this.#preferred.has(total)) preferredCount = chosen.length;
     }
     if (chosen.length === 0) return undefined;
@@ -282,8 +280,9 @@ export class DynamicBatcher implements Scheduler {
         for (let index = list.length - 1; index >= 0; index--) if (taken.has(list[index]!)) list.splice(index, 1);
       }
     }
+    for (const entry of batch) entry.sequence = this.#nextSequence++;
     const instance = this.#options.pool.tryAcquire()!;
-    void executeBatch(instance, batch, this.#options.statistics, nowUs).then(() => {
+    void executeBatch({ instance, batch, statistics: this.#options.statistics, clock: this.#clock, startUs: nowUs }).finally(() => {
       this.#options.pool.release(instance);
       this.#schedule();
     });
@@ -292,7 +291,7 @@ export class DynamicBatcher implements Scheduler {
   async close(options?: { readonly isForced?: boolean }): Promise<void> {
     this.#isClosing = true;
     if (options?.isForced === true) {
-      const error = new RejectedError(`model '${this.#options.modelName}' was unloaded before the request ran`);
+      const error = new NereidError('UNAVAILABLE', `model '${this.#options.modelName}' was unloaded before the request ran`);
       for (const level of this.#levels) {
         for (const entry of level.queue.splice(0).concat(level.delayed.splice(0))) entry.settle(error);
       }

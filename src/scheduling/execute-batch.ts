@@ -3,6 +3,7 @@ import { NereidError } from '../core/errors.js';
 import type { InferRequest } from '../core/infer-request.js';
 import type { Tensor } from '../core/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
+import type { Clock } from './clock.js';
 
 /** A request waiting in a scheduler, with what is needed to answer it. */
 export interface QueuedRequest {
@@ -14,17 +15,24 @@ export interface QueuedRequest {
   settle(result: readonly Tensor[] | NereidError): void;
 }
 
+export interface ExecuteBatchOptions {
+  /** Reserved by the caller for this batch. */
+  readonly instance: ModelInstance;
+  readonly batch: readonly QueuedRequest[];
+  readonly statistics: ModelStatistics;
+  readonly clock: Clock;
+  /** When the batch left the queue. */
+  readonly startUs: number;
+}
+
 /**
- * Runs one batch on an instance the caller has reserved, records the execution's statistics, and
- * settles every request of the batch. Never throws: a failure of the whole execution fails each
- * request with it.
+ * Runs one batch on an instance, records the statistics as Triton does, and settles every request of
+ * the batch. Never throws: a failure of the whole execution fails each request with it.
+ * - each request: success, or fail (reason BACKEND), timed from enqueue to its response;
+ * - the execution: its batch size counts every request that ran in it, its inferences only those that
+ *   succeeded; queue and compute times are counted for the successful requests.
  */
-export async function executeBatch(
-  instance: ModelInstance,
-  batch: readonly QueuedRequest[],
-  statistics: ModelStatistics,
-  startUs: number,
-): Promise<void> {
+export async function executeBatch({ instance, batch, statistics, clock, startUs }: ExecuteBatchOptions): Promise<void> {
   let result: ExecuteResult;
   try {
     result = await instance.execute(batch.map((queued) => queued.request));
@@ -33,18 +41,29 @@ export async function executeBatch(
       error instanceof NereidError
         ? error
         : new NereidError('INTERNAL', `instance '${instance.name}' failed to execute: ${(error as Error).message}`, { cause: error });
-    for (const queued of batch) queued.settle(failure);
+    const endUs = clock.nowUs();
+    for (const queued of batch) {
+      statistics.recordRequest('BACKEND', (endUs - queued.enqueuedUs) * 1000);
+      queued.settle(failure);
+    }
     return;
   }
-  const executed = batch.filter((_, index) => !(result.responses[index] instanceof NereidError));
-  if (executed.length > 0) {
-    statistics.recordExecution(
-      executed.reduce((sum, queued) => sum + queued.batchSize, 0),
-      executed.map((queued) => Math.max(0, (startUs - queued.enqueuedUs) * 1000)),
-      result.timing,
-    );
+  const responses = batch.map(
+    (_, index) => result.responses[index] ?? new NereidError('INTERNAL', `instance '${instance.name}' returned no response for a request`),
+  );
+  const succeeded = batch.filter((_, index) => !(responses[index] instanceof NereidError));
+  if (succeeded.length > 0) {
+    statistics.recordExecution({
+      batchSize: batch.reduce((sum, queued) => sum + queued.batchSize, 0),
+      inferenceCount: succeeded.reduce((sum, queued) => sum + queued.batchSize, 0),
+      queueNs: succeeded.map((queued) => Math.max(0, (startUs - queued.enqueuedUs) * 1000)),
+      timing: result.timing,
+    });
   }
+  const endUs = clock.nowUs();
   batch.forEach((queued, index) => {
-    queued.settle(result.responses[index] ?? new NereidError('INTERNAL', `instance '${instance.name}' returned no response for a request`));
+    const response = responses[index]!;
+    statistics.recordRequest(response instanceof NereidError ? 'BACKEND' : 'SUCCESS', (endUs - queued.enqueuedUs) * 1000);
+    queued.settle(response);
   });
 }

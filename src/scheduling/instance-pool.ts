@@ -1,13 +1,21 @@
 import type { ModelInstance } from '../backends/backend.js';
+import { NereidError } from '../core/errors.js';
+
+interface Waiter {
+  readonly resolve: (instance: ModelInstance) => void;
+  readonly reject: (error: NereidError) => void;
+}
 
 /**
  * The idle instances of one model version and the batches waiting for one.
  * A batch always goes to an idle instance; when none is idle it waits, first come first served.
+ * Once closed, the pool hands out nothing: waiting and later callers are refused.
  */
 export class InstancePool {
   readonly #idle: ModelInstance[];
   readonly #all: readonly ModelInstance[];
-  readonly #waiting: Array<(instance: ModelInstance) => void> = [];
+  readonly #waiting: Waiter[] = [];
+  #isClosed = false;
 
   constructor(instances: readonly ModelInstance[]) {
     this.#all = instances;
@@ -15,28 +23,37 @@ export class InstancePool {
   }
 
   get idleCount(): number {
-    return this.#idle.length;
+    return this.#isClosed ? 0 : this.#idle.length;
   }
 
   /** An idle instance, reserved for the caller until `release`, or undefined when none is idle. */
   tryAcquire(): ModelInstance | undefined {
-    return this.#idle.pop();
+    return this.#isClosed ? undefined : this.#idle.pop();
   }
 
-  /** Resolves with an instance that is reserved for the caller until `release`. */
+  /** Resolves with an instance that is reserved for the caller until `release`; rejects once the pool closes. */
   acquire(): Promise<ModelInstance> {
+    if (this.#isClosed) return Promise.reject(this.#closedError());
     const instance = this.#idle.pop();
     if (instance !== undefined) return Promise.resolve(instance);
-    return new Promise((resolve) => this.#waiting.push(resolve));
+    return new Promise((resolve, reject) => this.#waiting.push({ resolve, reject }));
   }
 
   release(instance: ModelInstance): void {
+    if (this.#isClosed) return;
     const next = this.#waiting.shift();
-    if (next !== undefined) next(instance);
+    if (next !== undefined) next.resolve(instance);
     else this.#idle.push(instance);
   }
 
+  /** Refuses every waiting caller, then stops every instance. */
   async close(): Promise<void> {
+    this.#isClosed = true;
+    for (const waiter of this.#waiting.splice(0)) waiter.reject(this.#closedError());
     await Promise.all(this.#all.map((instance) => instance.close()));
+  }
+
+  #closedError(): NereidError {
+    return new NereidError('UNAVAILABLE', 'the model was unloaded before the request could run');
   }
 }

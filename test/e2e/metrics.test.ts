@@ -55,7 +55,6 @@ describe('Prometheus metrics on the metrics port', () => {
     assert.equal(sample(text, 'nv_inference_pending_request_count', labels), 0);
     assert.equal(sample(text, 'nv_inference_queue_duration_us', labels), Math.round(stats.inference_stats.queue.ns / 1000));
     assert.equal(sample(text, 'nv_inference_request_summary_us_count', labels), sizes.length);
-    assert.equal(sample(text, 'nv_inference_first_response_histogram_ms_count', labels), sizes.length);
     assert.equal(sample(text, 'nereid_inference_batch_size_count', labels), stats.execution_count);
     assert.equal(sample(text, 'nereid_inference_batch_size_sum', labels), stats.inference_count);
     assert.equal(sample(text, 'nv_inference_count', { model: 'simple', version: '1' }), 0);

@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ExecuteResult, ModelInstance } from '../backends/backend.js';
+import { NereidError } from '../core/errors.js';
+import type { InferRequest } from '../core/infer-request.js';
+import { ModelStatistics } from '../metrics/model-statistics.js';
+import { DirectScheduler } from './direct-scheduler.js';
+import { InstancePool } from './instance-pool.js';
+
+/** An instance that answers when told to, and fails what it is running when closed (as OrtInstance does). */
+class ManualInstance implements ModelInstance {
+  readonly name = 'm_0';
+  readonly ran: string[] = [];
+  #running: Array<{ resolve: (result: ExecuteResult) => void; reject: (error: Error) => void; requests: readonly InferRequest[] }> = [];
+  execute(requests: readonly InferRequest[]): Promise<ExecuteResult> {
+    this.ran.push(...requests.map((r) => r.id));
+    return new Promise((resolve, reject) => this.#running.push({ resolve, reject, requests }));
+  }
+  finish(): void {
+    const { resolve, requests } = this.#running.shift()!;
+    resolve({ responses: requests.map((r) => r.inputs), timing: { inputNs: 1, inferNs: 2, outputNs: 3 } });
+  }
+  async close(): Promise<void> {
+    for (const running of this.#running.splice(0)) running.reject(new NereidError('UNAVAILABLE', 'instance stopped'));
+  }
+}
+
+const request = (id: string): InferRequest => ({
+  modelName: 'm',
+  id,
+  parameters: {},
+  inputs: [{ name: 'IN', dataType: 'INT32', shape: [2, 1], data: new Int32Array([1, 2]) }],
+});
+const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+test('requests run alone, in arrival order, and are counted with their batch size', async () => {
+  const instance = new ManualInstance();
+  const statistics = new ModelStatistics('m', 1);
+  const scheduler = new DirectScheduler({ modelName: 'm', pool: new InstancePool([instance]), statistics, isBatching: true });
+  const first = scheduler.enqueue(request('r0'));
+  const second = scheduler.enqueue(request('r1'));
+  await flush();
+  assert.deepEqual(instance.ran, ['r0']);
+  assert.equal(scheduler.queuedCount, 1);
+  instance.finish();
+  await first;
+  await flush();
+  assert.deepEqual(instance.ran, ['r0', 'r1']);
+  instance.finish();
+  await second;
+  const snapshot = statistics.snapshot();
+  assert.equal(snapshot.inferenceCount, 4);
+  assert.equal(snapshot.executionCount, 2);
+  assert.deepEqual(snapshot.batchStats.map((b) => [b.batchSize, b.computeInfer.count]), [[2, 2]]);
+  assert.equal(snapshot.success.count, 2);
+});
+
+test('a forced close settles every request: the running one and the waiting one', async () => {
+  const instance = new ManualInstance();
+  const statistics = new ModelStatistics('m', 1);
+  const scheduler = new DirectScheduler({ modelName: 'm', pool: new InstancePool([instance]), statistics, isBatching: true });
+  const running = scheduler.enqueue(request('r0'));
+  const waiting = scheduler.enqueue(request('r1'));
+  await flush();
+  await scheduler.close({ isForced: true });
+  await assert.rejects(running, { message: 'instance stopped' });
+  await assert.rejects(waiting, { message: 'the model was unloaded before the request could run' });
+  assert.equal(scheduler.inflightCount, 0);
+  await assert.rejects(scheduler.enqueue(request('r2')), { message: "model 'm' is unloading and takes no new requests" });
+  assert.equal(statistics.snapshot().fail.count, 1, 'the request that reached an instance counts as failed');
+});
