@@ -11,6 +11,7 @@ import { handleModelConfig, handleModelMetadata, handleModelReady } from './hand
 import { handleStatistics } from './handlers/statistics.js';
 import { type Reply, jsonReply } from './reply.js';
 import { RouteError, matchRoute } from './routes.js';
+import { listen } from '../listen.js';
 
 /** The first of gzip and deflate that an Accept-Encoding header allows (a q-value of 0 refuses). */
 function acceptedEncoding(header: string | undefined): 'gzip' | 'deflate' | undefined {
@@ -51,13 +52,7 @@ export class HttpFrontend {
   }
 
   listen(port: number, host: string): Promise<AddressInfo> {
-    return new Promise((resolve, reject) => {
-      this.#server.once('error', reject);
-      this.#server.listen(port, host, () => {
-        this.#server.off('error', reject);
-        resolve(this.#server.address() as AddressInfo);
-      });
-    });
+    return listen(this.#server, port, host);
   }
 
   /** HTTP requests being handled now. */

@@ -2,6 +2,7 @@ import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../logging/logger.js';
 import type { ServerMetrics } from '../../metrics/server-metrics.js';
+import { listen } from '../listen.js';
 
 /**
  * Serves the Prometheus metrics at GET /metrics (Triton's metrics port, 8002 by default), in the text
@@ -32,13 +33,7 @@ export class MetricsFrontend {
   }
 
   listen(port: number, host: string): Promise<AddressInfo> {
-    return new Promise((resolve, reject) => {
-      this.#server.once('error', reject);
-      this.#server.listen(port, host, () => {
-        this.#server.off('error', reject);
-        resolve(this.#server.address() as AddressInfo);
-      });
-    });
+    return listen(this.#server, port, host);
   }
 
   close(): Promise<void> {
