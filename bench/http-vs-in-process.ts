@@ -145,7 +145,7 @@ function overHttp(baseUrl: string, testCase: Case): Promise<{ latency: Figures; 
 }
 
 async function startNereid(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [`${ROOT}dist/cli/main.js`, 'serve', '--model-repository', REPOSITORY, '--http-port=0', '--http-address=127.0.0.1', '--metrics-port=0'], {
+  const child = spawn(process.execPath, [`${ROOT}dist/cli/main.js`, 'serve', '--model-repository', REPOSITORY, '--http-port=0', '--http-address=127.0.0.1', '--metrics-port=0', '--grpc-port=0'], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const url = await new Promise<string>((resolve, reject) => {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_SERVER_OPTIONS, type ServerOptions } from './config/server-options.js';
 import { InferenceServer, NereidError } from './core/index.js';
+import { GrpcFrontend } from './frontends/grpc/grpc-server.js';
 import { HttpFrontend } from './frontends/http/http-server.js';
 import { MetricsFrontend } from './frontends/metrics/metrics-server.js';
 import { type Logger, createLogger } from './logging/logger.js';
@@ -20,6 +21,8 @@ export interface RunningServer {
   readonly core: InferenceServer;
   /** `http://host:port`, undefined when HTTP is off. */
   readonly httpUrl: string | undefined;
+  /** `host:port` of the gRPC service, undefined when gRPC is off. */
+  readonly grpcUrl: string | undefined;
   /** `http://host:port` of /metrics, undefined when metrics are off. */
   readonly metricsUrl: string | undefined;
   readonly logger: Logger;
@@ -69,6 +72,23 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     httpUrl = urlOf(address);
     logger.info('server', `started HTTP service at ${options.httpAddress}:${address.port}`);
   }
+  let grpc: GrpcFrontend | undefined;
+  let grpcUrl: string | undefined;
+  if (options.isGrpcAllowed) {
+    grpc = new GrpcFrontend({
+      server: core,
+      logger,
+      maxMessageBytes: options.grpcMaxMessageBytes,
+      keepaliveTimeMs: options.grpcKeepaliveTimeMs,
+      keepaliveTimeoutMs: options.grpcKeepaliveTimeoutMs,
+      isKeepalivePermittedWithoutCalls: options.isGrpcKeepalivePermittedWithoutCalls,
+      http2MaxPingStrikes: options.grpcHttp2MaxPingStrikes,
+      http2MinPingIntervalWithoutDataMs: options.grpcHttp2MinRecvPingIntervalWithoutDataMs,
+    });
+    const port = await grpc.listen(options.grpcPort, options.grpcAddress);
+    grpcUrl = `${options.grpcAddress === '0.0.0.0' ? '127.0.0.1' : options.grpcAddress}:${port}`;
+    logger.info('server', `started GRPCInferenceService at ${options.grpcAddress}:${port}`);
+  }
   let metricsFrontend: MetricsFrontend | undefined;
   let metricsUrl: string | undefined;
   if (metrics !== undefined) {
@@ -83,7 +103,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   const shutdown = (): Promise<void> =>
     (stopping ??= (async () => {
       core.beginShutdown();
-      const closed = http?.close();
+      const closed = Promise.all([http?.close(), grpc?.close()]);
       const deadline = Date.now() + options.exitTimeoutMs;
       while ((core.inflightCount > 0 || (http?.inflightCount ?? 0) > 0) && Date.now() < deadline) {
         logger.info('server', `waiting for ${core.inflightCount} in-flight inference request(s) to complete; ${Math.ceil((deadline - Date.now()) / 1000)} s left`);
@@ -92,11 +112,12 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       const isTimedOut = core.inflightCount > 0 || (http?.inflightCount ?? 0) > 0;
       if (isTimedOut) logger.warning('server', `exit timeout reached with ${core.inflightCount} request(s) still in flight; stopping anyway`);
       http?.closeAllConnections();
+      grpc?.forceClose();
       await closed;
       await core.unloadAll({ isForced: isTimedOut });
       await metricsFrontend?.close();
       metrics?.close();
       logger.info('server', 'all models are stopped; exiting');
     })());
-  return { core, httpUrl, metricsUrl, logger, shutdown };
+  return { core, httpUrl, grpcUrl, metricsUrl, logger, shutdown };
 }

@@ -279,7 +279,7 @@ async function benchModel(model: string, manifest: Manifest): Promise<ModelResul
     const server = await startServer({
       label: 'nereid',
       command: process.execPath,
-      args: [NEREID_MAIN, 'serve', '--model-repository', REPOSITORY, '--http-port', String(port), '--http-address', '127.0.0.1', '--exit-on-error', 'true', ...SETTINGS.nereidArgs],
+      args: [NEREID_MAIN, 'serve', '--model-repository', REPOSITORY, '--http-port', String(port), '--http-address', '127.0.0.1', '--exit-on-error', 'true', '--grpc-port', '0', '--metrics-port', '0', ...SETTINGS.nereidArgs],
       port,
       logFile: logFile('nereid'),
     });

@@ -42,7 +42,10 @@ test('bad flags are clear errors', () => {
     message: "nereid serve: --strict-readiness takes true or false, got 'maybe'",
   });
   assert.throws(() => parseServeArgs(['--model-repository=m', '--grpc-prot=1']), {
-    message: "nereid serve: unknown flag '--grpc-prot'. Run 'nereid serve --help' for the flags.",
+    message: "nereid serve: unknown flag '--grpc-prot'. Did you mean '--grpc-port'? Run 'nereid serve --help' for the flags.",
+  });
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--zzz=1']), {
+    message: "nereid serve: unknown flag '--zzz'. Run 'nereid serve --help' for the flags.",
   });
   assert.throws(() => parseServeArgs(['--model-repository=m', '--metrics-port=8000']), {
     message: 'nereid serve: --http-port and --metrics-port are both 8000 on 0.0.0.0; give each service its own port',

@@ -11,6 +11,15 @@ export interface ServerOptions {
   readonly httpPort: number;
   readonly httpAddress: string;
   readonly httpMaxInputBytes: number;
+  readonly isGrpcAllowed: boolean;
+  readonly grpcPort: number;
+  readonly grpcAddress: string;
+  readonly grpcMaxMessageBytes: number;
+  readonly grpcKeepaliveTimeMs: number;
+  readonly grpcKeepaliveTimeoutMs: number;
+  readonly isGrpcKeepalivePermittedWithoutCalls: boolean;
+  readonly grpcHttp2MaxPingStrikes: number;
+  readonly grpcHttp2MinRecvPingIntervalWithoutDataMs: number;
   readonly isMetricsAllowed: boolean;
   readonly metricsPort: number;
   /** Undefined: the HTTP address, as in Triton. */
@@ -34,6 +43,15 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   httpPort: 8000,
   httpAddress: '0.0.0.0',
   httpMaxInputBytes: 2 ** 26,
+  isGrpcAllowed: true,
+  grpcPort: 8001,
+  grpcAddress: '0.0.0.0',
+  grpcMaxMessageBytes: 2 ** 31 - 1,
+  grpcKeepaliveTimeMs: 7_200_000,
+  grpcKeepaliveTimeoutMs: 20_000,
+  isGrpcKeepalivePermittedWithoutCalls: false,
+  grpcHttp2MaxPingStrikes: 2,
+  grpcHttp2MinRecvPingIntervalWithoutDataMs: 300_000,
   isMetricsAllowed: true,
   metricsPort: 8002,
   metricsIntervalMs: 2000,
@@ -56,6 +74,15 @@ const FLAGS = {
   'http-port': { type: 'string', help: 'PORT  HTTP port (default 8000; 0 picks a free one)' },
   'http-address': { type: 'string', help: 'ADDR  HTTP address (default 0.0.0.0)' },
   'http-max-input-size': { type: 'string', help: 'BYTES  largest request body (default 67108864)' },
+  'allow-grpc': { type: 'string', help: 'BOOL  serve gRPC (default true)' },
+  'grpc-port': { type: 'string', help: 'PORT  gRPC port (default 8001; 0 picks a free one)' },
+  'grpc-address': { type: 'string', help: 'ADDR  gRPC address (default 0.0.0.0)' },
+  'grpc-max-message-size': { type: 'string', help: 'BYTES  largest gRPC message (default 2147483647)' },
+  'grpc-keepalive-time': { type: 'string', help: 'MS  keepalive ping period (default 7200000)' },
+  'grpc-keepalive-timeout': { type: 'string', help: 'MS  keepalive ping timeout (default 20000)' },
+  'grpc-keepalive-permit-without-calls': { type: 'string', help: 'BOOL  allow pings without calls (default false)' },
+  'grpc-http2-max-ping-strikes': { type: 'string', help: 'N  bad pings before closing (default 2)' },
+  'grpc-http2-min-recv-ping-interval-without-data': { type: 'string', help: 'MS  least time between pings (default 300000)' },
   'allow-metrics': { type: 'string', help: 'BOOL  serve Prometheus metrics (default true)' },
   'metrics-port': { type: 'string', help: 'PORT  metrics port (default 8002; 0 picks a free one)' },
   'metrics-address': { type: 'string', help: 'ADDR  metrics address (default: the HTTP address)' },
@@ -191,6 +218,25 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     httpPort: parseInteger('http-port', string('http-port'), defaults.httpPort, 0, 65535),
     httpAddress: string('http-address') ?? defaults.httpAddress,
     httpMaxInputBytes: parseInteger('http-max-input-size', string('http-max-input-size'), defaults.httpMaxInputBytes, 1, 2 ** 40),
+    isGrpcAllowed: parseBoolean('allow-grpc', string('allow-grpc'), defaults.isGrpcAllowed),
+    grpcPort: parseInteger('grpc-port', string('grpc-port'), defaults.grpcPort, 0, 65535),
+    grpcAddress: string('grpc-address') ?? defaults.grpcAddress,
+    grpcMaxMessageBytes: parseInteger('grpc-max-message-size', string('grpc-max-message-size'), defaults.grpcMaxMessageBytes, 1, 2 ** 31 - 1),
+    grpcKeepaliveTimeMs: parseInteger('grpc-keepalive-time', string('grpc-keepalive-time'), defaults.grpcKeepaliveTimeMs, 1, 2 ** 31 - 1),
+    grpcKeepaliveTimeoutMs: parseInteger('grpc-keepalive-timeout', string('grpc-keepalive-timeout'), defaults.grpcKeepaliveTimeoutMs, 1, 2 ** 31 - 1),
+    isGrpcKeepalivePermittedWithoutCalls: parseBoolean(
+      'grpc-keepalive-permit-without-calls',
+      string('grpc-keepalive-permit-without-calls'),
+      defaults.isGrpcKeepalivePermittedWithoutCalls,
+    ),
+    grpcHttp2MaxPingStrikes: parseInteger('grpc-http2-max-ping-strikes', string('grpc-http2-max-ping-strikes'), defaults.grpcHttp2MaxPingStrikes, 0, 1000),
+    grpcHttp2MinRecvPingIntervalWithoutDataMs: parseInteger(
+      'grpc-http2-min-recv-ping-interval-without-data',
+      string('grpc-http2-min-recv-ping-interval-without-data'),
+      defaults.grpcHttp2MinRecvPingIntervalWithoutDataMs,
+      0,
+      2 ** 31 - 1,
+    ),
     isMetricsAllowed: parseBoolean('allow-metrics', string('allow-metrics'), defaults.isMetricsAllowed),
     metricsPort: parseInteger('metrics-port', string('metrics-port'), defaults.metricsPort, 0, 65535),
     ...(string('metrics-address') !== undefined ? { metricsAddress: string('metrics-address')! } : {}),

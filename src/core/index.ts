@@ -15,5 +15,5 @@ export {
   viewFixedSize,
 } from './tensor.js';
 export type { BytesElements, FixedSizeArray, ParameterValue, Parameters, Tensor, TensorData } from './tensor.js';
-export { modelConfigToTritonJson } from '../config/model-config-json.js';
+export { modelConfigToProtoJson, modelConfigToTritonJson } from '../config/model-config-json.js';
 export type { BatchStatistics, Duration, ModelStatisticsSnapshot } from '../metrics/model-statistics.js';

@@ -144,7 +144,7 @@ describe('server options around the repository', () => {
 
   test('--exit-on-error=true: start-up fails and names the failed models', async () => {
     await assert.rejects(
-      startServer({ modelRepositories: [FIXTURES], httpPort: 0, metricsPort: 0, isExitOnError: true, logger: { info() {}, warning() {}, error() {}, verbose() {} } }),
+      startServer({ modelRepositories: [FIXTURES], httpPort: 0, metricsPort: 0, grpcPort: 0, isExitOnError: true, logger: { info() {}, warning() {}, error() {}, verbose() {} } }),
       (error: Error) => /model\(s\) failed to load: .*'bad_config'/.test(error.message) && /'broken_model'/.test(error.message),
     );
   });

@@ -8,6 +8,7 @@ export const FIXTURES = fileURLToPath(new URL('../fixtures/model_repository', im
 export interface TestServer {
   readonly url: string;
   readonly metricsUrl: string | undefined;
+  readonly grpcUrl: string | undefined;
   get(path: string, init?: RequestInit): Promise<Response>;
   post(path: string, body: unknown, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
@@ -15,11 +16,20 @@ export interface TestServer {
 
 /** Starts the real server on a free port of 127.0.0.1 with the given repositories, logging nothing. */
 export async function startTestServer(options: Partial<StartOptions> & { modelRepositories: readonly string[] }): Promise<TestServer> {
-  const server = await startServer({ httpPort: 0, httpAddress: '127.0.0.1', metricsPort: 0, logger: silentLogger, ...options });
+  const server = await startServer({
+    httpPort: 0,
+    httpAddress: '127.0.0.1',
+    grpcPort: 0,
+    grpcAddress: '127.0.0.1',
+    metricsPort: 0,
+    logger: silentLogger,
+    ...options,
+  });
   const url = server.httpUrl!;
   return {
     url,
     metricsUrl: server.metricsUrl,
+    grpcUrl: server.grpcUrl,
     get: (path, init) => fetch(url + path, init),
     post: (path, body, init) =>
       fetch(url + path, {

@@ -17,7 +17,7 @@ import {
   viewFixedSize,
 } from '../../core/index.js';
 import { type JsonValue, parseJsonBody } from './json-body.js';
-import { tensorDataFromJson, tensorDataToJson } from './tensor-json.js';
+import { tensorDataFromJson, tensorDataToJson } from '../tensor-json.js';
 
 /** How each output goes back: as JSON `data` or as binary after the JSON header. */
 export interface OutputEncoding {

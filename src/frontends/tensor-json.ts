@@ -5,8 +5,8 @@ import {
   NereidError,
   type TensorData,
   allocateFixedSize,
-} from '../../core/index.js';
-import type { JsonValue } from './json-body.js';
+} from '../core/index.js';
+import type { JsonValue } from './http/json-body.js';
 
 const INTEGER_RANGES: Partial<Record<DataType, readonly [number, number]>> = {
   UINT8: [0, 0xff],

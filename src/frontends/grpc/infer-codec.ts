@@ -1,0 +1,218 @@
+import {
+  type DataType,
+  type InferRequest,
+  type InferResponse,
+  NereidError,
+  type ParameterValue,
+  type Parameters,
+  type Tensor,
+  asBytes,
+  dataTypeByteSize,
+  deserializeBytes,
+  elementCount,
+  isDataType,
+  serializeBytes,
+  viewFixedSize,
+} from '../../core/index.js';
+import type { JsonValue } from '../http/json-body.js';
+import { tensorDataFromJson } from '../tensor-json.js';
+
+/**
+ * The messages as @grpc/proto-loader hands them over (keepCase, longs as strings, bytes as Buffers,
+ * defaults filled, oneofs named): wire names, as the .proto spells them.
+ */
+export interface InferParameterMessage {
+  parameter_choice?: 'bool_param' | 'int64_param' | 'string_param' | 'double_param' | 'uint64_param';
+  bool_param?: boolean;
+  int64_param?: string;
+  string_param?: string;
+  double_param?: number;
+  uint64_param?: string;
+}
+
+interface TensorContentsMessage {
+  bool_contents?: boolean[];
+  int_contents?: number[];
+  int64_contents?: string[];
+  uint_contents?: number[];
+  uint64_contents?: string[];
+  fp32_contents?: number[];
+  fp64_contents?: number[];
+  bytes_contents?: Buffer[];
+}
+
+export interface ModelInferRequestMessage {
+  model_name: string;
+  model_version: string;
+  id: string;
+  parameters?: Record<string, InferParameterMessage>;
+  inputs?: Array<{
+    name: string;
+    datatype: string;
+    shape?: string[];
+    parameters?: Record<string, InferParameterMessage>;
+    contents?: TensorContentsMessage | null;
+  }>;
+  outputs?: Array<{ name: string; parameters?: Record<string, InferParameterMessage> }>;
+  raw_input_contents?: Buffer[];
+}
+
+export interface ModelInferResponseMessage {
+  model_name: string;
+  model_version: string;
+  id: string;
+  parameters: Record<string, InferParameterMessage>;
+  outputs: Array<{ name: string; datatype: string; shape: number[] }>;
+  raw_output_contents: Uint8Array[];
+}
+
+function toParameterValue(message: InferParameterMessage): ParameterValue | undefined {
+  switch (message.parameter_choice) {
+    case 'bool_param':
+      return message.bool_param ?? false;
+    case 'string_param':
+      return message.string_param ?? '';
+    case 'double_param':
+      return message.double_param ?? 0;
+    case 'int64_param':
+    case 'uint64_param': {
+      const text = message[message.parameter_choice] ?? '0';
+      const value = Number(text);
+      return Number.isSafeInteger(value) ? value : BigInt(text);
+    }
+    default:
+      return undefined;
+  }
+}
+
+function toParameters(messages: Record<string, InferParameterMessage> | undefined): Parameters {
+  const parameters: Record<string, ParameterValue> = {};
+  for (const [key, message] of Object.entries(messages ?? {})) {
+    const value = toParameterValue(message);
+    if (value !== undefined) parameters[key] = value;
+  }
+  return parameters;
+}
+
+/** Which typed-contents field carries each data type (KServe v2 InferTensorContents). */
+const CONTENTS_FIELD: Record<Exclude<DataType, 'FP16' | 'BF16'>, keyof TensorContentsMessage> = {
+  BOOL: 'bool_contents',
+  INT8: 'int_contents',
+  INT16: 'int_contents',
+  INT32: 'int_contents',
+  INT64: 'int64_contents',
+  UINT8: 'uint_contents',
+  UINT16: 'uint_contents',
+  UINT32: 'uint_contents',
+  UINT64: 'uint64_contents',
+  FP32: 'fp32_contents',
+  FP64: 'fp64_contents',
+  BYTES: 'bytes_contents',
+};
+
+function hasContents(contents: TensorContentsMessage | null | undefined): boolean {
+  return contents !== null && contents !== undefined && Object.values(contents).some((values) => Array.isArray(values) && values.length > 0);
+}
+
+function fromContents(name: string, dataType: DataType, shape: readonly number[], contents: TensorContentsMessage): Tensor['data'] {
+  const count = elementCount(shape);
+  if (dataType === 'FP16' || dataType === 'BF16') {
+    throw new NereidError('INVALID_ARG', `input '${name}': ${dataType} data cannot travel in typed contents; send it in raw_input_contents`);
+  }
+  const values = (contents[CONTENTS_FIELD[dataType]] ?? []) as unknown[];
+  if (dataType === 'BYTES') {
+    if (values.length !== count) {
+      throw new NereidError('INVALID_ARG', `unexpected number of elements for input '${name}': its shape has ${count} elements but bytes_contents holds ${values.length}`);
+    }
+    return (values as Buffer[]).map((element) => new Uint8Array(element.buffer, element.byteOffset, element.byteLength));
+  }
+  const asJson = dataType === 'INT64' || dataType === 'UINT64' ? (values as string[]).map((text) => BigInt(text)) : (values as JsonValue[]);
+  return tensorDataFromJson(name, dataType, count, asJson as JsonValue);
+}
+
+function fromRaw(name: string, dataType: DataType, shape: readonly number[], raw: Buffer): Tensor['data'] {
+  const count = elementCount(shape);
+  if (dataType === 'BYTES') {
+    const elements = deserializeBytes(raw);
+    if (typeof elements === 'string') throw new NereidError('INVALID_ARG', `input '${name}': malformed BYTES raw contents: ${elements}`);
+    if (elements.length !== count) {
+      throw new NereidError('INVALID_ARG', `unexpected number of elements for input '${name}': its shape has ${count} elements but the raw contents hold ${elements.length}`);
+    }
+    return elements;
+  }
+  const expected = count * dataTypeByteSize(dataType);
+  if (raw.byteLength !== expected) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `unexpected byte size for input '${name}': shape [${shape.join(',')}] of ${dataType} needs ${expected} bytes, but its raw_input_contents holds ${raw.byteLength}`,
+    );
+  }
+  return viewFixedSize(dataType, raw);
+}
+
+/**
+ * Decodes a ModelInferRequest: each input's data from its typed `contents` or, as Triton's clients
+ * send it, from `raw_input_contents` in input order (views of the message, not copies).
+ */
+export function decodeModelInferRequest(message: ModelInferRequestMessage): InferRequest {
+  const version = message.model_version;
+  if (version !== '' && !/^[0-9]+$/.test(version)) {
+    throw new NereidError('INVALID_ARG', `model_version must be a number or empty, got '${version}'`);
+  }
+  const inputs = message.inputs ?? [];
+  const raw = message.raw_input_contents ?? [];
+  if (raw.length > 0 && raw.length !== inputs.length) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `raw_input_contents has ${raw.length} entries but the request has ${inputs.length} inputs; give one raw entry per input, in input order`,
+    );
+  }
+  const tensors: Tensor[] = inputs.map((input, index) => {
+    const { name } = input;
+    if (!isDataType(input.datatype)) {
+      throw new NereidError(
+        'INVALID_ARG',
+        `input '${name}': unknown datatype "${input.datatype}"; expected one of BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, FP32, FP64, BYTES, BF16`,
+      );
+    }
+    const shape = (input.shape ?? []).map((dim) => Number(dim));
+    if (shape.some((dim) => !Number.isSafeInteger(dim) || dim < 0)) {
+      throw new NereidError('INVALID_ARG', `input '${name}': shape must hold non-negative integers, got [${shape.join(',')}]`);
+    }
+    if (raw.length > 0 && hasContents(input.contents)) {
+      throw new NereidError('INVALID_ARG', `input '${name}' has both contents and raw_input_contents; give one`);
+    }
+    const data = raw.length > 0 ? fromRaw(name, input.datatype, shape, raw[index]!) : fromContents(name, input.datatype, shape, input.contents ?? {});
+    return { name, dataType: input.datatype, shape, data, parameters: toParameters(input.parameters) };
+  });
+  const outputs = message.outputs?.map((output) => ({ name: output.name, parameters: toParameters(output.parameters) }));
+  return {
+    modelName: message.model_name,
+    ...(version !== '' ? { modelVersion: Number(version) } : {}),
+    id: message.id,
+    inputs: tensors,
+    ...(outputs !== undefined && outputs.length > 0 ? { outputs } : {}),
+    parameters: toParameters(message.parameters),
+  };
+}
+
+function toParameterMessage(value: ParameterValue): InferParameterMessage {
+  if (typeof value === 'boolean') return { bool_param: value };
+  if (typeof value === 'string') return { string_param: value };
+  if (typeof value === 'bigint') return value >= 0n ? { uint64_param: value.toString() } : { int64_param: value.toString() };
+  return Number.isInteger(value) ? { int64_param: String(value) } : { double_param: value };
+}
+
+/** Encodes a response as Triton does: every output's data in raw_output_contents, in output order. */
+export function encodeModelInferResponse(response: InferResponse): ModelInferResponseMessage {
+  return {
+    model_name: response.modelName,
+    model_version: response.modelVersion,
+    id: response.id,
+    parameters: Object.fromEntries(Object.entries(response.parameters).map(([key, value]) => [key, toParameterMessage(value)])),
+    outputs: response.outputs.map((output) => ({ name: output.name, datatype: output.dataType, shape: [...output.shape] })),
+    raw_output_contents: response.outputs.map((output) =>
+      Array.isArray(output.data) ? serializeBytes(output.data) : asBytes(output.data as Exclude<Tensor['data'], Uint8Array[]>),
+    ),
+  };
+}

@@ -1,0 +1,145 @@
+import { type ServerUnaryCall, type ServerWritableStream, type ServerDuplexStream, type sendUnaryData, status as GrpcStatus } from '@grpc/grpc-js';
+import { type InferenceServer, type ModelStatisticsSnapshot, NereidError, modelConfigToProtoJson } from '../../core/index.js';
+import type { Logger } from '../../logging/logger.js';
+import { grpcError } from './errors.js';
+import { type ModelInferRequestMessage, type ModelInferResponseMessage, decodeModelInferRequest, encodeModelInferResponse } from './infer-codec.js';
+
+type Unary<Request, Response> = (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>) => void;
+
+interface NameVersion {
+  name: string;
+  version: string;
+}
+
+function parseVersion(version: string): number | undefined {
+  if (version === '') return undefined;
+  if (!/^[0-9]+$/.test(version)) throw new NereidError('INVALID_ARG', `version must be a number or empty, got '${version}'`);
+  return Number(version);
+}
+
+/** Statistics in the wire shape of the ModelStatistics message. */
+function statisticsMessage(stats: ModelStatisticsSnapshot): object {
+  return {
+    name: stats.name,
+    version: stats.version,
+    last_inference: stats.lastInference,
+    inference_count: stats.inferenceCount,
+    execution_count: stats.executionCount,
+    inference_stats: {
+      success: stats.success,
+      fail: stats.fail,
+      queue: stats.queue,
+      compute_input: stats.computeInput,
+      compute_infer: stats.computeInfer,
+      compute_output: stats.computeOutput,
+      cache_hit: stats.cacheHit,
+      cache_miss: stats.cacheMiss,
+    },
+    batch_stats: stats.batchStats.map((batch) => ({
+      batch_size: batch.batchSize,
+      compute_input: batch.computeInput,
+      compute_infer: batch.computeInfer,
+      compute_output: batch.computeOutput,
+    })),
+  };
+}
+
+/**
+ * The handlers of inference.GRPCInferenceService: each translates its message to a call of the core
+ * and back, as the HTTP handlers do, so a request behaves the same whichever front end it came through.
+ */
+export function createInferenceService(server: InferenceServer, logger: Logger): Record<string, unknown> {
+  /** Runs `handle` and answers with its result, or with the error mapped to a gRPC status. */
+  const unary =
+    <Request, Response>(handle: (request: Request) => Response | Promise<Response>): Unary<Request, Response> =>
+    (call, callback) => {
+      Promise.resolve()
+        .then(() => handle(call.request))
+        .then(
+          (response) => callback(null, response),
+          (error: unknown) => callback(grpcError(error, logger)),
+        );
+    };
+  const notImplemented = (what: string): Unary<unknown, unknown> => (_call, callback) =>
+    callback({ code: GrpcStatus.UNIMPLEMENTED, details: `${what} is not implemented by this server yet` });
+
+  return {
+    ServerLive: unary(() => ({ live: server.isLive() })),
+    ServerReady: unary(() => ({ ready: server.isReady() })),
+    ModelReady: unary((request: NameVersion) => ({ ready: server.isModelReady(request.name, parseVersion(request.version)) })),
+    ServerMetadata: unary(() => server.serverMetadata()),
+    ModelMetadata: unary((request: NameVersion) => server.modelMetadata(request.name, parseVersion(request.version))),
+    ModelConfig: unary((request: NameVersion) => ({ config: modelConfigToProtoJson(server.modelConfig(request.name, parseVersion(request.version))) })),
+    ModelStatistics: unary((request: NameVersion) => ({
+      model_stats: server.modelStatistics(request.name === '' ? undefined : request.name, parseVersion(request.version)).map(statisticsMessage),
+    })),
+    ModelInfer: unary(async (request: ModelInferRequestMessage) => encodeModelInferResponse(await server.infer(decodeModelInferRequest(request)))),
+    ModelStreamInfer: (call: ServerDuplexStream<ModelInferRequestMessage, unknown>) => streamInfer(server, logger, call),
+    RepositoryIndex: notImplemented('RepositoryIndex (the model repository extension)'),
+    RepositoryModelLoad: notImplemented('RepositoryModelLoad (the model repository extension)'),
+    RepositoryModelUnload: notImplemented('RepositoryModelUnload (the model repository extension)'),
+    SystemSharedMemoryStatus: notImplemented('SystemSharedMemoryStatus (the system shared memory extension)'),
+    SystemSharedMemoryRegister: notImplemented('SystemSharedMemoryRegister (the system shared memory extension)'),
+    SystemSharedMemoryUnregister: notImplemented('SystemSharedMemoryUnregister (the system shared memory extension)'),
+    CudaSharedMemoryStatus: cudaUnsupported,
+    CudaSharedMemoryRegister: cudaUnsupported,
+    CudaSharedMemoryUnregister: cudaUnsupported,
+    TraceSetting: notImplemented('TraceSetting (the trace extension)'),
+    LogSettings: notImplemented('LogSettings (the logging extension)'),
+  };
+}
+
+const cudaUnsupported: Unary<unknown, unknown> = (_call, callback) =>
+  callback({ code: GrpcStatus.UNIMPLEMENTED, details: 'CUDA shared memory is not supported: this server has no GPU support' });
+
+/**
+ * ModelStreamInfer: requests run as they arrive, several at a time; each response is written when
+ * ready, carrying its request's id. A failed request is answered in the stream with error_message and
+ * the stream carries on. The stream ends once the client has finished sending and every answer is out.
+ */
+function streamInfer(server: InferenceServer, logger: Logger, call: ServerDuplexStream<ModelInferRequestMessage, unknown>): void {
+  let pending = 0;
+  let isInputDone = false;
+  const finishIfDone = (): void => {
+    if (isInputDone && pending === 0) call.end();
+  };
+  call.on('data', (message: ModelInferRequestMessage) => {
+    pending++;
+    Promise.resolve()
+      .then(() => server.infer(decodeModelInferRequest(message)))
+      .then(
+        (response) => ({ error_message: '', infer_response: encodeModelInferResponse(response) }),
+        (error: unknown) => ({
+          error_message: grpcError(error, logger).details,
+          infer_response: { model_name: message.model_name, model_version: message.model_version, id: message.id } as Partial<ModelInferResponseMessage>,
+        }),
+      )
+      .then((reply) => {
+        if (!call.cancelled && !call.destroyed) call.write(reply);
+        pending--;
+        finishIfDone();
+      });
+  });
+  call.on('end', () => {
+    isInputDone = true;
+    finishIfDone();
+  });
+  call.on('error', (error) => logger.verbose(1, 'grpc', `stream error: ${error.message}`));
+}
+
+/** grpc.health.v1.Health: SERVING while the server is ready, for the whole server or the inference service. */
+export function createHealthService(server: InferenceServer): Record<string, unknown> {
+  return {
+    Check: (call: ServerUnaryCall<{ service: string }, unknown>, callback: sendUnaryData<unknown>) => {
+      const { service } = call.request;
+      if (service !== '' && service !== 'inference.GRPCInferenceService') {
+        callback({ code: GrpcStatus.NOT_FOUND, details: `unknown service '${service}'; this server has '' and 'inference.GRPCInferenceService'` });
+        return;
+      }
+      callback(null, { status: server.isReady() ? 'SERVING' : 'NOT_SERVING' });
+    },
+    Watch: (call: ServerWritableStream<{ service: string }, unknown>) => {
+      call.emit('error', { code: GrpcStatus.UNIMPLEMENTED, details: 'Watch is not implemented; poll Check instead' });
+    },
+  };
+}
