@@ -198,6 +198,16 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
     }
   });
 
+  test('gzip-compressed calls work', async () => {
+    const gzipClient = new InferenceClient(server.grpcUrl!, credentials.createInsecure(), { 'grpc.default_compression_algorithm': 2 });
+    try {
+      const response = await call(gzipClient, 'ModelInfer', simpleRequest('gz'));
+      assert.deepEqual(readInt32((response.raw_output_contents as Buffer[])[1]!), INPUT0.map((v) => v - 1));
+    } finally {
+      gzipClient.close();
+    }
+  });
+
   test('grpc.health.v1.Health answers for the server and the inference service', async () => {
     const health = new HealthClient(server.grpcUrl!, credentials.createInsecure());
     try {

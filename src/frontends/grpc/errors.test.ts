@@ -1,0 +1,24 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { status } from '@grpc/grpc-js';
+import { NereidError, STATUS_CODES } from '../../core/index.js';
+import { silentLogger } from '../../logging/logger.js';
+import { GRPC_STATUS, grpcError } from './errors.js';
+
+test("every status code maps to Triton's gRPC code", () => {
+  assert.deepEqual(Object.fromEntries(STATUS_CODES.map((code) => [code, GRPC_STATUS[code]])), {
+    INVALID_ARG: status.INVALID_ARGUMENT,
+    NOT_FOUND: status.NOT_FOUND,
+    UNAVAILABLE: status.UNAVAILABLE,
+    UNSUPPORTED: status.UNIMPLEMENTED,
+    ALREADY_EXISTS: status.ALREADY_EXISTS,
+    CANCELLED: status.CANCELLED,
+    INTERNAL: status.INTERNAL,
+    UNKNOWN: status.UNKNOWN,
+  });
+});
+
+test('a NereidError keeps its message; anything else is INTERNAL', () => {
+  assert.deepEqual(grpcError(new NereidError('UNAVAILABLE', 'not ready'), silentLogger), { code: status.UNAVAILABLE, details: 'not ready' });
+  assert.deepEqual(grpcError(new RangeError('boom'), silentLogger), { code: status.INTERNAL, details: 'internal error: boom' });
+});
