@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { type GrpcObject, type ServiceClientConstructor, credentials, loadPackageDefinition } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { InferenceServer } from '../../core/index.js';
+import { silentLogger } from '../../logging/logger.js';
+import { RepositoryManager } from '../../repository/repository-manager.js';
+import { FLOW_CONTROL_WINDOW_BYTES, GrpcFrontend } from './grpc-server.js';
+
+test('connections and streams get the 16 MiB flow-control window', async () => {
+  const repository = new RepositoryManager({
+    repositoryPaths: [mkdtempSync(join(tmpdir(), 'nereid-empty-'))],
+    isAutoCompleteEnabled: true,
+    context: { logger: silentLogger, defaultMaxBatchSize: 4, cpuCount: 2 },
+    logger: silentLogger,
+  });
+  await repository.loadAll();
+  const server = new InferenceServer({ repository, id: 'nereid', version: '0', isStrictReadiness: true, logger: silentLogger });
+  const frontend = new GrpcFrontend({
+    server,
+    logger: silentLogger,
+    maxMessageBytes: 2 ** 31 - 1,
+    keepaliveTimeMs: 7_200_000,
+    keepaliveTimeoutMs: 20_000,
+    isKeepalivePermittedWithoutCalls: false,
+    http2MaxPingStrikes: 2,
+    http2MinPingIntervalWithoutDataMs: 300_000,
+  });
+  const port = await frontend.listen(0, '127.0.0.1');
+  const proto = loadPackageDefinition(
+    loadSync('grpc_service.proto', { includeDirs: ['src/frontends/grpc/proto', 'src/config'], keepCase: true, longs: String, defaults: true, oneofs: true }),
+  );
+  const Client = (proto.inference as GrpcObject).GRPCInferenceService as ServiceClientConstructor;
+  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
+  try {
+    const live = await new Promise((resolve, reject) =>
+      (client as unknown as { ServerLive: (r: object, cb: (e: Error | null, r: unknown) => void) => void }).ServerLive({}, (error, response) =>
+        error !== null ? reject(error) : resolve(response),
+      ),
+    );
+    assert.deepEqual(live, { live: true });
+    const windows = frontend.flowControlWindows();
+    assert.equal(windows.length, 1);
+    assert.equal(windows[0]!.streamBytes, FLOW_CONTROL_WINDOW_BYTES);
+    assert.ok(windows[0]!.connectionBytes >= FLOW_CONTROL_WINDOW_BYTES - 1024, `connection window ${windows[0]!.connectionBytes}`);
+  } finally {
+    client.close();
+    await frontend.close();
+  }
+});
