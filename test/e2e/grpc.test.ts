@@ -187,10 +187,17 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
   });
 
   test('calls whose features are not built answer UNIMPLEMENTED with a reason', async () => {
+    const cuda = 'CUDA shared memory is not supported: this server has no GPU support';
     for (const [method, details] of [
       ['RepositoryIndex', 'RepositoryIndex (the model repository extension) is not implemented by this server yet'],
+      ['RepositoryModelLoad', 'RepositoryModelLoad (the model repository extension) is not implemented by this server yet'],
+      ['RepositoryModelUnload', 'RepositoryModelUnload (the model repository extension) is not implemented by this server yet'],
       ['SystemSharedMemoryStatus', 'SystemSharedMemoryStatus (the system shared memory extension) is not implemented by this server yet'],
-      ['CudaSharedMemoryRegister', 'CUDA shared memory is not supported: this server has no GPU support'],
+      ['SystemSharedMemoryRegister', 'SystemSharedMemoryRegister (the system shared memory extension) is not implemented by this server yet'],
+      ['SystemSharedMemoryUnregister', 'SystemSharedMemoryUnregister (the system shared memory extension) is not implemented by this server yet'],
+      ['CudaSharedMemoryStatus', cuda],
+      ['CudaSharedMemoryRegister', cuda],
+      ['CudaSharedMemoryUnregister', cuda],
       ['TraceSetting', 'TraceSetting (the trace extension) is not implemented by this server yet'],
       ['LogSettings', 'LogSettings (the logging extension) is not implemented by this server yet'],
     ] as const) {
@@ -205,6 +212,20 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
       assert.deepEqual(readInt32((response.raw_output_contents as Buffer[])[1]!), INPUT0.map((v) => v - 1));
     } finally {
       gzipClient.close();
+    }
+  });
+
+  test('a message over --grpc-max-message-size is RESOURCE_EXHAUSTED, and the server carries on', async () => {
+    const small = await startTestServer({ modelRepositories: [EXAMPLES], grpcMaxMessageBytes: 1000 });
+    const smallClient = new InferenceClient(small.grpcUrl!, credentials.createInsecure());
+    try {
+      const big = { ...simpleRequest('big'), parameters: { padding: { string_param: 'x'.repeat(2000) } } };
+      await assert.rejects(call(smallClient, 'ModelInfer', big), { code: status.RESOURCE_EXHAUSTED });
+      const response = await call(smallClient, 'ModelInfer', simpleRequest('ok'));
+      assert.equal(response.id, 'ok');
+    } finally {
+      smallClient.close();
+      await small.close();
     }
   });
 
