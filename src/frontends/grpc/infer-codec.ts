@@ -7,14 +7,12 @@ import {
   type Parameters,
   type Tensor,
   asBytes,
-  dataTypeByteSize,
-  deserializeBytes,
   elementCount,
   isDataType,
   serializeBytes,
-  viewFixedSize,
 } from '../../core/index.js';
 import type { JsonValue } from '../http/json-body.js';
+import { tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson } from '../tensor-json.js';
 
 /**
@@ -130,25 +128,7 @@ function fromContents(name: string, dataType: DataType, shape: readonly number[]
   return tensorDataFromJson(name, dataType, count, asJson as JsonValue);
 }
 
-function fromRaw(name: string, dataType: DataType, shape: readonly number[], raw: Buffer): Tensor['data'] {
-  const count = elementCount(shape);
-  if (dataType === 'BYTES') {
-    const elements = deserializeBytes(raw);
-    if (typeof elements === 'string') throw new NereidError('INVALID_ARG', `input '${name}': malformed BYTES raw contents: ${elements}`);
-    if (elements.length !== count) {
-      throw new NereidError('INVALID_ARG', `unexpected number of elements for input '${name}': its shape has ${count} elements but the raw contents hold ${elements.length}`);
-    }
-    return elements;
-  }
-  const expected = count * dataTypeByteSize(dataType);
-  if (raw.byteLength !== expected) {
-    throw new NereidError(
-      'INVALID_ARG',
-      `unexpected byte size for input '${name}': shape [${shape.join(',')}] of ${dataType} needs ${expected} bytes, but its raw_input_contents holds ${raw.byteLength}`,
-    );
-  }
-  return viewFixedSize(dataType, raw);
-}
+const RAW_CONTENTS = { name: 'raw contents', sizePhrase: 'its raw_input_contents holds' } as const;
 
 /**
  * Decodes a ModelInferRequest: each input's data from its typed `contents` or, as Triton's clients
@@ -182,7 +162,7 @@ export function decodeModelInferRequest(message: ModelInferRequestMessage): Infe
     if (raw.length > 0 && hasContents(input.contents)) {
       throw new NereidError('INVALID_ARG', `input '${name}' has both contents and raw_input_contents; give one`);
     }
-    const data = raw.length > 0 ? fromRaw(name, input.datatype, shape, raw[index]!) : fromContents(name, input.datatype, shape, input.contents ?? {});
+    const data = raw.length > 0 ? tensorDataFromBytes(name, input.datatype, shape, raw[index]!, RAW_CONTENTS) : fromContents(name, input.datatype, shape, input.contents ?? {});
     return { name, dataType: input.datatype, shape, data, parameters: toParameters(input.parameters) };
   });
   const outputs = message.outputs?.map((output) => ({ name: output.name, parameters: toParameters(output.parameters) }));

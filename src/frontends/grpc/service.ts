@@ -1,6 +1,7 @@
 import { type ServerUnaryCall, type ServerWritableStream, type ServerDuplexStream, type sendUnaryData, status as GrpcStatus } from '@grpc/grpc-js';
-import { type InferenceServer, type ModelStatisticsSnapshot, NereidError, modelConfigToProtoJson } from '../../core/index.js';
+import { type InferenceServer, NereidError, modelConfigToProtoJson } from '../../core/index.js';
 import type { Logger } from '../../logging/logger.js';
+import { statisticsMessage } from '../statistics-message.js';
 import { grpcError } from './errors.js';
 import { type ModelInferRequestMessage, type ModelInferResponseMessage, decodeModelInferRequest, encodeModelInferResponse } from './infer-codec.js';
 
@@ -15,33 +16,6 @@ function parseVersion(version: string): number | undefined {
   if (version === '') return undefined;
   if (!/^[0-9]+$/.test(version)) throw new NereidError('INVALID_ARG', `version must be a number or empty, got '${version}'`);
   return Number(version);
-}
-
-/** Statistics in the wire shape of the ModelStatistics message. */
-function statisticsMessage(stats: ModelStatisticsSnapshot): object {
-  return {
-    name: stats.name,
-    version: stats.version,
-    last_inference: stats.lastInference,
-    inference_count: stats.inferenceCount,
-    execution_count: stats.executionCount,
-    inference_stats: {
-      success: stats.success,
-      fail: stats.fail,
-      queue: stats.queue,
-      compute_input: stats.computeInput,
-      compute_infer: stats.computeInfer,
-      compute_output: stats.computeOutput,
-      cache_hit: stats.cacheHit,
-      cache_miss: stats.cacheMiss,
-    },
-    batch_stats: stats.batchStats.map((batch) => ({
-      batch_size: batch.batchSize,
-      compute_input: batch.computeInput,
-      compute_infer: batch.computeInfer,
-      compute_output: batch.computeOutput,
-    })),
-  };
 }
 
 /**

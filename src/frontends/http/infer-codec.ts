@@ -1,5 +1,4 @@
 import {
-  type DataType,
   type InferRequest,
   type InferResponse,
   type ModelMetadata,
@@ -10,13 +9,12 @@ import {
   type Tensor,
   asBytes,
   dataTypeByteSize,
-  deserializeBytes,
   elementCount,
   isDataType,
   serializeBytes,
-  viewFixedSize,
 } from '../../core/index.js';
 import { type JsonValue, parseJsonBody } from './json-body.js';
+import { tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson, tensorDataToJson } from '../tensor-json.js';
 
 /** How each output goes back: as JSON `data` or as binary after the JSON header. */
@@ -79,25 +77,7 @@ function readShape(input: JsonObject, name: string): number[] {
   return shape as number[];
 }
 
-function readBinaryData(name: string, dataType: DataType, shape: readonly number[], bytes: Uint8Array): Tensor['data'] {
-  const count = elementCount(shape);
-  if (dataType === 'BYTES') {
-    const elements = deserializeBytes(bytes);
-    if (typeof elements === 'string') throw new NereidError('INVALID_ARG', `input '${name}': malformed BYTES binary data: ${elements}`);
-    if (elements.length !== count) {
-      throw new NereidError('INVALID_ARG', `unexpected number of elements for input '${name}': its shape has ${count} elements but the binary data holds ${elements.length}`);
-    }
-    return elements;
-  }
-  const expected = count * dataTypeByteSize(dataType);
-  if (bytes.byteLength !== expected) {
-    throw new NereidError(
-      'INVALID_ARG',
-      `unexpected byte size for input '${name}': shape [${shape.join(',')}] of ${dataType} needs ${expected} bytes, but binary_data_size is ${bytes.byteLength}`,
-    );
-  }
-  return viewFixedSize(dataType, bytes);
-}
+const BINARY_DATA = { name: 'binary data', sizePhrase: 'binary_data_size is' } as const;
 
 function readBinaryDataSize(parameters: Parameters, name: string): number | undefined {
   const size = parameters.binary_data_size;
@@ -172,7 +152,7 @@ export function decodeInferRequest(
           `input '${name}': binary_data_size ${binarySize} runs past the end of the body (${body.byteLength - offset} bytes of binary data remain)`,
         );
       }
-      data = readBinaryData(name, dataType, shape, body.subarray(offset, offset + binarySize));
+      data = tensorDataFromBytes(name, dataType, shape, body.subarray(offset, offset + binarySize), BINARY_DATA);
       offset += binarySize;
     } else {
       if (input.data === undefined) throw new NereidError('INVALID_ARG', `input '${name}' has no 'data' and no binary_data_size parameter`);
@@ -243,7 +223,7 @@ export function decodeRawInferRequest(
     const known = dims.reduce((product, dim) => (dim === -1 ? product : product * dim), 1);
     dims[dims.indexOf(-1)] = known === 0 ? 0 : Math.floor(body.byteLength / size / known);
   }
-  const data = readBinaryData(input.name, input.datatype, dims, body);
+  const data = tensorDataFromBytes(input.name, input.datatype, dims, body, BINARY_DATA);
   const request: InferRequest = {
     modelName: target.modelName,
     ...(target.modelVersion !== undefined ? { modelVersion: target.modelVersion } : {}),

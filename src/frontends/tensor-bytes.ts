@@ -1,0 +1,37 @@
+import { type DataType, NereidError, type Tensor, dataTypeByteSize, deserializeBytes, elementCount, viewFixedSize } from '../core/index.js';
+
+/** How a protocol names the bytes it carries a tensor in, for error messages. */
+export interface BytesSource {
+  /** e.g. "binary data" (HTTP) or "raw contents" (gRPC). */
+  readonly name: string;
+  /** Completes "... needs N bytes, but ", e.g. "binary_data_size is" or "its raw_input_contents holds". */
+  readonly sizePhrase: string;
+}
+
+/**
+ * A tensor's data from its raw little-endian bytes, as the binary data extension and gRPC raw contents
+ * carry it: fixed-size types as a view of the bytes (a copy only when misaligned), BYTES split by
+ * their 4-byte length prefixes. Checks the size or element count against the shape.
+ */
+export function tensorDataFromBytes(name: string, dataType: DataType, shape: readonly number[], bytes: Uint8Array, source: BytesSource): Tensor['data'] {
+  const count = elementCount(shape);
+  if (dataType === 'BYTES') {
+    const elements = deserializeBytes(bytes);
+    if (typeof elements === 'string') throw new NereidError('INVALID_ARG', `input '${name}': malformed BYTES ${source.name}: ${elements}`);
+    if (elements.length !== count) {
+      throw new NereidError(
+        'INVALID_ARG',
+        `unexpected number of elements for input '${name}': its shape has ${count} elements but the ${source.name} holds ${elements.length}`,
+      );
+    }
+    return elements;
+  }
+  const expected = count * dataTypeByteSize(dataType);
+  if (bytes.byteLength !== expected) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `unexpected byte size for input '${name}': shape [${shape.join(',')}] of ${dataType} needs ${expected} bytes, but ${source.sizePhrase} ${bytes.byteLength}`,
+    );
+  }
+  return viewFixedSize(dataType, bytes);
+}
