@@ -17,3 +17,4 @@ export {
 export type { BytesElements, FixedSizeArray, ParameterValue, Parameters, Tensor, TensorData } from './tensor.js';
 export { modelConfigToProtoJson, modelConfigToTritonJson } from '../config/model-config-json.js';
 export type { BatchStatistics, Duration, ModelStatisticsSnapshot } from '../metrics/model-statistics.js';
+export type { IndexEntry, ModelState } from '../repository/model-lifecycle.js';

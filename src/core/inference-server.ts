@@ -1,6 +1,7 @@
 import type { ModelConfig } from '../config/gen/model_config_pb.js';
 import type { Logger } from '../logging/logger.js';
 import type { ModelStatisticsSnapshot } from '../metrics/model-statistics.js';
+import type { IndexEntry } from '../repository/model-lifecycle.js';
 import type { RepositoryManager } from '../repository/repository-manager.js';
 import { classificationCount, classify } from './classification.js';
 import { NereidError } from './errors.js';
@@ -94,6 +95,15 @@ export class InferenceServer {
   /** The model version's configuration with the defaults filled in. */
   modelConfig(name: string, version?: number): ModelConfig {
     return this.#options.repository.getModel(name, version).config;
+  }
+
+  /**
+   * Every model version the repositories hold, with its state and the reason when it is not READY
+   * (the model repository extension's index); `isReadyOnly` keeps the READY ones.
+   */
+  repositoryIndex(isReadyOnly = false): IndexEntry[] {
+    const entries = this.#options.repository.index();
+    return isReadyOnly ? entries.filter((entry) => entry.state === 'READY') : entries;
   }
 
   /** Statistics of one model version, all versions of a model, or every model (statistics extension). */

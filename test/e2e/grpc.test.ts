@@ -177,6 +177,16 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
     assert.equal(byId.get('s2')!.error_message, "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,15]");
   });
 
+  test('RepositoryIndex lists the versions and their states', async () => {
+    const { models } = (await call(client, 'RepositoryIndex', { repository_name: '', ready: false })) as {
+      models: Array<{ name: string; version: string; state: string; reason: string }>;
+    };
+    assert.deepEqual(models.find((m) => m.name === 'simple'), { name: 'simple', version: '1', state: 'READY', reason: '' });
+    assert.equal(models.find((m) => m.name === 'broken_model')!.state, 'UNAVAILABLE');
+    const ready = (await call(client, 'RepositoryIndex', { repository_name: '', ready: true })) as { models: Array<{ state: string }> };
+    assert.ok(ready.models.every((m) => m.state === 'READY'));
+  });
+
   test('ModelStatistics counts what both front ends ran', async () => {
     const { model_stats } = (await call(client, 'ModelStatistics', { name: 'simple', version: '' })) as {
       model_stats: Array<{ name: string; inference_count: string; execution_count: string; inference_stats: { success: { count: string } } }>;
@@ -189,7 +199,6 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
   test('calls whose features are not built answer UNIMPLEMENTED with a reason', async () => {
     const cuda = 'CUDA shared memory is not supported: this server has no GPU support';
     for (const [method, details] of [
-      ['RepositoryIndex', 'RepositoryIndex (the model repository extension) is not implemented by this server yet'],
       ['RepositoryModelLoad', 'RepositoryModelLoad (the model repository extension) is not implemented by this server yet'],
       ['RepositoryModelUnload', 'RepositoryModelUnload (the model repository extension) is not implemented by this server yet'],
       ['SystemSharedMemoryStatus', 'SystemSharedMemoryStatus (the system shared memory extension) is not implemented by this server yet'],

@@ -98,6 +98,28 @@ describe('model repository: versions, auto-complete and broken models', () => {
     assert.equal(config.default_model_filename, 'doubler.onnx');
   });
 
+  test('the repository index lists every version with its state, and the reason when not READY', async () => {
+    const index = (await (await server.post('/v2/repository/index', '')).json()) as Array<{ name: string; version?: string; state: string; reason?: string }>;
+    assert.deepEqual(
+      index.filter((entry) => entry.name.startsWith('versioned')),
+      [
+        { name: 'versioned', version: '1', state: 'READY' },
+        { name: 'versioned', version: '3', state: 'READY' },
+        { name: 'versioned_latest', version: '3', state: 'READY' },
+      ],
+    );
+    const broken = index.find((entry) => entry.name === 'broken_model')!;
+    assert.equal(broken.state, 'UNAVAILABLE');
+    assert.match(broken.reason!, /Protobuf parsing failed/);
+    assert.equal(broken.version, undefined);
+    const ready = (await (await server.post('/v2/repository/index', { ready: true })).json()) as Array<{ state: string }>;
+    assert.ok(ready.length > 0 && ready.every((entry) => entry.state === 'READY'));
+    assert.equal(ready.length, index.filter((entry) => entry.state === 'READY').length);
+    const bad = await server.post('/v2/repository/index', { ready: 'yes' });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(await bad.json(), { error: `'ready' must be true or false, got "yes"` });
+  });
+
   test('KIND_GPU fails to load with the reason', async () => {
     assert.equal((await server.get('/v2/models/kind_gpu/ready')).status, 400);
     const response = await server.post('/v2/models/kind_gpu/infer', { inputs: [{ name: 'INPUT0', shape: [1, 1], datatype: 'FP32', data: [1] }] });

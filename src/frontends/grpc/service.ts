@@ -49,7 +49,7 @@ export function createInferenceService(server: InferenceServer, logger: Logger):
     })),
     ModelInfer: unary(async (request: ModelInferRequestMessage) => encodeModelInferResponse(await server.infer(decodeModelInferRequest(request)))),
     ModelStreamInfer: (call: ServerDuplexStream<ModelInferRequestMessage, unknown>) => streamInfer(server, logger, call),
-    RepositoryIndex: notImplemented('RepositoryIndex (the model repository extension)'),
+    RepositoryIndex: unary((request: { ready: boolean }) => ({ models: server.repositoryIndex(request.ready) })),
     RepositoryModelLoad: notImplemented('RepositoryModelLoad (the model repository extension)'),
     RepositoryModelUnload: notImplemented('RepositoryModelUnload (the model repository extension)'),
     SystemSharedMemoryStatus: notImplemented('SystemSharedMemoryStatus (the system shared memory extension)'),

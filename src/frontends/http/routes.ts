@@ -5,6 +5,7 @@ export type Route =
   | { readonly kind: 'server-metadata' }
   | { readonly kind: 'health'; readonly check: 'live' | 'ready' }
   | { readonly kind: 'statistics'; readonly modelName: undefined; readonly modelVersion: undefined }
+  | { readonly kind: 'repository-index' }
   | {
       readonly kind: 'model';
       readonly action: 'metadata' | 'ready' | 'config' | 'infer' | 'stats';
@@ -17,6 +18,7 @@ const METHODS: Record<string, 'GET' | 'POST'> = {
   'server-metadata': 'GET',
   health: 'GET',
   statistics: 'GET',
+  'repository-index': 'POST',
   stats: 'GET',
   metadata: 'GET',
   ready: 'GET',
@@ -47,6 +49,7 @@ export function matchRoute(method: string, path: string): Route {
   let route: Route | undefined;
   if (path === '/v2' || path === '/v2/') route = { kind: 'server-metadata' };
   else if (path === '/v2/models/stats') route = { kind: 'statistics', modelName: undefined, modelVersion: undefined };
+  else if (path === '/v2/repository/index') route = { kind: 'repository-index' };
   else if (path === '/v2/health/live') route = { kind: 'health', check: 'live' };
   else if (path === '/v2/health/ready') route = { kind: 'health', check: 'ready' };
   else {
