@@ -50,6 +50,8 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     : undefined;
   const repository: RepositoryManager = new RepositoryManager({
     repositoryPaths: options.modelRepositories,
+    controlMode: options.modelControlMode,
+    startupModels: options.startupModels,
     isAutoCompleteEnabled: options.isAutoCompleteEnabled,
     context: { logger, defaultMaxBatchSize: options.defaultMaxBatchSize, cpuCount: availableParallelism() },
     logger,

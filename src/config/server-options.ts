@@ -2,11 +2,16 @@ import { parseArgs } from 'node:util';
 import { NereidError } from '../core/errors.js';
 import type { LoggerOptions } from '../logging/logger.js';
 import { DEFAULT_METRICS_CONFIG, type MetricsConfig } from '../metrics/server-metrics.js';
+import type { ModelControlMode } from '../repository/repository-manager.js';
 import { closestName } from './closest-name.js';
 
 /** Everything `nereid serve` can be told, with Triton's flag names and defaults (src/command_line_parser.cc). */
 export interface ServerOptions {
   readonly modelRepositories: readonly string[];
+  /** `--model-control-mode`: NONE loads everything at start; EXPLICIT loads and unloads through the API. */
+  readonly modelControlMode: ModelControlMode;
+  /** `--load-model` (EXPLICIT mode): models loaded at start; `*` for all. */
+  readonly startupModels: readonly string[];
   readonly isHttpAllowed: boolean;
   readonly httpPort: number;
   readonly httpAddress: string;
@@ -39,6 +44,8 @@ export interface ServerOptions {
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
+  modelControlMode: 'none',
+  startupModels: [],
   isHttpAllowed: true,
   httpPort: 8000,
   httpAddress: '0.0.0.0',
@@ -70,6 +77,8 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
 const FLAGS = {
   'model-repository': { type: 'string', multiple: true, help: 'DIR  a model repository (repeatable)' },
   'model-store': { type: 'string', multiple: true, help: 'DIR  the same as --model-repository' },
+  'model-control-mode': { type: 'string', help: 'none|explicit  load everything at start, or through the API (default none)' },
+  'load-model': { type: 'string', multiple: true, help: 'NAME  explicit mode: load NAME at start (repeatable; * for all)' },
   'allow-http': { type: 'string', help: 'BOOL  serve HTTP/REST (default true)' },
   'http-port': { type: 'string', help: 'PORT  HTTP port (default 8000; 0 picks a free one)' },
   'http-address': { type: 'string', help: 'ADDR  HTTP address (default 0.0.0.0)' },
@@ -212,8 +221,17 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
   const logFormat = string('log-format') ?? defaults.log.format;
   if (logFormat !== 'default' && logFormat !== 'ISO8601') throw usageError(`--log-format takes default or ISO8601, got '${logFormat}'`);
   const logFile = string('log-file');
+  const controlMode = string('model-control-mode') ?? defaults.modelControlMode;
+  if (controlMode === 'poll') throw usageError('--model-control-mode=poll is not supported yet; use none or explicit');
+  if (controlMode !== 'none' && controlMode !== 'explicit') throw usageError(`--model-control-mode takes none or explicit, got '${controlMode}'`);
+  const startupModels = (values['load-model'] as string[] | undefined) ?? [];
+  if (startupModels.length > 0 && controlMode !== 'explicit') {
+    throw usageError('--load-model needs --model-control-mode=explicit (in mode none every model loads at start)');
+  }
   const options: ServerOptions = {
     modelRepositories: repositories,
+    modelControlMode: controlMode,
+    startupModels,
     isHttpAllowed: parseBoolean('allow-http', string('allow-http'), defaults.isHttpAllowed),
     httpPort: parseInteger('http-port', string('http-port'), defaults.httpPort, 0, 65535),
     httpAddress: string('http-address') ?? defaults.httpAddress,

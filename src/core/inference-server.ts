@@ -106,6 +106,24 @@ export class InferenceServer {
     return isReadyOnly ? entries.filter((entry) => entry.state === 'READY') : entries;
   }
 
+  /**
+   * Loads or reloads a model (the repository extension, EXPLICIT control mode). `parameterNames` are
+   * the load request's parameters: configuration and file overrides are refused until they are
+   * supported, rather than ignored.
+   */
+  async loadModel(name: string, parameterNames: readonly string[] = []): Promise<void> {
+    const overrides = parameterNames.filter((key) => key === 'config' || key.startsWith('file:'));
+    if (overrides.length > 0) {
+      throw new NereidError('UNSUPPORTED', `load parameter(s) ${overrides.map((key) => `'${key}'`).join(', ')} are not supported yet; load the model as it is on disk`);
+    }
+    await this.#options.repository.loadModel(name);
+  }
+
+  /** Unloads a model once its accepted requests are done. */
+  unloadModel(name: string): Promise<void> {
+    return this.#options.repository.unloadModel(name);
+  }
+
   /** Statistics of one model version, all versions of a model, or every model (statistics extension). */
   modelStatistics(name?: string, version?: number): ModelStatisticsSnapshot[] {
     return this.#options.repository.readyModels(name, version).map((model) => model.statistics.snapshot());

@@ -9,8 +9,14 @@ import { Model } from './model.js';
 import { prepareModelConfig } from './prepare-model-config.js';
 import { selectVersions } from './version-policy.js';
 
+/** Triton's --model-control-mode: load everything at start, or load and unload through the API. */
+export type ModelControlMode = 'none' | 'explicit';
+
 export interface RepositoryOptions {
   readonly repositoryPaths: readonly string[];
+  readonly controlMode: ModelControlMode;
+  /** EXPLICIT mode: the models to load at start-up (`--load-model`); `*` means all. */
+  readonly startupModels: readonly string[];
   readonly isAutoCompleteEnabled: boolean;
   readonly context: BackendContext;
   readonly logger: Logger;
@@ -30,13 +36,14 @@ const VERSION_FOLDER = /^[1-9][0-9]*$/;
 export class RepositoryManager {
   readonly #options: RepositoryOptions;
   readonly #models = new Map<string, ModelEntry>();
+  readonly #locks = new Map<string, Promise<void>>();
 
   constructor(options: RepositoryOptions) {
     this.#options = options;
   }
 
-  /** Scans every repository and loads every model found, in parallel. */
-  async loadAll(): Promise<void> {
+  /** Every model folder in the repositories, by model name (a name in two repositories has two folders). */
+  async #scan(): Promise<Map<string, string[]>> {
     const found = new Map<string, string[]>();
     for (const repository of this.#options.repositoryPaths) {
       const entries = await readdir(repository, { withFileTypes: true }).catch((error: Error) => {
@@ -47,23 +54,91 @@ export class RepositoryManager {
         found.set(entry.name, [...(found.get(entry.name) ?? []), join(repository, entry.name)]);
       }
     }
+    return found;
+  }
+
+  /**
+   * Loads at start-up: every model in control mode NONE; in EXPLICIT mode those named by
+   * `--load-model` (`*`: all), the others listed in the index as unloaded.
+   */
+  async loadAll(): Promise<void> {
+    const { controlMode, startupModels } = this.#options;
+    const isLoadedAtStart = (name: string): boolean => controlMode === 'none' || startupModels.includes('*') || startupModels.includes(name);
+    const found = await this.#scan();
+    const missing = controlMode === 'explicit' ? startupModels.filter((name) => name !== '*' && !found.has(name)) : [];
+    for (const name of missing) {
+      this.#options.logger.error('repository', `--load-model '${name}': no model folder of that name in the model repositories`);
+    }
     await Promise.all(
-      [...found].map(([name, dirs]) => {
-        if (dirs.length > 1) {
-          const error = `model '${name}' appears in more than one repository (${dirs.join(', ')}); model names must be unique`;
-          this.#models.set(name, { name, modelDir: dirs[0]!, versions: new Map(), error });
-          this.#options.logger.error('repository', error);
-          return undefined;
-        }
-        return this.#loadModel(name, dirs[0]!);
+      [...found].map(async ([name, dirs]) => {
+        this.#models.set(name, isLoadedAtStart(name) ? await this.#load(name, dirs) : unloadedEntry(name, dirs[0]!));
       }),
     );
   }
 
-  async #loadModel(name: string, modelDir: string): Promise<void> {
+  /**
+   * Loads, or reloads, one model (the repository extension's load, EXPLICIT mode). A reload loads the
+   * new versions fully before they replace the old ones, which finish the requests they have accepted;
+   * if the new load fails, the old versions keep serving. Calls for one model run one at a time.
+   */
+  loadModel(name: string): Promise<void> {
+    this.#checkExplicit('load');
+    return this.#serialize(name, async () => {
+      const dirs = (await this.#scan()).get(name);
+      if (dirs === undefined) {
+        throw new NereidError('INVALID_ARG', `failed to load '${name}': no model folder of that name in ${this.#options.repositoryPaths.join(', ')}`);
+      }
+      const entry = await this.#load(name, dirs);
+      const failure = entry.error ?? [...entry.versions.values()].find((state) => state.state !== 'READY')?.reason;
+      if (failure !== undefined) {
+        await unloadVersions(entry);
+        throw new NereidError('INVALID_ARG', `failed to load '${name}': ${failure}`);
+      }
+      const previous = this.#models.get(name);
+      this.#models.set(name, entry);
+      if (previous !== undefined) await unloadVersions(previous);
+    });
+  }
+
+  /** Unloads one model once its accepted requests are done (the repository extension's unload). */
+  unloadModel(name: string): Promise<void> {
+    this.#checkExplicit('unload');
+    return this.#serialize(name, async () => {
+      const entry = this.#models.get(name);
+      if (entry === undefined) throw new NereidError('INVALID_ARG', `failed to unload '${name}': Request for unknown model: '${name}' is not found`);
+      await unloadVersions(entry);
+      this.#models.set(name, unloadedEntry(name, entry.modelDir));
+      this.#options.logger.info('repository', `successfully unloaded '${name}'`);
+    });
+  }
+
+  #checkExplicit(action: 'load' | 'unload'): void {
+    if (this.#options.controlMode !== 'explicit') {
+      throw new NereidError(
+        'UNSUPPORTED',
+        `cannot ${action} models: the model control mode is ${this.#options.controlMode.toUpperCase()}; start the server with --model-control-mode=explicit to load and unload through the API`,
+      );
+    }
+  }
+
+  /** Runs `task` after the previous load or unload of the same model has finished. */
+  #serialize(name: string, task: () => Promise<void>): Promise<void> {
+    const previous = this.#locks.get(name) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(task);
+    this.#locks.set(name, next);
+    return next;
+  }
+
+  /** Loads the versions of one model; failures are recorded in the entry, never thrown. */
+  async #load(name: string, dirs: readonly string[]): Promise<ModelEntry> {
     const { logger } = this.#options;
+    const modelDir = dirs[0]!;
     const entry: ModelEntry = { name, modelDir, versions: new Map() };
-    this.#models.set(name, entry);
+    if (dirs.length > 1) {
+      entry.error = `model '${name}' appears in more than one repository (${dirs.join(', ')}); model names must be unique`;
+      logger.error('repository', entry.error);
+      return entry;
+    }
     try {
       const available = await this.#findVersions(name, modelDir);
       const newest = available.length > 0 ? Math.max(...available) : undefined;
@@ -107,6 +182,7 @@ export class RepositoryManager {
       entry.error = (error as Error).message;
       logger.error('repository', `failed to load '${name}': ${entry.error}`);
     }
+    return entry;
   }
 
   async #findVersions(name: string, modelDir: string): Promise<number[]> {
@@ -194,14 +270,26 @@ export class RepositoryManager {
 
   /** Unloads every model: waits for accepted requests (unless forced), then stops the instances. */
   async unloadAll(options?: { readonly isForced?: boolean }): Promise<void> {
-    const unloading: Array<Promise<void>> = [];
-    for (const entry of this.#models.values()) {
-      for (const state of entry.versions.values()) {
-        if (state.model === undefined) continue;
-        state.state = 'UNLOADING';
-        unloading.push(state.model.unload(options));
-      }
-    }
-    await Promise.all(unloading);
+    await Promise.all([...this.#models.values()].map((entry) => unloadVersions(entry, options)));
   }
+}
+
+/** A model found in a repository and not loaded (EXPLICIT mode), as the index lists it. */
+function unloadedEntry(name: string, modelDir: string): ModelEntry {
+  return { name, modelDir, versions: new Map(), error: 'unloaded' };
+}
+
+/** Unloads an entry's loaded versions: they turn UNLOADING, finish what they accepted, then stop. */
+async function unloadVersions(entry: ModelEntry, options?: { readonly isForced?: boolean }): Promise<void> {
+  await Promise.all(
+    [...entry.versions.values()].map(async (state) => {
+      const model = state.model;
+      if (model === undefined) return;
+      state.state = 'UNLOADING';
+      await model.unload(options);
+      state.state = 'UNAVAILABLE';
+      state.reason = 'unloaded';
+      delete state.model;
+    }),
+  );
 }

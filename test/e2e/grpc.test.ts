@@ -196,11 +196,11 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
     assert.equal(model_stats[0]!.inference_count, model_stats[0]!.inference_stats.success.count);
   });
 
-  test('calls whose features are not built answer UNIMPLEMENTED with a reason', async () => {
+  test('calls whose features are not built, or not allowed in this mode, answer UNIMPLEMENTED with a reason', async () => {
     const cuda = 'CUDA shared memory is not supported: this server has no GPU support';
     for (const [method, details] of [
-      ['RepositoryModelLoad', 'RepositoryModelLoad (the model repository extension) is not implemented by this server yet'],
-      ['RepositoryModelUnload', 'RepositoryModelUnload (the model repository extension) is not implemented by this server yet'],
+      ['RepositoryModelLoad', 'cannot load models: the model control mode is NONE; start the server with --model-control-mode=explicit to load and unload through the API'],
+      ['RepositoryModelUnload', 'cannot unload models: the model control mode is NONE; start the server with --model-control-mode=explicit to load and unload through the API'],
       ['SystemSharedMemoryStatus', 'SystemSharedMemoryStatus (the system shared memory extension) is not implemented by this server yet'],
       ['SystemSharedMemoryRegister', 'SystemSharedMemoryRegister (the system shared memory extension) is not implemented by this server yet'],
       ['SystemSharedMemoryUnregister', 'SystemSharedMemoryUnregister (the system shared memory extension) is not implemented by this server yet'],

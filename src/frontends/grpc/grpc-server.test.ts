@@ -13,6 +13,8 @@ import { FLOW_CONTROL_WINDOW_BYTES, GrpcFrontend } from './grpc-server.js';
 test('connections and streams get the 16 MiB flow-control window', async () => {
   const repository = new RepositoryManager({
     repositoryPaths: [mkdtempSync(join(tmpdir(), 'nereid-empty-'))],
+    controlMode: 'none',
+    startupModels: [],
     isAutoCompleteEnabled: true,
     context: { logger: silentLogger, defaultMaxBatchSize: 4, cpuCount: 2 },
     logger: silentLogger,

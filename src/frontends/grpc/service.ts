@@ -50,8 +50,14 @@ export function createInferenceService(server: InferenceServer, logger: Logger):
     ModelInfer: unary(async (request: ModelInferRequestMessage) => encodeModelInferResponse(await server.infer(decodeModelInferRequest(request)))),
     ModelStreamInfer: (call: ServerDuplexStream<ModelInferRequestMessage, unknown>) => streamInfer(server, logger, call),
     RepositoryIndex: unary((request: { ready: boolean }) => ({ models: server.repositoryIndex(request.ready) })),
-    RepositoryModelLoad: notImplemented('RepositoryModelLoad (the model repository extension)'),
-    RepositoryModelUnload: notImplemented('RepositoryModelUnload (the model repository extension)'),
+    RepositoryModelLoad: unary(async (request: { model_name: string; parameters: Record<string, unknown> }) => {
+      await server.loadModel(request.model_name, Object.keys(request.parameters ?? {}));
+      return {};
+    }),
+    RepositoryModelUnload: unary(async (request: { model_name: string }) => {
+      await server.unloadModel(request.model_name);
+      return {};
+    }),
     SystemSharedMemoryStatus: notImplemented('SystemSharedMemoryStatus (the system shared memory extension)'),
     SystemSharedMemoryRegister: notImplemented('SystemSharedMemoryRegister (the system shared memory extension)'),
     SystemSharedMemoryUnregister: notImplemented('SystemSharedMemoryUnregister (the system shared memory extension)'),

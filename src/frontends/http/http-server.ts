@@ -8,7 +8,7 @@ import { errorReply } from './errors.js';
 import { handleHealth, handleServerMetadata } from './handlers/health.js';
 import { handleInfer } from './handlers/infer.js';
 import { handleModelConfig, handleModelMetadata, handleModelReady } from './handlers/models.js';
-import { handleRepositoryIndex } from './handlers/repository.js';
+import { handleRepositoryIndex, handleRepositoryModel } from './handlers/repository.js';
 import { handleStatistics } from './handlers/statistics.js';
 import { type Reply, jsonReply } from './reply.js';
 import { RouteError, matchRoute } from './routes.js';
@@ -111,6 +111,8 @@ export class HttpFrontend {
         return handleStatistics(server, route);
       case 'repository-index':
         return handleRepositoryIndex(server, await this.#readBody(req));
+      case 'repository-model':
+        return handleRepositoryModel(server, route, await this.#readBody(req));
       case 'model':
         switch (route.action) {
           case 'metadata':

@@ -6,6 +6,7 @@ export type Route =
   | { readonly kind: 'health'; readonly check: 'live' | 'ready' }
   | { readonly kind: 'statistics'; readonly modelName: undefined; readonly modelVersion: undefined }
   | { readonly kind: 'repository-index' }
+  | { readonly kind: 'repository-model'; readonly action: 'load' | 'unload'; readonly modelName: string }
   | {
       readonly kind: 'model';
       readonly action: 'metadata' | 'ready' | 'config' | 'infer' | 'stats';
@@ -14,11 +15,13 @@ export type Route =
     };
 
 const MODEL_PATH = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?(?:\/(ready|config|infer|stats))?\/?$/;
+const REPOSITORY_MODEL_PATH = /^\/v2\/repository\/models\/([^/]+)\/(load|unload)$/;
 const METHODS: Record<string, 'GET' | 'POST'> = {
   'server-metadata': 'GET',
   health: 'GET',
   statistics: 'GET',
   'repository-index': 'POST',
+  'repository-model': 'POST',
   stats: 'GET',
   metadata: 'GET',
   ready: 'GET',
@@ -50,6 +53,10 @@ export function matchRoute(method: string, path: string): Route {
   if (path === '/v2' || path === '/v2/') route = { kind: 'server-metadata' };
   else if (path === '/v2/models/stats') route = { kind: 'statistics', modelName: undefined, modelVersion: undefined };
   else if (path === '/v2/repository/index') route = { kind: 'repository-index' };
+  else if (REPOSITORY_MODEL_PATH.test(path)) {
+    const [, name, action] = REPOSITORY_MODEL_PATH.exec(path)!;
+    route = { kind: 'repository-model', action: action as 'load' | 'unload', modelName: decodeSegment(name!) };
+  }
   else if (path === '/v2/health/live') route = { kind: 'health', check: 'live' };
   else if (path === '/v2/health/ready') route = { kind: 'health', check: 'ready' };
   else {

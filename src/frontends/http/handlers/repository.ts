@@ -1,6 +1,6 @@
 import { type IndexEntry, type InferenceServer, NereidError } from '../../../core/index.js';
 import { parseJsonBody } from '../json-body.js';
-import { type Reply, jsonReply } from '../reply.js';
+import { type Reply, emptyReply, jsonReply } from '../reply.js';
 
 /** An index entry as Triton writes it: version and reason only when there is one. */
 export function indexEntryMessage(entry: IndexEntry): object {
@@ -24,4 +24,20 @@ export function handleRepositoryIndex(server: InferenceServer, body: Buffer): Re
     isReadyOnly = ready === true;
   }
   return jsonReply(server.repositoryIndex(isReadyOnly).map(indexEntryMessage));
+}
+
+/** `POST /v2/repository/models/{m}/load|unload`: answers 200 with an empty body once the model is loaded (or reloaded) or unloaded. */
+export async function handleRepositoryModel(
+  server: InferenceServer,
+  route: { readonly action: 'load' | 'unload'; readonly modelName: string },
+  body: Buffer,
+): Promise<Reply> {
+  if (route.action === 'unload') {
+    await server.unloadModel(route.modelName);
+    return emptyReply(200);
+  }
+  const json = body.byteLength > 0 ? parseJsonBody(body.toString('utf8'), 'load request') : undefined;
+  const parameters = typeof json === 'object' && json !== null && !Array.isArray(json) ? json.parameters : undefined;
+  await server.loadModel(route.modelName, typeof parameters === 'object' && parameters !== null ? Object.keys(parameters) : []);
+  return emptyReply(200);
 }

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { EXAMPLES, FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
+
+const simpleRequest = {
+  inputs: [
+    { name: 'INPUT0', shape: [1, 16], datatype: 'INT32', data: Array(16).fill(2) },
+    { name: 'INPUT1', shape: [1, 16], datatype: 'INT32', data: Array(16).fill(1) },
+  ],
+};
+const slowRequest = { inputs: [{ name: 'INPUT0', shape: [3], datatype: 'FP32', data: [1, 2, 3] }] };
+
+type IndexEntry = { name: string; version?: string; state: string; reason?: string };
+const index = async (server: TestServer): Promise<IndexEntry[]> => (await (await server.post('/v2/repository/index', '')).json()) as IndexEntry[];
+
+describe('model control mode NONE', () => {
+  test('load and unload answer 501 with the mode', async () => {
+    const server = await startTestServer({ modelRepositories: [EXAMPLES] });
+    try {
+      for (const action of ['load', 'unload']) {
+        const response = await server.post(`/v2/repository/models/simple/${action}`, '');
+        assert.equal(response.status, 501);
+        assert.deepEqual(await response.json(), {
+          error: `cannot ${action} models: the model control mode is NONE; start the server with --model-control-mode=explicit to load and unload through the API`,
+        });
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('model control mode EXPLICIT', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ modelRepositories: [EXAMPLES], modelControlMode: 'explicit', startupModels: ['simple'] });
+  });
+  after(() => server.close());
+
+  test('only --load-model models load at start; the others are listed as unloaded', async () => {
+    const entries = await index(server);
+    assert.deepEqual(entries.find((e) => e.name === 'simple'), { name: 'simple', version: '1', state: 'READY' });
+    assert.deepEqual(entries.find((e) => e.name === 'digits'), { name: 'digits', state: 'UNAVAILABLE', reason: 'unloaded' });
+    assert.equal((await server.get('/v2/models/digits/ready')).status, 400);
+  });
+
+  test('load, infer, unload, and a new request is refused', async () => {
+    const load = await server.post('/v2/repository/models/identity_bytes/load', '');
+    assert.equal(load.status, 200);
+    assert.equal(await load.text(), '');
+    const infer = await server.post('/v2/models/identity_bytes/infer', { inputs: [{ name: 'INPUT0', shape: [1, 1], datatype: 'BYTES', data: ['hi'] }] });
+    assert.equal(infer.status, 200);
+    assert.equal((await server.post('/v2/repository/models/identity_bytes/unload', { parameters: { unload_dependents: false } })).status, 200);
+    const after = await server.post('/v2/models/identity_bytes/infer', { inputs: [{ name: 'INPUT0', shape: [1, 1], datatype: 'BYTES', data: ['hi'] }] });
+    assert.equal(after.status, 503);
+    assert.deepEqual((await index(server)).find((e) => e.name === 'identity_bytes'), { name: 'identity_bytes', state: 'UNAVAILABLE', reason: 'unloaded' });
+  });
+
+  test('unknown names and overrides not supported yet are clear errors', async () => {
+    const unknown = await server.post('/v2/repository/models/nope/load', '');
+    assert.equal(unknown.status, 400);
+    assert.match(((await unknown.json()) as { error: string }).error, /^failed to load 'nope': no model folder of that name in /);
+    const override = await server.post('/v2/repository/models/simple/load', { parameters: { config: '{"max_batch_size": 4}' } });
+    assert.equal(override.status, 501);
+    assert.deepEqual(await override.json(), { error: "load parameter(s) 'config' are not supported yet; load the model as it is on disk" });
+    assert.equal((await server.post('/v2/models/simple/infer', simpleRequest)).status, 200);
+  });
+});
+
+describe('reloading while requests flow', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ modelRepositories: [FIXTURES], modelControlMode: 'explicit', startupModels: ['slow', 'versioned'], isStrictReadiness: false });
+  });
+  after(() => server.close());
+
+  test('a reload drops no request: the old version finishes what it accepted, the new one takes the rest', async () => {
+    const before = Array.from({ length: 4 }, () => server.post('/v2/models/slow/infer', slowRequest));
+    const reload = server.post('/v2/repository/models/slow/load', '');
+    const during = Array.from({ length: 4 }, () => server.post('/v2/models/slow/infer', slowRequest));
+    assert.equal((await reload).status, 200);
+    const afterReload = Array.from({ length: 2 }, () => server.post('/v2/models/slow/infer', slowRequest));
+    for (const response of await Promise.all([...before, ...during, ...afterReload])) {
+      assert.equal(response.status, 200, await response.clone().text());
+      assert.deepEqual(((await response.json()) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data, [1, 2, 3]);
+    }
+  });
+
+  test('a failed load keeps nothing half-loaded and reports the reason', async () => {
+    const response = await server.post('/v2/repository/models/broken_model/load', '');
+    assert.equal(response.status, 400);
+    assert.match(((await response.json()) as { error: string }).error, /^failed to load 'broken_model': .*Protobuf parsing failed/);
+    assert.deepEqual((await index(server)).find((e) => e.name === 'broken_model'), { name: 'broken_model', state: 'UNAVAILABLE', reason: 'unloaded' });
+    assert.equal((await server.get('/v2/models/versioned/versions/3/ready')).status, 200);
+  });
+
+  test('concurrent loads and unloads of one model run one at a time and all succeed', async () => {
+    const calls = [
+      server.post('/v2/repository/models/versioned/unload', ''),
+      server.post('/v2/repository/models/versioned/load', ''),
+      server.post('/v2/repository/models/versioned/unload', ''),
+      server.post('/v2/repository/models/versioned/load', ''),
+    ];
+    for (const response of await Promise.all(calls)) assert.equal(response.status, 200);
+    assert.equal((await server.post('/v2/repository/models/versioned/load', '')).status, 200);
+    assert.equal((await server.get('/v2/models/versioned/versions/1/ready')).status, 200);
+    assert.equal((await server.get('/v2/models/versioned/versions/3/ready')).status, 200);
+  });
+});
