@@ -107,16 +107,26 @@ export class InferenceServer {
   }
 
   /**
-   * Loads or reloads a model (the repository extension, EXPLICIT control mode). `parameterNames` are
-   * the load request's parameters: configuration and file overrides are refused until they are
-   * supported, rather than ignored.
+   * Loads or reloads a model (the repository extension, EXPLICIT control mode). Load parameters as
+   * Triton takes them: `config`, a JSON model configuration used instead of config.pbtxt, and
+   * `file:<version>/<name>`, model files (the bytes; HTTP sends base64, which its front end decodes),
+   * which need `config` too. Other parameters are ignored.
    */
-  async loadModel(name: string, parameterNames: readonly string[] = []): Promise<void> {
-    const overrides = parameterNames.filter((key) => key === 'config' || key.startsWith('file:'));
-    if (overrides.length > 0) {
-      throw new NereidError('UNSUPPORTED', `load parameter(s) ${overrides.map((key) => `'${key}'`).join(', ')} are not supported yet; load the model as it is on disk`);
+  async loadModel(name: string, parameters: Readonly<Record<string, string | Uint8Array | boolean | number | bigint>> = {}): Promise<void> {
+    const config = parameters.config;
+    if (config !== undefined && typeof config !== 'string') {
+      throw new NereidError('INVALID_ARG', `load parameter 'config' must be a JSON string holding the model configuration`);
     }
-    await this.#options.repository.loadModel(name);
+    const files = new Map<string, Uint8Array>();
+    for (const [key, value] of Object.entries(parameters)) {
+      if (!key.startsWith('file:')) continue;
+      if (!(value instanceof Uint8Array)) throw new NereidError('INVALID_ARG', `load parameter '${key}' must hold the file's bytes`);
+      files.set(key.slice('file:'.length), value);
+    }
+    if (files.size > 0 && config === undefined) {
+      throw new NereidError('INVALID_ARG', `load parameters 'file:...' need a 'config' parameter too: the configuration of the model the files make up`);
+    }
+    await this.#options.repository.loadModel(name, config === undefined && files.size === 0 ? undefined : { ...(config !== undefined ? { configJson: config } : {}), files });
   }
 
   /** Unloads a model once its accepted requests are done. */

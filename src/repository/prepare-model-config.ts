@@ -4,6 +4,7 @@ import { create } from '@bufbuild/protobuf';
 import type { Backend, BackendContext } from '../backends/backend.js';
 import { BACKENDS, PLATFORMS, findBackend } from '../backends/index.js';
 import { type ModelConfig, ModelConfigSchema } from '../config/gen/model_config_pb.js';
+import { modelConfigFromJson } from '../config/model-config-json.js';
 import { normalizeModelConfig } from '../config/normalize.js';
 import { parseModelConfig } from '../config/parse-model-config.js';
 import { validateModelConfig } from '../config/validate.js';
@@ -17,6 +18,8 @@ export interface PrepareOptions {
   readonly version: number | undefined;
   readonly isAutoCompleteEnabled: boolean;
   readonly context: BackendContext;
+  /** A load request's `config` parameter: JSON used instead of config.pbtxt. */
+  readonly configJson?: string;
 }
 
 const fileExists = (path: string): Promise<boolean> =>
@@ -39,18 +42,25 @@ async function detectBackend(versionDir: string | undefined): Promise<Backend | 
  * backend, let it auto-complete, fill Triton's defaults, validate. Errors name the file and field.
  */
 export async function prepareModelConfig(options: PrepareOptions): Promise<{ config: ModelConfig; backend: Backend }> {
-  const file = join(options.modelDir, 'config.pbtxt');
-  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined;
-    throw new NereidError('INVALID_ARG', `cannot read '${file}': ${error.message}`);
-  });
-  if (text === undefined && !options.isAutoCompleteEnabled) {
+  const isOverride = options.configJson !== undefined;
+  const file = isOverride ? `load parameter 'config' of '${options.name}'` : join(options.modelDir, 'config.pbtxt');
+  const text = isOverride
+    ? undefined
+    : await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return undefined;
+        throw new NereidError('INVALID_ARG', `cannot read '${file}': ${error.message}`);
+      });
+  if (!isOverride && text === undefined && !options.isAutoCompleteEnabled) {
     throw new NereidError(
       'INVALID_ARG',
       `model '${options.name}' has no config.pbtxt; with --disable-auto-complete-config every model needs one (expected '${file}')`,
     );
   }
-  let config = text === undefined ? create(ModelConfigSchema) : parseModelConfig(text, file);
+  let config = isOverride
+    ? modelConfigFromJson(options.configJson!, file)
+    : text === undefined
+      ? create(ModelConfigSchema)
+      : parseModelConfig(text, file);
   if (config.name !== '' && config.name !== options.name) {
     throw new NereidError(
       'INVALID_ARG',

@@ -5,6 +5,7 @@ import { NereidError } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { StatisticsObserver } from '../metrics/model-statistics.js';
 import { type IndexEntry, type ModelEntry, indexEntries } from './model-lifecycle.js';
+import { type LoadOverride, writeOverrideFiles } from './load-override.js';
 import { Model } from './model.js';
 import { prepareModelConfig } from './prepare-model-config.js';
 import { selectVersions } from './version-policy.js';
@@ -81,14 +82,15 @@ export class RepositoryManager {
    * new versions fully before they replace the old ones, which finish the requests they have accepted;
    * if the new load fails, the old versions keep serving. Calls for one model run one at a time.
    */
-  loadModel(name: string): Promise<void> {
+  loadModel(name: string, override?: LoadOverride): Promise<void> {
     this.#checkExplicit('load');
     return this.#serialize(name, async () => {
-      const dirs = (await this.#scan()).get(name);
+      // Override files make a model folder of their own, in a private place; otherwise the repository's.
+      const dirs = override !== undefined && override.files.size > 0 ? [await writeOverrideFiles(name, override.files)] : (await this.#scan()).get(name);
       if (dirs === undefined) {
         throw new NereidError('INVALID_ARG', `failed to load '${name}': no model folder of that name in ${this.#options.repositoryPaths.join(', ')}`);
       }
-      const entry = await this.#load(name, dirs);
+      const entry = await this.#load(name, dirs, override?.configJson);
       const failure = entry.error ?? [...entry.versions.values()].find((state) => state.state !== 'READY')?.reason;
       if (failure !== undefined) {
         await unloadVersions(entry);
@@ -130,7 +132,7 @@ export class RepositoryManager {
   }
 
   /** Loads the versions of one model; failures are recorded in the entry, never thrown. */
-  async #load(name: string, dirs: readonly string[]): Promise<ModelEntry> {
+  async #load(name: string, dirs: readonly string[], configJson?: string): Promise<ModelEntry> {
     const { logger } = this.#options;
     const modelDir = dirs[0]!;
     const entry: ModelEntry = { name, modelDir, versions: new Map() };
@@ -149,6 +151,7 @@ export class RepositoryManager {
         versionDir: newest === undefined ? undefined : join(modelDir, String(newest)),
         isAutoCompleteEnabled: this.#options.isAutoCompleteEnabled,
         context: this.#options.context,
+        ...(configJson !== undefined ? { configJson } : {}),
       });
       const { selected, missing } = selectVersions(config.versionPolicy, available);
       if (selected.length === 0 && missing.length === 0) {

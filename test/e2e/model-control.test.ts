@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { EXAMPLES, FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
 
@@ -9,6 +12,15 @@ const simpleRequest = {
   ],
 };
 const slowRequest = { inputs: [{ name: 'INPUT0', shape: [3], datatype: 'FP32', data: [1, 2, 3] }] };
+
+/** The `simple` model's configuration as the JSON a load request's `config` parameter carries. */
+const simpleConfig = (name: string, maxBatchSize: number) => ({
+  name,
+  platform: 'onnxruntime_onnx',
+  max_batch_size: maxBatchSize,
+  input: ['INPUT0', 'INPUT1'].map((input) => ({ name: input, data_type: 'TYPE_INT32', dims: [16] })),
+  output: ['OUTPUT0', 'OUTPUT1'].map((output) => ({ name: output, data_type: 'TYPE_INT32', dims: [16] })),
+});
 
 type IndexEntry = { name: string; version?: string; state: string; reason?: string };
 const index = async (server: TestServer): Promise<IndexEntry[]> => (await (await server.post('/v2/repository/index', '')).json()) as IndexEntry[];
@@ -56,14 +68,45 @@ describe('model control mode EXPLICIT', () => {
     assert.deepEqual((await index(server)).find((e) => e.name === 'identity_bytes'), { name: 'identity_bytes', state: 'UNAVAILABLE', reason: 'unloaded' });
   });
 
-  test('unknown names and overrides not supported yet are clear errors', async () => {
+  test('unknown names are clear errors', async () => {
     const unknown = await server.post('/v2/repository/models/nope/load', '');
     assert.equal(unknown.status, 400);
     assert.match(((await unknown.json()) as { error: string }).error, /^failed to load 'nope': no model folder of that name in /);
-    const override = await server.post('/v2/repository/models/simple/load', { parameters: { config: '{"max_batch_size": 4}' } });
-    assert.equal(override.status, 501);
-    assert.deepEqual(await override.json(), { error: "load parameter(s) 'config' are not supported yet; load the model as it is on disk" });
-    assert.equal((await server.post('/v2/models/simple/infer', simpleRequest)).status, 200);
+  });
+
+  test('a config override replaces config.pbtxt', async () => {
+    const config = simpleConfig('simple', 2);
+    const load = await server.post('/v2/repository/models/simple/load', { parameters: { config: JSON.stringify(config) } });
+    assert.equal(load.status, 200, await load.clone().text());
+    assert.equal(((await (await server.get('/v2/models/simple/config')).json()) as { max_batch_size: number }).max_batch_size, 2);
+    const three = { inputs: simpleRequest.inputs.map((input) => ({ ...input, shape: [3, 16], data: Array(48).fill(1) })) };
+    const refused = await server.post('/v2/models/simple/infer', three);
+    assert.equal(refused.status, 400);
+    const bad = await server.post('/v2/repository/models/simple/load', { parameters: { config: '{"max_batch_size": "two"}' } });
+    assert.equal(bad.status, 400);
+    assert.match(((await bad.json()) as { error: string }).error, /^failed to load 'simple': load parameter 'config' of 'simple'/);
+    assert.equal((await server.post('/v2/models/simple/infer', simpleRequest)).status, 200, 'a failed reload keeps the loaded version');
+  });
+
+  test('file overrides make a model in a private folder; paths cannot escape it', async () => {
+    const onnx = readFileSync(join(EXAMPLES, 'simple', '1', 'model.onnx')).toString('base64');
+    const config = JSON.stringify(simpleConfig('uploaded', 8));
+    const load = await server.post('/v2/repository/models/uploaded/load', { parameters: { config, 'file:1/model.onnx': onnx } });
+    assert.equal(load.status, 200, await load.clone().text());
+    const infer = await server.post('/v2/models/uploaded/infer', simpleRequest);
+    assert.deepEqual(((await infer.json()) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data, Array(16).fill(3));
+    assert.equal(existsSync(join(EXAMPLES, 'uploaded')), false, 'nothing is written into the repository');
+    for (const path of ['../../escaped.onnx', '/tmp/absolute.onnx', '1/../../escaped.onnx', 'model.onnx']) {
+      const response = await server.post('/v2/repository/models/evil/load', { parameters: { config, [`file:${path}`]: onnx } });
+      assert.equal(response.status, 400, path);
+      assert.match(((await response.json()) as { error: string }).error, /^load parameter 'file:.*' is not a file inside a version folder of the model/);
+    }
+    assert.equal(existsSync(join(tmpdir(), 'escaped.onnx')), false);
+    const filesOnly = await server.post('/v2/repository/models/uploaded/load', { parameters: { 'file:1/model.onnx': onnx } });
+    assert.equal(filesOnly.status, 400);
+    assert.deepEqual(await filesOnly.json(), {
+      error: "load parameters 'file:...' need a 'config' parameter too: the configuration of the model the files make up",
+    });
   });
 });
 

@@ -5,6 +5,15 @@ import { statisticsMessage } from '../statistics-message.js';
 import { grpcError } from './errors.js';
 import { type ModelInferRequestMessage, type ModelInferResponseMessage, decodeModelInferRequest, encodeModelInferResponse } from './infer-codec.js';
 
+/** ModelRepositoryParameter as proto-loader hands it over (oneofs named, longs as strings, bytes as Buffers). */
+interface RepositoryParameterMessage {
+  parameter_choice?: 'bool_param' | 'int64_param' | 'string_param' | 'bytes_param';
+  bool_param?: boolean;
+  int64_param?: string;
+  string_param?: string;
+  bytes_param?: Buffer;
+}
+
 type Unary<Request, Response> = (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>) => void;
 
 interface NameVersion {
@@ -50,8 +59,15 @@ export function createInferenceService(server: InferenceServer, logger: Logger):
     ModelInfer: unary(async (request: ModelInferRequestMessage) => encodeModelInferResponse(await server.infer(decodeModelInferRequest(request)))),
     ModelStreamInfer: (call: ServerDuplexStream<ModelInferRequestMessage, unknown>) => streamInfer(server, logger, call),
     RepositoryIndex: unary((request: { ready: boolean }) => ({ models: server.repositoryIndex(request.ready) })),
-    RepositoryModelLoad: unary(async (request: { model_name: string; parameters: Record<string, unknown> }) => {
-      await server.loadModel(request.model_name, Object.keys(request.parameters ?? {}));
+    RepositoryModelLoad: unary(async (request: { model_name: string; parameters: Record<string, RepositoryParameterMessage> }) => {
+      const parameters = Object.fromEntries(
+        Object.entries(request.parameters ?? {}).flatMap(([key, parameter]) => {
+          const choice = parameter.parameter_choice;
+          const value = choice === undefined ? undefined : parameter[choice];
+          return value === undefined ? [] : [[key, typeof value === 'string' && choice === 'int64_param' ? BigInt(value) : value]];
+        }),
+      );
+      await server.loadModel(request.model_name, parameters);
       return {};
     }),
     RepositoryModelUnload: unary(async (request: { model_name: string }) => {

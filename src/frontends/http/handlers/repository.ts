@@ -37,7 +37,18 @@ export async function handleRepositoryModel(
     return emptyReply(200);
   }
   const json = body.byteLength > 0 ? parseJsonBody(body.toString('utf8'), 'load request') : undefined;
-  const parameters = typeof json === 'object' && json !== null && !Array.isArray(json) ? json.parameters : undefined;
-  await server.loadModel(route.modelName, typeof parameters === 'object' && parameters !== null ? Object.keys(parameters) : []);
+  const raw = typeof json === 'object' && json !== null && !Array.isArray(json) ? json.parameters : undefined;
+  const parameters: Record<string, string | Uint8Array | boolean | number | bigint> = {};
+  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
+    for (const [key, value] of Object.entries(raw)) {
+      if (key.startsWith('file:')) {
+        if (typeof value !== 'string') throw new NereidError('INVALID_ARG', `load parameter '${key}' must be the file's bytes in base64`);
+        parameters[key] = Buffer.from(value, 'base64');
+      } else if (typeof value === 'string' || typeof value === 'boolean' || typeof value === 'number' || typeof value === 'bigint') {
+        parameters[key] = value;
+      }
+    }
+  }
+  await server.loadModel(route.modelName, parameters);
   return emptyReply(200);
 }
