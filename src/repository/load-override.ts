@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, normalize, relative, sep } from 'node:path';
 import { NereidError } from '../core/errors.js';
@@ -9,6 +9,14 @@ export interface LoadOverride {
   readonly configJson?: string;
   /** Model files by their path inside the model folder, e.g. `1/model.onnx`. */
   readonly files: ReadonlyMap<string, Uint8Array>;
+}
+
+const PRIVATE_PREFIX = join(tmpdir(), 'nereid-model-');
+
+/** Removes a model folder writeOverrideFiles made (and its private parent); leaves any other folder alone. */
+export async function removeOverrideFolder(modelDir: string): Promise<void> {
+  const parent = join(modelDir, '..');
+  if (parent.startsWith(PRIVATE_PREFIX)) await rm(parent, { recursive: true, force: true });
 }
 
 /**
@@ -27,7 +35,7 @@ export async function writeOverrideFiles(modelName: string, files: ReadonlyMap<s
       );
     }
   }
-  const root = await mkdtemp(join(tmpdir(), 'nereid-model-'));
+  const root = await mkdtemp(PRIVATE_PREFIX);
   const modelDir = join(root, modelName);
   for (const [path, bytes] of files) {
     const target = join(modelDir, normalize(path));

@@ -5,7 +5,7 @@ import { NereidError } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { StatisticsObserver } from '../metrics/model-statistics.js';
 import { type IndexEntry, type ModelEntry, indexEntries } from './model-lifecycle.js';
-import { type LoadOverride, writeOverrideFiles } from './load-override.js';
+import { type LoadOverride, removeOverrideFolder, writeOverrideFiles } from './load-override.js';
 import { Model } from './model.js';
 import { prepareModelConfig } from './prepare-model-config.js';
 import { selectVersions } from './version-policy.js';
@@ -282,7 +282,10 @@ function unloadedEntry(name: string, modelDir: string): ModelEntry {
   return { name, modelDir, versions: new Map(), error: 'unloaded' };
 }
 
-/** Unloads an entry's loaded versions: they turn UNLOADING, finish what they accepted, then stop. */
+/**
+ * Unloads an entry's loaded versions: they turn UNLOADING, finish what they accepted, then stop; a
+ * model made from a load request's files loses its private folder too.
+ */
 async function unloadVersions(entry: ModelEntry, options?: { readonly isForced?: boolean }): Promise<void> {
   await Promise.all(
     [...entry.versions.values()].map(async (state) => {
@@ -295,4 +298,5 @@ async function unloadVersions(entry: ModelEntry, options?: { readonly isForced?:
       delete state.model;
     }),
   );
+  await removeOverrideFolder(entry.modelDir);
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -102,6 +102,10 @@ describe('model control mode EXPLICIT', () => {
       assert.match(((await response.json()) as { error: string }).error, /^load parameter 'file:.*' is not a file inside a version folder of the model/);
     }
     assert.equal(existsSync(join(tmpdir(), 'escaped.onnx')), false);
+    const privateFolders = (): string[] => readdirSync(tmpdir()).filter((name) => name.startsWith('nereid-model-'));
+    const before = privateFolders().length;
+    assert.equal((await server.post('/v2/repository/models/uploaded/unload', '')).status, 200);
+    assert.equal(privateFolders().length, before - 1, 'unloading removes the private folder');
     const filesOnly = await server.post('/v2/repository/models/uploaded/load', { parameters: { 'file:1/model.onnx': onnx } });
     assert.equal(filesOnly.status, 400);
     assert.deepEqual(await filesOnly.json(), {
