@@ -5,7 +5,8 @@ Writes:
   examples/model_repository/{simple,digits,identity_bytes}/
   test/fixtures/model_repository/{identity_all_types,nobatch_fp32,versioned,
       versioned_latest,autocomplete_none,autocomplete_partial,broken_model,
-      bad_config,slow,custom_filename,batching,kind_gpu}/
+      bad_config,slow,custom_filename,batching,kind_gpu,warmup_ok,
+      warmup_bad}/
   test/fixtures/digits_samples.json
 
 Requirements (Debian 12): apt-get install -y python3-onnx python3-sklearn python3-numpy
@@ -354,6 +355,58 @@ def gen_kind_gpu(repo):
     ))
 
 
+WARMUP_OK = '''model_warmup [
+  {
+    name: "zeros"
+    batch_size: 2
+    count: 2
+    inputs { key: "INPUT0" value: { data_type: TYPE_FP32 dims: [ 4 ] zero_data: true } }
+  },
+  {
+    name: "random"
+    batch_size: 1
+    inputs { key: "INPUT0" value: { data_type: TYPE_FP32 dims: [ 4 ] random_data: true } }
+  },
+  {
+    name: "from_file"
+    batch_size: 1
+    inputs { key: "INPUT0" value: { data_type: TYPE_FP32 dims: [ 4 ] input_data_file: "input0.bin" } }
+  }
+]
+'''
+
+WARMUP_BAD = '''model_warmup [
+  {
+    name: "wrong_shape"
+    batch_size: 1
+    inputs { key: "INPUT0" value: { data_type: TYPE_FP32 dims: [ 5 ] zero_data: true } }
+  }
+]
+'''
+
+
+def gen_warmup(repo):
+    """OUTPUT0 = INPUT0 * 2 with model_warmup samples: one model whose warmup passes (zero, random
+    and file data), one whose warmup sample has the wrong shape and so must fail to load."""
+    for name, extra, comment in (
+        ("warmup_ok", WARMUP_OK, "warms up with zero, random and file data before it is READY"),
+        ("warmup_bad", WARMUP_BAD, "has a warmup sample of the wrong shape, so it must fail to load"),
+    ):
+        d = os.path.join(repo, name)
+        reset_dir(d)
+        save_model(versioned_model(2), os.path.join(d, "1", "model.onnx"))
+        if name == "warmup_ok":
+            write_bytes(os.path.join(d, "warmup", "input0.bin"),
+                        np.array([1, 2, 3, 4], dtype="<f4").tobytes())
+        write_text(os.path.join(d, "config.pbtxt"), config_pbtxt(
+            "OUTPUT0 = INPUT0 * 2 (FP32 [4]); " + comment + ".",
+            name, 4,
+            [("INPUT0", "TYPE_FP32", [4])],
+            [("OUTPUT0", "TYPE_FP32", [4])],
+            extra=extra,
+        ))
+
+
 def gen_custom_filename(repo):
     """The nobatch_fp32 graph under another file name, found through default_model_filename."""
     d = os.path.join(repo, "custom_filename")
@@ -541,6 +594,7 @@ def main():
     gen_custom_filename(FIXTURES)
     gen_batching(FIXTURES)
     gen_kind_gpu(FIXTURES)
+    gen_warmup(FIXTURES)
     gen_versioned(FIXTURES, "versioned", with_policy=True)
     gen_versioned(FIXTURES, "versioned_latest", with_policy=False)
     gen_autocomplete_none(FIXTURES)

@@ -7,6 +7,7 @@ import type { Tensor } from '../core/tensor.js';
 import { ModelStatistics, type StatisticsObserver } from '../metrics/model-statistics.js';
 import { createScheduler } from '../scheduling/create-scheduler.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
+import { warmUp } from './warmup.js';
 import type { Scheduler } from '../scheduling/scheduler.js';
 
 export interface LoadModelOptions {
@@ -64,10 +65,19 @@ export class Model {
     const results = await Promise.allSettled(started);
     const instances = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     const failure = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failure !== undefined) {
+    const stop = async (): Promise<void> => {
       await Promise.all(instances.map((instance) => instance.close()));
       await backendModel.unload();
+    };
+    if (failure !== undefined) {
+      await stop();
       throw failure.reason;
+    }
+    try {
+      await warmUp(config, spec, instances, files.modelDir);
+    } catch (error) {
+      await stop();
+      throw error;
     }
     return new Model(config, spec, backendModel, instances, observer);
   }

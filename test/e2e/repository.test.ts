@@ -120,6 +120,18 @@ describe('model repository: versions, auto-complete and broken models', () => {
     assert.deepEqual(await bad.json(), { error: `'ready' must be true or false, got "yes"` });
   });
 
+  test('model_warmup runs before a version is READY; a failing sample makes it UNAVAILABLE with the reason', async () => {
+    assert.equal((await server.get('/v2/models/warmup_ok/ready')).status, 200);
+    assert.deepEqual(await outputData(await server.post('/v2/models/warmup_ok/infer', fp32([1, 2, 3, 4]))), [2, 4, 6, 8]);
+    const index = (await (await server.post('/v2/repository/index', '')).json()) as Array<{ name: string; state: string; reason?: string }>;
+    assert.deepEqual(index.find((entry) => entry.name === 'warmup_bad'), {
+      name: 'warmup_bad',
+      version: '1',
+      state: 'UNAVAILABLE',
+      reason: "model 'warmup_bad': warmup sample 'wrong_shape': unexpected shape for input 'INPUT0' for model 'warmup_bad'. Expected [-1,4], got [1,5]",
+    });
+  });
+
   test('KIND_GPU fails to load with the reason', async () => {
     assert.equal((await server.get('/v2/models/kind_gpu/ready')).status, 400);
     const response = await server.post('/v2/models/kind_gpu/infer', { inputs: [{ name: 'INPUT0', shape: [1, 1], datatype: 'FP32', data: [1] }] });

@@ -1,0 +1,75 @@
+import { randomFillSync } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ModelInstance } from '../backends/backend.js';
+import type { ModelConfig, ModelWarmup } from '../config/gen/model_config_pb.js';
+import { dataTypeOfConfig } from '../config/model-spec.js';
+import { dataTypeByteSize } from '../core/data-type.js';
+import { NereidError } from '../core/errors.js';
+import type { InferRequest } from '../core/infer-request.js';
+import type { ModelSpec } from '../core/model-spec.js';
+import { type Tensor, allocateFixedSize, deserializeBytes, elementCount, viewFixedSize } from '../core/tensor.js';
+import { validateRequest } from '../core/validate-request.js';
+
+/** The data of one warmup input: zeros, random bytes, or the file `<model>/warmup/<name>` (raw, as binary data). */
+async function warmupData(dataType: Tensor['dataType'], shape: readonly number[], source: ModelWarmup['inputs'][string]['inputDataType'], modelDir: string): Promise<Tensor['data']> {
+  const count = elementCount(shape);
+  if (source.case === 'inputDataFile') {
+    const bytes = await readFile(join(modelDir, 'warmup', source.value));
+    if (dataType === 'BYTES') {
+      const elements = deserializeBytes(bytes);
+      if (typeof elements === 'string') throw new NereidError('INVALID_ARG', `warmup file '${source.value}': ${elements}`);
+      return elements;
+    }
+    if (bytes.byteLength !== count * dataTypeByteSize(dataType)) {
+      throw new NereidError('INVALID_ARG', `warmup file '${source.value}' holds ${bytes.byteLength} bytes; shape [${shape.join(',')}] of ${dataType} needs ${count * dataTypeByteSize(dataType)}`);
+    }
+    return viewFixedSize(dataType, bytes);
+  }
+  if (dataType === 'BYTES') {
+    // Triton's zero data for BYTES is empty strings; its random data, one-byte strings.
+    return Array.from({ length: count }, () => (source.case === 'randomData' ? Buffer.from([97 + Math.floor(Math.random() * 26)]) : Buffer.alloc(0)));
+  }
+  const data = allocateFixedSize(dataType, count);
+  if (source.case === 'randomData') {
+    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    randomFillSync(bytes);
+    // Keep floats finite and booleans 0/1: random bits would make NaN, and BOOL is one bit of a byte.
+    if (dataType === 'FP32' || dataType === 'FP64') (data as Float32Array).forEach((_, i, array) => (array[i] = Math.random()));
+    if (dataType === 'BOOL') bytes.forEach((value, i) => (bytes[i] = value & 1));
+    if (dataType === 'FP16' || dataType === 'BF16') bytes.fill(0);
+  }
+  return data;
+}
+
+/**
+ * Runs the config's `model_warmup` samples on every instance, `count` times each (at least once),
+ * before the version is declared READY, as Triton does. A sample that fails makes the load fail,
+ * with the sample named in the reason.
+ */
+export async function warmUp(config: ModelConfig, spec: ModelSpec, instances: readonly ModelInstance[], modelDir: string): Promise<void> {
+  for (const sample of config.modelWarmup) {
+    const where = `model '${config.name}': warmup sample '${sample.name}'`;
+    let request: InferRequest;
+    try {
+      const inputs: Tensor[] = await Promise.all(
+        Object.entries(sample.inputs).map(async ([name, input]) => {
+          const dataType = dataTypeOfConfig(input.dataType);
+          const dims = input.dims.map(Number);
+          const shape = spec.maxBatchSize > 0 ? [Math.max(1, sample.batchSize), ...dims] : dims;
+          return { name, dataType, shape, data: await warmupData(dataType, shape, input.inputDataType, modelDir) };
+        }),
+      );
+      request = validateRequest(spec, { modelName: config.name, id: `warmup:${sample.name}`, inputs, parameters: {} });
+    } catch (error) {
+      throw new NereidError('INVALID_ARG', `${where}: ${(error as Error).message}`);
+    }
+    for (const instance of instances) {
+      for (let run = 0; run < Math.max(1, sample.count); run++) {
+        const { responses } = await instance.execute([request]);
+        const response = responses[0];
+        if (response instanceof NereidError) throw new NereidError('INVALID_ARG', `${where} failed on instance '${instance.name}': ${response.message}`);
+      }
+    }
+  }
+}
