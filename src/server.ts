@@ -58,6 +58,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     ...(metrics !== undefined ? { observerFor: (name: string, version: number) => metrics.observerFor(name, version) } : {}),
   });
   await repository.loadAll();
+  if (options.modelControlMode === 'poll') repository.startPolling(options.repositoryPollMs);
   const failed = repository.index().filter((entry) => entry.state !== 'READY');
   if (options.isExitOnError && failed.length > 0) {
     await repository.unloadAll();

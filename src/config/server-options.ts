@@ -12,6 +12,8 @@ export interface ServerOptions {
   readonly modelControlMode: ModelControlMode;
   /** `--load-model` (EXPLICIT mode): models loaded at start; `*` for all. */
   readonly startupModels: readonly string[];
+  /** `--repository-poll-secs` (POLL mode): how often the repositories are read again. */
+  readonly repositoryPollMs: number;
   readonly isHttpAllowed: boolean;
   readonly httpPort: number;
   readonly httpAddress: string;
@@ -46,6 +48,7 @@ export interface ServerOptions {
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
   modelControlMode: 'none',
   startupModels: [],
+  repositoryPollMs: 15_000,
   isHttpAllowed: true,
   httpPort: 8000,
   httpAddress: '0.0.0.0',
@@ -77,7 +80,8 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
 const FLAGS = {
   'model-repository': { type: 'string', multiple: true, help: 'DIR  a model repository (repeatable)' },
   'model-store': { type: 'string', multiple: true, help: 'DIR  the same as --model-repository' },
-  'model-control-mode': { type: 'string', help: 'none|explicit  load everything at start, or through the API (default none)' },
+  'model-control-mode': { type: 'string', help: 'none|explicit|poll  load all at start, through the API, or as the folders change (default none)' },
+  'repository-poll-secs': { type: 'string', help: 'SECS  poll mode: how often the repositories are read again (default 15)' },
   'load-model': { type: 'string', multiple: true, help: 'NAME  explicit mode: load NAME at start (repeatable; * for all)' },
   'allow-http': { type: 'string', help: 'BOOL  serve HTTP/REST (default true)' },
   'http-port': { type: 'string', help: 'PORT  HTTP port (default 8000; 0 picks a free one)' },
@@ -222,8 +226,9 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
   if (logFormat !== 'default' && logFormat !== 'ISO8601') throw usageError(`--log-format takes default or ISO8601, got '${logFormat}'`);
   const logFile = string('log-file');
   const controlMode = string('model-control-mode') ?? defaults.modelControlMode;
-  if (controlMode === 'poll') throw usageError('--model-control-mode=poll is not supported yet; use none or explicit');
-  if (controlMode !== 'none' && controlMode !== 'explicit') throw usageError(`--model-control-mode takes none or explicit, got '${controlMode}'`);
+  if (controlMode !== 'none' && controlMode !== 'explicit' && controlMode !== 'poll') {
+    throw usageError(`--model-control-mode takes none, explicit or poll, got '${controlMode}'`);
+  }
   const startupModels = (values['load-model'] as string[] | undefined) ?? [];
   if (startupModels.length > 0 && controlMode !== 'explicit') {
     throw usageError('--load-model needs --model-control-mode=explicit (in mode none every model loads at start)');
@@ -232,6 +237,7 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     modelRepositories: repositories,
     modelControlMode: controlMode,
     startupModels,
+    repositoryPollMs: parseInteger('repository-poll-secs', string('repository-poll-secs'), defaults.repositoryPollMs / 1000, 1, 86_400) * 1000,
     isHttpAllowed: parseBoolean('allow-http', string('allow-http'), defaults.isHttpAllowed),
     httpPort: parseInteger('http-port', string('http-port'), defaults.httpPort, 0, 65535),
     httpAddress: string('http-address') ?? defaults.httpAddress,

@@ -1,4 +1,4 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BackendContext } from '../backends/backend.js';
 import { NereidError } from '../core/errors.js';
@@ -10,8 +10,11 @@ import { Model } from './model.js';
 import { prepareModelConfig } from './prepare-model-config.js';
 import { selectVersions } from './version-policy.js';
 
-/** Triton's --model-control-mode: load everything at start, or load and unload through the API. */
-export type ModelControlMode = 'none' | 'explicit';
+/**
+ * Triton's --model-control-mode: load everything at start (NONE), load and unload through the API
+ * (EXPLICIT), or follow the repository's folders (POLL).
+ */
+export type ModelControlMode = 'none' | 'explicit' | 'poll';
 
 export interface RepositoryOptions {
   readonly repositoryPaths: readonly string[];
@@ -38,6 +41,9 @@ export class RepositoryManager {
   readonly #options: RepositoryOptions;
   readonly #models = new Map<string, ModelEntry>();
   readonly #locks = new Map<string, Promise<void>>();
+  /** POLL mode: what each loaded model's folder looked like when it was loaded. */
+  readonly #fingerprints = new Map<string, string>();
+  #pollTimer: NodeJS.Timeout | undefined;
 
   constructor(options: RepositoryOptions) {
     this.#options = options;
@@ -64,7 +70,7 @@ export class RepositoryManager {
    */
   async loadAll(): Promise<void> {
     const { controlMode, startupModels } = this.#options;
-    const isLoadedAtStart = (name: string): boolean => controlMode === 'none' || startupModels.includes('*') || startupModels.includes(name);
+    const isLoadedAtStart = (name: string): boolean => controlMode !== 'explicit' || startupModels.includes('*') || startupModels.includes(name);
     const found = await this.#scan();
     const missing = controlMode === 'explicit' ? startupModels.filter((name) => name !== '*' && !found.has(name)) : [];
     for (const name of missing) {
@@ -72,7 +78,9 @@ export class RepositoryManager {
     }
     await Promise.all(
       [...found].map(async ([name, dirs]) => {
+        const print = controlMode === 'poll' ? await fingerprint(dirs) : '';
         this.#models.set(name, isLoadedAtStart(name) ? await this.#load(name, dirs) : unloadedEntry(name, dirs[0]!));
+        if (controlMode === 'poll') this.#fingerprints.set(name, print);
       }),
     );
   }
@@ -90,16 +98,74 @@ export class RepositoryManager {
       if (dirs === undefined) {
         throw new NereidError('INVALID_ARG', `failed to load '${name}': no model folder of that name in ${this.#options.repositoryPaths.join(', ')}`);
       }
-      const entry = await this.#load(name, dirs, override?.configJson);
-      const failure = entry.error ?? [...entry.versions.values()].find((state) => state.state !== 'READY')?.reason;
-      if (failure !== undefined) {
-        await unloadVersions(entry);
-        throw new NereidError('INVALID_ARG', `failed to load '${name}': ${failure}`);
-      }
-      const previous = this.#models.get(name);
-      this.#models.set(name, entry);
-      if (previous !== undefined) await unloadVersions(previous);
+      await this.#replace(name, dirs, override?.configJson);
     });
+  }
+
+  /**
+   * Loads a model's new versions fully, then swaps them in and unloads the old ones (which finish what
+   * they accepted). If anything fails to load, the old versions keep serving and the error is thrown.
+   */
+  async #replace(name: string, dirs: readonly string[], configJson?: string): Promise<void> {
+    const entry = await this.#load(name, dirs, configJson);
+    const failure = entry.error ?? [...entry.versions.values()].find((state) => state.state !== 'READY')?.reason;
+    if (failure !== undefined) {
+      await unloadVersions(entry);
+      // A model that was not serving is listed with the reason; one that was keeps serving.
+      const current = this.#models.get(name);
+      if (current === undefined || ![...current.versions.values()].some((state) => state.state === 'READY')) this.#models.set(name, entry);
+      throw new NereidError('INVALID_ARG', `failed to load '${name}': ${failure}`);
+    }
+    const previous = this.#models.get(name);
+    this.#models.set(name, entry);
+    if (previous !== undefined) await unloadVersions(previous);
+  }
+
+  /**
+   * POLL mode: every `intervalMs`, models whose folders changed (config, labels, version folders or
+   * files) are reloaded, new ones loaded and removed ones unloaded. A model caught half-written fails
+   * to load, keeps its old versions serving, and is tried again at the next poll.
+   */
+  startPolling(intervalMs: number): void {
+    let isPolling = false;
+    this.#pollTimer = setInterval(() => {
+      if (isPolling) return;
+      isPolling = true;
+      this.#poll().finally(() => (isPolling = false));
+    }, intervalMs);
+    this.#pollTimer.unref();
+  }
+
+  async #poll(): Promise<void> {
+    const { logger } = this.#options;
+    const found = await this.#scan().catch((error: Error) => {
+      logger.error('repository', `poll: ${error.message}`);
+      return undefined;
+    });
+    if (found === undefined) return;
+    for (const [name, dirs] of found) {
+      const print = await fingerprint(dirs);
+      if (this.#fingerprints.get(name) === print) continue;
+      // Recorded whether or not the load works: a broken model is tried again once its folder changes.
+      this.#fingerprints.set(name, print);
+      await this.#serialize(name, async () => {
+        try {
+          await this.#replace(name, dirs);
+          logger.info('repository', `poll: loaded '${name}' after a change in its folder`);
+        } catch (error) {
+          logger.error('repository', `poll: ${(error as Error).message}; the folder is read again when it changes`);
+        }
+      });
+    }
+    for (const name of [...this.#fingerprints.keys()].filter((name) => !found.has(name))) {
+      this.#fingerprints.delete(name);
+      await this.#serialize(name, async () => {
+        const entry = this.#models.get(name);
+        this.#models.delete(name);
+        if (entry !== undefined) await unloadVersions(entry);
+        logger.info('repository', `poll: unloaded '${name}', whose folder is gone`);
+      });
+    }
   }
 
   /** Unloads one model once its accepted requests are done (the repository extension's unload). */
@@ -116,6 +182,7 @@ export class RepositoryManager {
 
   #checkExplicit(action: 'load' | 'unload'): void {
     if (this.#options.controlMode !== 'explicit') {
+      // Triton refuses both in NONE and in POLL mode, where the repository's folders decide.
       throw new NereidError(
         'UNSUPPORTED',
         `cannot ${action} models: the model control mode is ${this.#options.controlMode.toUpperCase()}; start the server with --model-control-mode=explicit to load and unload through the API`,
@@ -273,6 +340,7 @@ export class RepositoryManager {
 
   /** Unloads every model: waits for accepted requests (unless forced), then stops the instances. */
   async unloadAll(options?: { readonly isForced?: boolean }): Promise<void> {
+    if (this.#pollTimer !== undefined) clearInterval(this.#pollTimer);
     await Promise.all([...this.#models.values()].map((entry) => unloadVersions(entry, options)));
   }
 }
@@ -299,4 +367,23 @@ async function unloadVersions(entry: ModelEntry, options?: { readonly isForced?:
     }),
   );
   await removeOverrideFolder(entry.modelDir);
+}
+
+/**
+ * What a model's folder looks like: every file and folder below it (three levels: config, labels,
+ * version folders and their files) with its size and modification time. A change anywhere changes it.
+ */
+async function fingerprint(dirs: readonly string[]): Promise<string> {
+  const parts: string[] = [];
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      const path = join(dir, entry.name);
+      const info = await stat(path).catch(() => undefined);
+      parts.push(`${path}:${info?.size ?? '?'}:${info?.mtimeMs ?? '?'}`);
+      if (entry.isDirectory() && depth < 3) await walk(path, depth + 1);
+    }
+  };
+  for (const dir of dirs) await walk(dir, 1);
+  return parts.join('\n');
 }

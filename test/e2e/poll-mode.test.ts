@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
+
+const fp32 = { inputs: [{ name: 'INPUT0', shape: [1, 4], datatype: 'FP32', data: [1, 1, 1, 1] }] };
+
+/** Waits until `check` holds, polling; the repository is re-read every second in these tests. */
+async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.fail(`still not true after 10 s: ${what}`);
+}
+
+describe('model control mode POLL', () => {
+  let server: TestServer;
+  let repository: string;
+  before(async () => {
+    repository = mkdtempSync(join(tmpdir(), 'nereid-poll-'));
+    cpSync(join(FIXTURES, 'versioned_latest'), join(repository, 'model_a'), { recursive: true });
+    const config = join(repository, 'model_a', 'config.pbtxt');
+    writeFileSync(config, readFileSync(config, 'utf8').replace('name: "versioned_latest"', 'name: "model_a"'));
+    server = await startTestServer({ modelRepositories: [repository], modelControlMode: 'poll', repositoryPollMs: 1000 });
+  });
+  after(async () => {
+    await server.close();
+    rmSync(repository, { recursive: true, force: true });
+  });
+
+  const versions = async (name: string): Promise<string[] | undefined> => {
+    const response = await server.get(`/v2/models/${name}`);
+    return response.status === 200 ? ((await response.json()) as { versions: string[] }).versions : undefined;
+  };
+
+  test('a new version folder is loaded at the next poll, and the old one unloaded', async () => {
+    assert.deepEqual(await versions('model_a'), ['3']);
+    cpSync(join(repository, 'model_a', '1'), join(repository, 'model_a', '4'), { recursive: true });
+    await eventually("version 4 of 'model_a' serves", async () => (await versions('model_a'))?.join() === '4');
+    const response = await server.post('/v2/models/model_a/infer', fp32);
+    assert.deepEqual(((await response.json()) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data, [1, 1, 1, 1], 'version 4 holds the model of version 1');
+  });
+
+  test('a broken config keeps the old version serving; fixing it loads the new one', async () => {
+    const config = join(repository, 'model_a', 'config.pbtxt');
+    writeFileSync(config, 'name: "model_a"\nmax_batch_size: 4\ninput [ { name: "INPUT0"');
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    assert.deepEqual(await versions('model_a'), ['4'], 'a half-written config does not take the model down');
+    writeFileSync(
+      config,
+      'name: "model_a"\nplatform: "onnxruntime_onnx"\nmax_batch_size: 4\nversion_policy: { all {} }\n' +
+        'input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]\noutput [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]\n',
+    );
+    await eventually("every version of 'model_a' serves", async () => (await versions('model_a'))?.join() === '1,2,3,4');
+  });
+
+  test('a new model folder loads, a removed one unloads', async () => {
+    cpSync(join(FIXTURES, 'nobatch_fp32'), join(repository, 'model_b'), { recursive: true });
+    writeFileSync(join(repository, 'model_b', 'config.pbtxt'), 'platform: "onnxruntime_onnx"\nmax_batch_size: 0\n');
+    await eventually("'model_b' is ready", async () => (await server.get('/v2/models/model_b/ready')).status === 200);
+    rmSync(join(repository, 'model_b'), { recursive: true });
+    await eventually("'model_b' is gone", async () => (await server.get('/v2/models/model_b/ready')).status === 400);
+  });
+
+  test('load and unload through the API are refused in POLL mode', async () => {
+    const response = await server.post('/v2/repository/models/model_a/load', '');
+    assert.equal(response.status, 501);
+    assert.match(((await response.json()) as { error: string }).error, /the model control mode is POLL/);
+  });
+});
