@@ -43,7 +43,15 @@ export interface InferenceServerOptions {
  * Protocol extensions Nereid implements, as listed in server metadata. Only what works end to end
  * belongs here: clients decide what to call from this list.
  */
-const EXTENSIONS = ['classification', 'binary_tensor_data', 'model_configuration', 'statistics', 'parameters'] as const;
+const EXTENSIONS = [
+  'classification',
+  'model_repository',
+  'model_repository(unload_dependents)',
+  'binary_tensor_data',
+  'model_configuration',
+  'statistics',
+  'parameters',
+] as const;
 
 /**
  * The in-process API every front end uses: health, metadata, configuration and inference.

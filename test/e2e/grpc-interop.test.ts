@@ -159,7 +159,15 @@ describe('gRPC wire interop with Python grpcio', { skip }, () => {
     assert.equal(output.server_metadata.error, undefined, JSON.stringify(output.server_metadata.error));
     assert.equal(output.server_metadata.name, 'nereid');
     assert.match(output.server_metadata.version, /^\d+\.\d+\.\d+$/);
-    assert.deepEqual(output.server_metadata.extensions, ['classification', 'binary_tensor_data', 'model_configuration', 'statistics', 'parameters']);
+    assert.deepEqual(output.server_metadata.extensions, [
+      'classification',
+      'model_repository',
+      'model_repository(unload_dependents)',
+      'binary_tensor_data',
+      'model_configuration',
+      'statistics',
+      'parameters',
+    ]);
   });
 
   test('model metadata has the batch dimension in shapes', () => {

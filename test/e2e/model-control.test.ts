@@ -3,6 +3,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { type GrpcObject, type ServiceClientConstructor, credentials, loadPackageDefinition } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
 import { EXAMPLES, FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
 
 const simpleRequest = {
@@ -111,6 +113,35 @@ describe('model control mode EXPLICIT', () => {
     assert.deepEqual(await filesOnly.json(), {
       error: "load parameters 'file:...' need a 'config' parameter too: the configuration of the model the files make up",
     });
+  });
+});
+
+describe('load and unload over gRPC', () => {
+  test('RepositoryModelLoad with a config and bytes files, then RepositoryModelUnload', async () => {
+    const server = await startTestServer({ modelRepositories: [EXAMPLES], modelControlMode: 'explicit' });
+    const proto = loadPackageDefinition(
+      loadSync('grpc_service.proto', { includeDirs: ['src/frontends/grpc/proto', 'src/config'], keepCase: true, longs: String, defaults: true, oneofs: true }),
+    );
+    const Client = (proto.inference as GrpcObject).GRPCInferenceService as ServiceClientConstructor;
+    const client = new Client(server.grpcUrl!, credentials.createInsecure()) as unknown as Record<string, (request: object, callback: (error: Error | null) => void) => void>;
+    const call = (method: string, request: object): Promise<void> =>
+      new Promise((resolve, reject) => client[method]!(request, (error) => (error !== null ? reject(error) : resolve())));
+    try {
+      await call('RepositoryModelLoad', {
+        model_name: 'grpc_uploaded',
+        parameters: {
+          config: { string_param: JSON.stringify(simpleConfig('grpc_uploaded', 8)) },
+          'file:1/model.onnx': { bytes_param: readFileSync(join(EXAMPLES, 'simple', '1', 'model.onnx')) },
+        },
+      });
+      const infer = await server.post('/v2/models/grpc_uploaded/infer', simpleRequest);
+      assert.deepEqual(((await infer.json()) as { outputs: Array<{ data: number[] }> }).outputs[1]!.data, Array(16).fill(1));
+      await call('RepositoryModelUnload', { model_name: 'grpc_uploaded' });
+      assert.equal((await server.get('/v2/models/grpc_uploaded/ready')).status, 400);
+    } finally {
+      (client as unknown as { close(): void }).close();
+      await server.close();
+    }
   });
 });
 

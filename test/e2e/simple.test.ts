@@ -43,7 +43,15 @@ describe('simple (add/sub) over HTTP', () => {
     const body = (await response.json()) as { name: string; version: string; extensions: string[] };
     assert.equal(body.name, 'nereid');
     assert.match(body.version, /^\d+\.\d+\.\d+$/);
-    assert.deepEqual(body.extensions, ['classification', 'binary_tensor_data', 'model_configuration', 'statistics', 'parameters']);
+    assert.deepEqual(body.extensions, [
+      'classification',
+      'model_repository',
+      'model_repository(unload_dependents)',
+      'binary_tensor_data',
+      'model_configuration',
+      'statistics',
+      'parameters',
+    ]);
   });
 
   test('health endpoints answer 200 with an empty body', async () => {
