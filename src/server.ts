@@ -52,6 +52,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     repositoryPaths: options.modelRepositories,
     controlMode: options.modelControlMode,
     startupModels: options.startupModels,
+    unloadTimeoutMs: options.modelUnloadTimeoutMs,
     isAutoCompleteEnabled: options.isAutoCompleteEnabled,
     context: { logger, defaultMaxBatchSize: options.defaultMaxBatchSize, cpuCount: availableParallelism() },
     logger,

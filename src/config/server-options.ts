@@ -14,6 +14,8 @@ export interface ServerOptions {
   readonly startupModels: readonly string[];
   /** `--repository-poll-secs` (POLL mode): how often the repositories are read again. */
   readonly repositoryPollMs: number;
+  /** `--model-unload-timeout-secs`: how long an unload or reload waits for accepted requests. */
+  readonly modelUnloadTimeoutMs: number;
   readonly isHttpAllowed: boolean;
   readonly httpPort: number;
   readonly httpAddress: string;
@@ -49,6 +51,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   modelControlMode: 'none',
   startupModels: [],
   repositoryPollMs: 15_000,
+  modelUnloadTimeoutMs: 30_000,
   isHttpAllowed: true,
   httpPort: 8000,
   httpAddress: '0.0.0.0',
@@ -81,6 +84,7 @@ const FLAGS = {
   'model-repository': { type: 'string', multiple: true, help: 'DIR  a model repository (repeatable)' },
   'model-store': { type: 'string', multiple: true, help: 'DIR  the same as --model-repository' },
   'model-control-mode': { type: 'string', help: 'none|explicit|poll  load all at start, through the API, or as the folders change (default none)' },
+  'model-unload-timeout-secs': { type: 'string', help: 'SECS  how long an unload or reload waits for accepted requests (default 30)' },
   'repository-poll-secs': { type: 'string', help: 'SECS  poll mode: how often the repositories are read again (default 15)' },
   'load-model': { type: 'string', multiple: true, help: 'NAME  explicit mode: load NAME at start (repeatable; * for all)' },
   'allow-http': { type: 'string', help: 'BOOL  serve HTTP/REST (default true)' },
@@ -237,6 +241,7 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     modelRepositories: repositories,
     modelControlMode: controlMode,
     startupModels,
+    modelUnloadTimeoutMs: parseInteger('model-unload-timeout-secs', string('model-unload-timeout-secs'), defaults.modelUnloadTimeoutMs / 1000, 0, 86_400) * 1000,
     repositoryPollMs: parseInteger('repository-poll-secs', string('repository-poll-secs'), defaults.repositoryPollMs / 1000, 1, 86_400) * 1000,
     isHttpAllowed: parseBoolean('allow-http', string('allow-http'), defaults.isHttpAllowed),
     httpPort: parseInteger('http-port', string('http-port'), defaults.httpPort, 0, 65535),

@@ -8,7 +8,7 @@ import { ModelStatistics, type StatisticsObserver } from '../metrics/model-stati
 import { createScheduler } from '../scheduling/create-scheduler.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
 import { warmUp } from './warmup.js';
-import type { Scheduler } from '../scheduling/scheduler.js';
+import type { CloseOptions, Scheduler } from '../scheduling/scheduler.js';
 
 export interface LoadModelOptions {
   readonly files: ModelFiles;
@@ -96,8 +96,8 @@ export class Model {
     return this.#scheduler.inflightCount;
   }
 
-  /** Waits for accepted requests to finish (unless forced), then stops the instances. */
-  async unload(options?: { readonly isForced?: boolean }): Promise<void> {
+  /** Waits for accepted requests to finish (unless forced; at most `drainTimeoutMs`), then stops the instances. */
+  async unload(options?: CloseOptions): Promise<void> {
     await this.#scheduler.close(options);
     await this.#backendModel.unload();
   }

@@ -4,6 +4,7 @@ import type { BackendContext } from '../backends/backend.js';
 import { NereidError } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { StatisticsObserver } from '../metrics/model-statistics.js';
+import type { CloseOptions } from '../scheduling/scheduler.js';
 import { type IndexEntry, type ModelEntry, indexEntries } from './model-lifecycle.js';
 import { type LoadOverride, removeOverrideFolder, writeOverrideFiles } from './load-override.js';
 import { Model } from './model.js';
@@ -21,6 +22,8 @@ export interface RepositoryOptions {
   readonly controlMode: ModelControlMode;
   /** EXPLICIT mode: the models to load at start-up (`--load-model`); `*` means all. */
   readonly startupModels: readonly string[];
+  /** How long an unload or reload waits for the old versions' accepted requests before stopping them. */
+  readonly unloadTimeoutMs: number;
   readonly isAutoCompleteEnabled: boolean;
   readonly context: BackendContext;
   readonly logger: Logger;
@@ -118,7 +121,7 @@ export class RepositoryManager {
     }
     const previous = this.#models.get(name);
     this.#models.set(name, entry);
-    if (previous !== undefined) await unloadVersions(previous);
+    if (previous !== undefined) await unloadVersions(previous, this.#drainOptions());
   }
 
   /**
@@ -162,7 +165,7 @@ export class RepositoryManager {
       await this.#serialize(name, async () => {
         const entry = this.#models.get(name);
         this.#models.delete(name);
-        if (entry !== undefined) await unloadVersions(entry);
+        if (entry !== undefined) await unloadVersions(entry, this.#drainOptions());
         logger.info('repository', `poll: unloaded '${name}', whose folder is gone`);
       });
     }
@@ -174,10 +177,14 @@ export class RepositoryManager {
     return this.#serialize(name, async () => {
       const entry = this.#models.get(name);
       if (entry === undefined) throw new NereidError('INVALID_ARG', `failed to unload '${name}': Request for unknown model: '${name}' is not found`);
-      await unloadVersions(entry);
+      await unloadVersions(entry, this.#drainOptions());
       this.#models.set(name, unloadedEntry(name, entry.modelDir));
       this.#options.logger.info('repository', `successfully unloaded '${name}'`);
     });
+  }
+
+  #drainOptions(): CloseOptions {
+    return { drainTimeoutMs: this.#options.unloadTimeoutMs };
   }
 
   #checkExplicit(action: 'load' | 'unload'): void {
@@ -339,7 +346,7 @@ export class RepositoryManager {
   }
 
   /** Unloads every model: waits for accepted requests (unless forced), then stops the instances. */
-  async unloadAll(options?: { readonly isForced?: boolean }): Promise<void> {
+  async unloadAll(options?: CloseOptions): Promise<void> {
     if (this.#pollTimer !== undefined) clearInterval(this.#pollTimer);
     await Promise.all([...this.#models.values()].map((entry) => unloadVersions(entry, options)));
   }
@@ -354,7 +361,7 @@ function unloadedEntry(name: string, modelDir: string): ModelEntry {
  * Unloads an entry's loaded versions: they turn UNLOADING, finish what they accepted, then stop; a
  * model made from a load request's files loses its private folder too.
  */
-async function unloadVersions(entry: ModelEntry, options?: { readonly isForced?: boolean }): Promise<void> {
+async function unloadVersions(entry: ModelEntry, options?: CloseOptions): Promise<void> {
   await Promise.all(
     [...entry.versions.values()].map(async (state) => {
       const model = state.model;

@@ -5,7 +5,7 @@ import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from './clock.js';
 import { executeBatch } from './execute-batch.js';
 import type { InstancePool } from './instance-pool.js';
-import type { Scheduler } from './scheduler.js';
+import { type CloseOptions, type Scheduler, waitForDrain } from './scheduler.js';
 
 export interface DirectSchedulerOptions {
   readonly modelName: string;
@@ -72,9 +72,9 @@ export class DirectScheduler implements Scheduler {
     }
   }
 
-  async close(options?: { readonly isForced?: boolean }): Promise<void> {
+  async close(options?: CloseOptions): Promise<void> {
     this.#isClosing = true;
-    if (this.#inflightCount > 0 && options?.isForced !== true) await new Promise<void>((resolve) => (this.#drained = resolve));
+    await waitForDrain(this.#inflightCount, new Promise<void>((resolve) => (this.#drained = resolve)), options);
     await this.#options.pool.close();
   }
 }

@@ -5,7 +5,7 @@ import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from './clock.js';
 import { type QueuedRequest, executeBatch } from './execute-batch.js';
 import type { InstancePool } from './instance-pool.js';
-import type { Scheduler } from './scheduler.js';
+import { type CloseOptions, type Scheduler, waitForDrain } from './scheduler.js';
 
 /** A priority level's queue policy (config ModelQueuePolicy), times in microseconds; 0 means none. */
 export interface QueuePolicy {
@@ -288,15 +288,14 @@ export class DynamicBatcher implements Scheduler {
     });
   }
 
-  async close(options?: { readonly isForced?: boolean }): Promise<void> {
+  async close(options?: CloseOptions): Promise<void> {
     this.#isClosing = true;
-    if (options?.isForced === true) {
+    const drained = new Promise<void>((resolve) => (this.#drained = resolve));
+    if (!(await waitForDrain(this.#inflightCount, drained, options))) {
       const error = new NereidError('UNAVAILABLE', `model '${this.#options.modelName}' was unloaded before the request ran`);
       for (const level of this.#levels) {
         for (const entry of level.queue.splice(0).concat(level.delayed.splice(0))) entry.settle(error);
       }
-    } else if (this.#inflightCount > 0) {
-      await new Promise<void>((resolve) => (this.#drained = resolve));
     }
     if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
     await this.#options.pool.close();

@@ -116,6 +116,23 @@ describe('model control mode EXPLICIT', () => {
   });
 });
 
+describe('an unload bounded by --model-unload-timeout-secs', () => {
+  test('past the bound, the requests still queued or running fail instead of holding the unload', async () => {
+    const server = await startTestServer({ modelRepositories: [FIXTURES], modelControlMode: 'explicit', startupModels: ['slow'], modelUnloadTimeoutMs: 0 });
+    try {
+      const requests = Array.from({ length: 6 }, () => server.post('/v2/models/slow/infer', slowRequest));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal((await server.post('/v2/repository/models/slow/unload', '')).status, 200);
+      const statuses = await Promise.all(requests.map(async (request) => (await request).status));
+      assert.ok(statuses.every((status) => status === 200 || status === 503), statuses.join());
+      assert.ok(statuses.includes(503), `queued requests fail once the bound is passed: ${statuses.join()}`);
+      assert.equal((await server.post('/v2/models/slow/infer', slowRequest)).status, 503);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('load and unload over gRPC', () => {
   test('RepositoryModelLoad with a config and bytes files, then RepositoryModelUnload', async () => {
     const server = await startTestServer({ modelRepositories: [EXAMPLES], modelControlMode: 'explicit' });

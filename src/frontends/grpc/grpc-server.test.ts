@@ -15,6 +15,7 @@ test('connections and streams get the 16 MiB flow-control window', async () => {
     repositoryPaths: [mkdtempSync(join(tmpdir(), 'nereid-empty-'))],
     controlMode: 'none',
     startupModels: [],
+    unloadTimeoutMs: 30_000,
     isAutoCompleteEnabled: true,
     context: { logger: silentLogger, defaultMaxBatchSize: 4, cpuCount: 2 },
     logger: silentLogger,
