@@ -127,7 +127,8 @@ export class RepositoryManager {
   /**
    * POLL mode: every `intervalMs`, models whose folders changed (config, labels, version folders or
    * files) are reloaded, new ones loaded and removed ones unloaded. A model caught half-written fails
-   * to load, keeps its old versions serving, and is tried again at the next poll.
+   * to load and keeps its old versions serving; it is read again at the first poll that finds its
+   * folder changed, which finishing the write does.
    */
   startPolling(intervalMs: number): void {
     let isPolling = false;
