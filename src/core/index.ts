@@ -18,3 +18,4 @@ export type { BytesElements, FixedSizeArray, ParameterValue, Parameters, Tensor,
 export { modelConfigToProtoJson, modelConfigToTritonJson } from '../config/model-config-json.js';
 export type { BatchStatistics, Duration, ModelStatisticsSnapshot } from '../metrics/model-statistics.js';
 export type { IndexEntry, ModelState } from '../repository/model-lifecycle.js';
+export type { LogSettingsMessage } from './log-settings.js';

@@ -1,5 +1,6 @@
 import type { ModelConfig } from '../config/gen/model_config_pb.js';
-import type { Logger } from '../logging/logger.js';
+import type { ConfigurableLogger, Logger } from '../logging/logger.js';
+import { type LogSettingsMessage, updateLogSettings } from './log-settings.js';
 import type { ModelStatisticsSnapshot } from '../metrics/model-statistics.js';
 import type { IndexEntry } from '../repository/model-lifecycle.js';
 import type { RepositoryManager } from '../repository/repository-manager.js';
@@ -37,6 +38,8 @@ export interface InferenceServerOptions {
   /** `--strict-readiness`: ready only when every model is ready. */
   readonly isStrictReadiness: boolean;
   readonly logger: Logger;
+  /** The same logger when its settings can be changed (the logging extension). */
+  readonly configurableLogger?: ConfigurableLogger;
 }
 
 /**
@@ -50,6 +53,7 @@ const EXTENSIONS = [
   'binary_tensor_data',
   'model_configuration',
   'statistics',
+  'logging',
   'parameters',
 ] as const;
 
@@ -140,6 +144,11 @@ export class InferenceServer {
   /** Unloads a model once its accepted requests are done. */
   unloadModel(name: string): Promise<void> {
     return this.#options.repository.unloadModel(name);
+  }
+
+  /** The log settings after applying `changes` (none: just read them), by Triton's wire names. */
+  logSettings(changes: Readonly<Record<string, unknown>> = {}): LogSettingsMessage {
+    return updateLogSettings(this.#options.configurableLogger, changes);
   }
 
   /** Statistics of one model version, all versions of a model, or every model (statistics extension). */

@@ -27,6 +27,13 @@ export interface Logger {
   verbose(level: number, component: string, message: string): void;
 }
 
+/** A logger whose settings can be read and changed while it runs (Triton's logging extension). */
+export interface ConfigurableLogger extends Logger {
+  settings(): LoggerOptions;
+  /** Applies the given settings, keeps the others, and returns them all. */
+  configure(changes: Partial<LoggerOptions>): LoggerOptions;
+}
+
 const pad = (value: number, width = 2): string => String(value).padStart(width, '0');
 
 function formatTime(now: Date, format: LogFormat, microseconds: number): string {
@@ -37,7 +44,8 @@ function formatTime(now: Date, format: LogFormat, microseconds: number): string 
   );
 }
 
-export function createLogger(options: LoggerOptions): Logger {
+export function createLogger(initial: LoggerOptions): ConfigurableLogger {
+  let options = { ...initial };
   const write = (severity: 'I' | 'W' | 'E', component: string, message: string): void => {
     const nowMs = performance.timeOrigin + performance.now();
     const now = new Date(nowMs);
@@ -55,6 +63,15 @@ export function createLogger(options: LoggerOptions): Logger {
     warning: (component, message) => options.warning && write('W', component, message),
     error: (component, message) => options.error && write('E', component, message),
     verbose: (level, component, message) => level <= options.verboseLevel && write('I', component, message),
+    settings: () => ({ ...options }),
+    configure: (changes) => {
+      options = { ...options, ...changes };
+      if (options.file === '' || options.file === undefined) {
+        const { file: _file, ...rest } = options;
+        options = rest;
+      }
+      return { ...options };
+    },
   };
 }
 

@@ -50,6 +50,7 @@ describe('simple (add/sub) over HTTP', () => {
       'binary_tensor_data',
       'model_configuration',
       'statistics',
+      'logging',
       'parameters',
     ]);
   });

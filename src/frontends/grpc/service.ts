@@ -14,6 +14,14 @@ interface RepositoryParameterMessage {
   bytes_param?: Buffer;
 }
 
+/** LogSettingsRequest.SettingValue as proto-loader hands it over. */
+interface LogSettingValueMessage {
+  parameter_choice?: 'bool_param' | 'uint32_param' | 'string_param';
+  bool_param?: boolean;
+  uint32_param?: number;
+  string_param?: string;
+}
+
 type Unary<Request, Response> = (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>) => void;
 
 interface NameVersion {
@@ -81,7 +89,22 @@ export function createInferenceService(server: InferenceServer, logger: Logger):
     CudaSharedMemoryRegister: cudaUnsupported,
     CudaSharedMemoryUnregister: cudaUnsupported,
     TraceSetting: notImplemented('TraceSetting (the trace extension)'),
-    LogSettings: notImplemented('LogSettings (the logging extension)'),
+    LogSettings: unary((request: { settings: Record<string, LogSettingValueMessage> }) => {
+      const changes = Object.fromEntries(
+        Object.entries(request.settings ?? {}).flatMap(([key, setting]) =>
+          setting.parameter_choice === undefined ? [] : [[key, setting[setting.parameter_choice]]],
+        ),
+      );
+      const settings = server.logSettings(changes);
+      return {
+        settings: Object.fromEntries(
+          Object.entries(settings).map(([key, value]) => [
+            key,
+            typeof value === 'boolean' ? { bool_param: value } : typeof value === 'number' ? { uint32_param: value } : { string_param: value },
+          ]),
+        ),
+      };
+    }),
   };
 }
 

@@ -8,6 +8,7 @@ import { errorReply } from './errors.js';
 import { handleHealth, handleServerMetadata } from './handlers/health.js';
 import { handleInfer } from './handlers/infer.js';
 import { handleModelConfig, handleModelMetadata, handleModelReady } from './handlers/models.js';
+import { handleLogging } from './handlers/logging.js';
 import { handleRepositoryIndex, handleRepositoryModel } from './handlers/repository.js';
 import { handleStatistics } from './handlers/statistics.js';
 import { type Reply, jsonReply } from './reply.js';
@@ -113,6 +114,8 @@ export class HttpFrontend {
         return handleRepositoryIndex(server, await this.#readBody(req));
       case 'repository-model':
         return handleRepositoryModel(server, route, await this.#readBody(req));
+      case 'logging':
+        return handleLogging(server, req.method === 'POST' ? await this.#readBody(req) : undefined);
       case 'model':
         switch (route.action) {
           case 'metadata':

@@ -6,6 +6,7 @@ export type Route =
   | { readonly kind: 'health'; readonly check: 'live' | 'ready' }
   | { readonly kind: 'statistics'; readonly modelName: undefined; readonly modelVersion: undefined }
   | { readonly kind: 'repository-index' }
+  | { readonly kind: 'logging' }
   | { readonly kind: 'repository-model'; readonly action: 'load' | 'unload'; readonly modelName: string }
   | {
       readonly kind: 'model';
@@ -21,6 +22,7 @@ const METHODS: Record<string, 'GET' | 'POST'> = {
   health: 'GET',
   statistics: 'GET',
   'repository-index': 'POST',
+  logging: 'GET',
   'repository-model': 'POST',
   stats: 'GET',
   metadata: 'GET',
@@ -53,6 +55,7 @@ export function matchRoute(method: string, path: string): Route {
   if (path === '/v2' || path === '/v2/') route = { kind: 'server-metadata' };
   else if (path === '/v2/models/stats') route = { kind: 'statistics', modelName: undefined, modelVersion: undefined };
   else if (path === '/v2/repository/index') route = { kind: 'repository-index' };
+  else if (path === '/v2/logging') route = { kind: 'logging' };
   else if (REPOSITORY_MODEL_PATH.test(path)) {
     const [, name, action] = REPOSITORY_MODEL_PATH.exec(path)!;
     route = { kind: 'repository-model', action: action as 'load' | 'unload', modelName: decodeSegment(name!) };
@@ -76,7 +79,8 @@ export function matchRoute(method: string, path: string): Route {
   }
   if (route === undefined) throw new RouteError(404, `no endpoint at '${path}'; see the KServe v2 paths under /v2`);
   const allowed = METHODS[route.kind === 'model' ? route.action : route.kind]!;
-  if (method !== allowed && !(method === 'HEAD' && allowed === 'GET')) {
+  const isLoggingUpdate = route.kind === 'logging' && method === 'POST';
+  if (method !== allowed && !(method === 'HEAD' && allowed === 'GET') && !isLoggingUpdate) {
     throw new RouteError(405, `'${path}' takes ${allowed}, not ${method}`, allowed);
   }
   return route;
