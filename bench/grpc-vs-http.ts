@@ -14,8 +14,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { type GrpcObject, type ServiceClientConstructor, credentials, loadPackageDefinition } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { credentials } from '@grpc/grpc-js';
+import { loadGrpcServices } from '../src/frontends/grpc/grpc-server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const WORK = `${ROOT}bench/batching/.work`;
@@ -95,10 +95,7 @@ async function startNereid(): Promise<{ stop: () => void; httpPort: number; grpc
 if (!existsSync(`${WORK}/model_repository/resnet18_batch`)) {
   spawnSync('/usr/bin/python3', [`${ROOT}bench/batching/make_models.py`], { stdio: 'inherit' });
 }
-const proto = loadPackageDefinition(
-  loadSync('grpc_service.proto', { includeDirs: [`${ROOT}src/frontends/grpc/proto`, `${ROOT}src/config`], keepCase: true, longs: String, defaults: true, oneofs: true }),
-);
-const Client = (proto.inference as GrpcObject).GRPCInferenceService as ServiceClientConstructor;
+const Client = loadGrpcServices().inference;
 const nereid = await startNereid();
 const rows: string[] = [];
 try {

@@ -1,22 +1,10 @@
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { type Client, type GrpcObject, type ServiceClientConstructor, credentials, loadPackageDefinition, status } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { type Client, credentials, status } from '@grpc/grpc-js';
+import { loadGrpcServices } from '../../src/frontends/grpc/grpc-server.js';
 import { EXAMPLES, FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const definition = loadSync(['grpc_service.proto', 'health.proto'], {
-  includeDirs: [`${ROOT}src/frontends/grpc/proto`, `${ROOT}src/config`],
-  keepCase: true,
-  longs: String,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-});
-const loaded = loadPackageDefinition(definition);
-const InferenceClient = (loaded.inference as GrpcObject).GRPCInferenceService as ServiceClientConstructor;
-const HealthClient = (((loaded.grpc as GrpcObject).health as GrpcObject).v1 as GrpcObject).Health as ServiceClientConstructor;
+const { inference: InferenceClient, health: HealthClient } = loadGrpcServices();
 
 type Callback = (error: { code: number; details: string } | null, response: Record<string, unknown>) => void;
 

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type GrpcObject, type ServiceClientConstructor, credentials, loadPackageDefinition } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { credentials } from '@grpc/grpc-js';
+import { loadGrpcServices } from '../../src/frontends/grpc/grpc-server.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { EXAMPLES, type TestServer, startTestServer } from '../helpers/server.js';
 
@@ -54,10 +54,7 @@ describe('the logging extension', () => {
   });
 
   test('gRPC LogSettings reads and changes the same settings', async () => {
-    const proto = loadPackageDefinition(
-      loadSync('grpc_service.proto', { includeDirs: ['src/frontends/grpc/proto', 'src/config'], keepCase: true, longs: String, defaults: true, oneofs: true }),
-    );
-    const Client = (proto.inference as GrpcObject).GRPCInferenceService as ServiceClientConstructor;
+    const Client = loadGrpcServices().inference;
     const client = new Client(server.grpcUrl!, credentials.createInsecure()) as unknown as {
       LogSettings: (request: object, callback: (error: Error | null, response: { settings: Record<string, Record<string, unknown>> }) => void) => void;
       close(): void;

@@ -3,8 +3,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type GrpcObject, type ServiceClientConstructor, credentials, loadPackageDefinition } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { credentials } from '@grpc/grpc-js';
+import { loadGrpcServices } from '../../src/frontends/grpc/grpc-server.js';
 import { EXAMPLES, FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
 
 const simpleRequest = {
@@ -136,10 +136,7 @@ describe('an unload bounded by --model-unload-timeout-secs', () => {
 describe('load and unload over gRPC', () => {
   test('RepositoryModelLoad with a config and bytes files, then RepositoryModelUnload', async () => {
     const server = await startTestServer({ modelRepositories: [EXAMPLES], modelControlMode: 'explicit' });
-    const proto = loadPackageDefinition(
-      loadSync('grpc_service.proto', { includeDirs: ['src/frontends/grpc/proto', 'src/config'], keepCase: true, longs: String, defaults: true, oneofs: true }),
-    );
-    const Client = (proto.inference as GrpcObject).GRPCInferenceService as ServiceClientConstructor;
+    const Client = loadGrpcServices().inference;
     const client = new Client(server.grpcUrl!, credentials.createInsecure()) as unknown as Record<string, (request: object, callback: (error: Error | null) => void) => void>;
     const call = (method: string, request: object): Promise<void> =>
       new Promise((resolve, reject) => client[method]!(request, (error) => (error !== null ? reject(error) : resolve())));

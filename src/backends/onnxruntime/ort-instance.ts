@@ -147,8 +147,9 @@ export class OrtInstance implements ModelInstance {
     const batchSizes = included.map((index) => (isBatching ? requests[index]!.inputs[0]!.shape[0]! : 1));
     const feeds: WorkerTensor[] = [];
     const transfer: ArrayBuffer[] = [];
-    for (const [position, input] of feedsByRequest[0]!.entries()) {
-      const batch = concatBatch(feedsByRequest.map((tensors) => tensors.find((t) => t.name === input.name) ?? tensors[position]!));
+    for (const input of feedsByRequest[0]!) {
+      // The batcher batches only requests with the same inputs, possibly listed in another order.
+      const batch = concatBatch(feedsByRequest.map((tensors) => tensors.find((t) => t.name === input.name)!));
       const inputSpec = spec.inputByName.get(input.name)!;
       const feed = toWorkerTensor(input.name, batch.data, ortTypeOf(input.dataType)!, backendShape(batch.shape, inputSpec, isBatching));
       feeds.push(feed);

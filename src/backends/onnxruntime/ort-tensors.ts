@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { Tensor as OrtTensor } from 'onnxruntime-node';
 import type { DataType } from '../../core/data-type.js';
 import { NereidError } from '../../core/errors.js';
@@ -31,7 +32,8 @@ export function dataTypeOfOrt(type: string): DataType | undefined {
   return DATA_TYPES.get(type);
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// Elements were checked by stringCheckedTensor (isUtf8, which makes no string) before they were gathered.
+const utf8 = new TextDecoder('utf-8');
 
 /**
  * Checks that a BYTES tensor can become ONNX Runtime strings (other tensors pass as they are).
@@ -44,9 +46,7 @@ export function stringCheckedTensor(tensor: Tensor): Tensor {
     if (element.includes(0)) {
       throw new NereidError('INVALID_ARG', `input '${tensor.name}': BYTES element ${index} holds a NUL byte, which ONNX Runtime string tensors cannot carry`);
     }
-    try {
-      utf8.decode(element);
-    } catch {
+    if (!isUtf8(element)) {
       throw new NereidError('INVALID_ARG', `input '${tensor.name}': BYTES element ${index} is not valid UTF-8, which ONNX Runtime string tensors require`);
     }
   }

@@ -3,12 +3,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { type GrpcObject, type ServiceClientConstructor, credentials, loadPackageDefinition } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { credentials } from '@grpc/grpc-js';
 import { InferenceServer } from '../../core/index.js';
 import { silentLogger } from '../../logging/logger.js';
 import { RepositoryManager } from '../../repository/repository-manager.js';
-import { FLOW_CONTROL_WINDOW_BYTES, GrpcFrontend } from './grpc-server.js';
+import { FLOW_CONTROL_WINDOW_BYTES, GrpcFrontend, loadGrpcServices } from './grpc-server.js';
 
 test('connections and streams get the 16 MiB flow-control window', async () => {
   const repository = new RepositoryManager({
@@ -33,10 +32,7 @@ test('connections and streams get the 16 MiB flow-control window', async () => {
     http2MinPingIntervalWithoutDataMs: 300_000,
   });
   const port = await frontend.listen(0, '127.0.0.1');
-  const proto = loadPackageDefinition(
-    loadSync('grpc_service.proto', { includeDirs: ['src/frontends/grpc/proto', 'src/config'], keepCase: true, longs: String, defaults: true, oneofs: true }),
-  );
-  const Client = (proto.inference as GrpcObject).GRPCInferenceService as ServiceClientConstructor;
+  const Client = loadGrpcServices().inference;
   const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
   try {
     const live = await new Promise((resolve, reject) =>

@@ -41,7 +41,11 @@ export interface GrpcFrontendOptions {
   readonly http2MinPingIntervalWithoutDataMs: number;
 }
 
-function loadServices(): { inference: ServiceClientConstructor; health: ServiceClientConstructor } {
+/**
+ * The services from the .proto files, with the decoding options the handlers expect (wire names, int64
+ * as strings, oneofs named). Each constructor is also a client class: tests and benchmarks use them.
+ */
+export function loadGrpcServices(): { inference: ServiceClientConstructor; health: ServiceClientConstructor } {
   const definition = loadSync(['grpc_service.proto', 'health.proto'], {
     includeDirs: PROTO_DIRS,
     keepCase: true,
@@ -76,7 +80,7 @@ export class GrpcFrontend {
     });
     const internals = this.#server as unknown as GrpcServerInternals;
     internals.commonServerOptions.settings = { ...internals.commonServerOptions.settings, initialWindowSize: FLOW_CONTROL_WINDOW_BYTES };
-    const services = loadServices();
+    const services = loadGrpcServices();
     this.#server.addService(services.inference.service, createInferenceService(options.server, options.logger) as never);
     this.#server.addService(services.health.service, createHealthService(options.server) as never);
   }
