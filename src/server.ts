@@ -6,7 +6,7 @@ import { InferenceServer, NereidError } from './core/index.js';
 import { GrpcFrontend } from './frontends/grpc/grpc-server.js';
 import { HttpFrontend } from './frontends/http/http-server.js';
 import { MetricsFrontend } from './frontends/metrics/metrics-server.js';
-import { type ConfigurableLogger, type Logger, createLogger } from './logging/logger.js';
+import { type Logger, createLogger } from './logging/logger.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { RepositoryManager } from './repository/repository-manager.js';
 
@@ -66,15 +66,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     metrics?.close();
     throw new NereidError('UNAVAILABLE', `${failed.length} model(s) failed to load: ${failed.map((entry) => `'${entry.name}' (${entry.reason})`).join('; ')}`);
   }
-  const configurableLogger = 'configure' in logger ? (logger as ConfigurableLogger) : undefined;
-  const core = new InferenceServer({
-    repository,
-    id: options.id,
-    version: PACKAGE_VERSION,
-    isStrictReadiness: options.isStrictReadiness,
-    logger,
-    ...(configurableLogger !== undefined ? { configurableLogger } : {}),
-  });
+  const core = new InferenceServer({ repository, id: options.id, version: PACKAGE_VERSION, isStrictReadiness: options.isStrictReadiness, logger });
 
   let http: HttpFrontend | undefined;
   let httpUrl: string | undefined;

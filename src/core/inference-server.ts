@@ -1,5 +1,5 @@
 import type { ModelConfig } from '../config/gen/model_config_pb.js';
-import type { ConfigurableLogger, Logger } from '../logging/logger.js';
+import { type Logger, isConfigurableLogger } from '../logging/logger.js';
 import { type LogSettingsMessage, updateLogSettings } from './log-settings.js';
 import type { ModelStatisticsSnapshot } from '../metrics/model-statistics.js';
 import type { IndexEntry } from '../repository/model-lifecycle.js';
@@ -37,9 +37,8 @@ export interface InferenceServerOptions {
   readonly version: string;
   /** `--strict-readiness`: ready only when every model is ready. */
   readonly isStrictReadiness: boolean;
+  /** When it is a ConfigurableLogger, the logging extension can change its settings. */
   readonly logger: Logger;
-  /** The same logger when its settings can be changed (the logging extension). */
-  readonly configurableLogger?: ConfigurableLogger;
 }
 
 /**
@@ -148,7 +147,8 @@ export class InferenceServer {
 
   /** The log settings after applying `changes` (none: just read them), by Triton's wire names. */
   logSettings(changes: Readonly<Record<string, unknown>> = {}): LogSettingsMessage {
-    return updateLogSettings(this.#options.configurableLogger, changes);
+    const { logger } = this.#options;
+    return updateLogSettings(isConfigurableLogger(logger) ? logger : undefined, changes);
   }
 
   /** Statistics of one model version, all versions of a model, or every model (statistics extension). */

@@ -34,6 +34,10 @@ export interface ConfigurableLogger extends Logger {
   configure(changes: Partial<LoggerOptions>): LoggerOptions;
 }
 
+export function isConfigurableLogger(logger: Logger): logger is ConfigurableLogger {
+  return 'configure' in logger && 'settings' in logger;
+}
+
 const pad = (value: number, width = 2): string => String(value).padStart(width, '0');
 
 function formatTime(now: Date, format: LogFormat, microseconds: number): string {
