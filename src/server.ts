@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_SERVER_OPTIONS, type ServerOptions } from './config/server-options.js';
-import { InferenceServer, NereidError } from './core/index.js';
+import { InferenceServer, NereidError, RequestRouter } from './core/index.js';
 import { GrpcFrontend } from './frontends/grpc/grpc-server.js';
 import { HttpFrontend } from './frontends/http/http-server.js';
 import { MetricsFrontend } from './frontends/metrics/metrics-server.js';
@@ -48,13 +48,15 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
         cpuIntervalMs: options.isCpuMetricsAllowed ? options.metricsIntervalMs : 0,
       })
     : undefined;
+  // Models calling models and the front ends share one router; it finds models in the repository below.
+  const router = new RequestRouter((name, version) => repository.getModel(name, version));
   const repository: RepositoryManager = new RepositoryManager({
     repositoryPaths: options.modelRepositories,
     controlMode: options.modelControlMode,
     startupModels: options.startupModels,
     unloadTimeoutMs: options.modelUnloadTimeoutMs,
     isAutoCompleteEnabled: options.isAutoCompleteEnabled,
-    context: { logger, defaultMaxBatchSize: options.defaultMaxBatchSize, cpuCount: availableParallelism() },
+    context: { logger, defaultMaxBatchSize: options.defaultMaxBatchSize, cpuCount: availableParallelism(), caller: router },
     logger,
     ...(metrics !== undefined ? { observerFor: (name: string, version: number) => metrics.observerFor(name, version) } : {}),
   });
@@ -66,7 +68,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     metrics?.close();
     throw new NereidError('UNAVAILABLE', `${failed.length} model(s) failed to load: ${failed.map((entry) => `'${entry.name}' (${entry.reason})`).join('; ')}`);
   }
-  const core = new InferenceServer({ repository, id: options.id, version: PACKAGE_VERSION, isStrictReadiness: options.isStrictReadiness, logger });
+  const core = new InferenceServer({ repository, router, id: options.id, version: PACKAGE_VERSION, isStrictReadiness: options.isStrictReadiness, logger });
 
   let http: HttpFrontend | undefined;
   let httpUrl: string | undefined;

@@ -1,9 +1,12 @@
 import type { ModelConfig } from '../config/gen/model_config_pb.js';
 import type { NereidError } from '../core/errors.js';
 import type { InferRequest } from '../core/infer-request.js';
+import type { ModelCaller } from '../core/model-caller.js';
 import type { ModelSpec } from '../core/model-spec.js';
 import type { Tensor } from '../core/tensor.js';
 import type { Logger } from '../logging/logger.js';
+import type { ModelStatistics } from '../metrics/model-statistics.js';
+import type { Scheduler } from '../scheduling/scheduler.js';
 
 /** Where a model version's files are. */
 export interface ModelFiles {
@@ -22,6 +25,17 @@ export interface BackendContext {
   readonly defaultMaxBatchSize: number;
   /** Cores the backends may use in all; instance thread counts are derived from it. */
   readonly cpuCount: number;
+  /** Runs requests on other loaded models (model-to-model calls, ensemble steps). */
+  readonly caller: ModelCaller;
+}
+
+/** What a backend may ask of the repository while it loads a model. */
+export interface LoadContext extends BackendContext {
+  /**
+   * The spec of another model version once its load has settled; in EXPLICIT mode a model that is not
+   * loaded is loaded first (an ensemble's composing models). Throws when it cannot be served.
+   */
+  requireModel(name: string, version?: number): Promise<ModelSpec>;
 }
 
 export interface InstanceSpec {
@@ -46,12 +60,17 @@ export interface Backend {
    */
   autoCompleteConfig?(files: ModelFiles, config: ModelConfig, context: BackendContext): Promise<ModelConfig>;
   /** Loads one model version. The caller owns the result and must `unload()` it. */
-  loadModel(files: ModelFiles, config: ModelConfig, spec: ModelSpec, context: BackendContext): Promise<BackendModel>;
+  loadModel(files: ModelFiles, config: ModelConfig, spec: ModelSpec, context: LoadContext): Promise<BackendModel>;
 }
 
 export interface BackendModel {
   /** Starts one instance; it is ready to execute when the promise resolves. */
   createInstance(spec: InstanceSpec): Promise<ModelInstance>;
+  /**
+   * A model without instances of its own (an ensemble) schedules its requests itself; every other
+   * model gets the scheduler its config asks for.
+   */
+  createScheduler?(statistics: ModelStatistics): Scheduler;
   unload(): Promise<void>;
 }
 
@@ -74,9 +93,16 @@ export interface ExecuteResult {
 export interface ModelInstance {
   readonly name: string;
   /**
+   * False while the instance cannot run requests (its process or thread died and is being
+   * restarted); the model reports not ready meanwhile. Absent: always healthy.
+   */
+  readonly isHealthy?: boolean;
+  /**
    * Runs one batch of validated requests in one execution. Each request gets the output tensors
    * named in its `outputs` (all when undefined); one bad request fails only itself.
    * The instance reads the requests' input tensors and keeps no reference after the promise settles.
+   * A decoupled model sends each response through its request's `onResponse` and settles the
+   * request with an empty list (or its error) once it has sent the last.
    */
   execute(requests: readonly InferRequest[]): Promise<ExecuteResult>;
   /** Stops the instance; in-flight executions fail. */

@@ -47,6 +47,7 @@ export async function loadModelSpec(config: ModelConfig, version: number, modelD
     platform: config.platform,
     backend: config.backend,
     maxBatchSize: config.maxBatchSize,
+    isDecoupled: config.modelTransactionPolicy?.decoupled === true,
     inputs,
     outputs,
     inputByName: new Map(inputs.map((input) => [input.name, input])),

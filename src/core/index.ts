@@ -1,6 +1,8 @@
 /** The core's public surface: front ends import from here and nowhere else in the core. */
 export { InferenceServer } from './inference-server.js';
 export type { InferenceServerOptions, ModelMetadata, ServerMetadata, TensorMetadata } from './inference-server.js';
+export { RequestRouter } from './request-router.js';
+export type { ModelCaller } from './model-caller.js';
 export { NereidError, STATUS_CODES } from './errors.js';
 export type { StatusCode } from './errors.js';
 export type { InferRequest, InferResponse, RequestedOutput } from './infer-request.js';

@@ -20,6 +20,11 @@ export interface InferRequest {
   /** Undefined: every output of the model. */
   readonly outputs?: readonly RequestedOutput[];
   readonly parameters: Parameters;
+  /**
+   * Receives the responses of a decoupled model as the model sends them (set by the core for such
+   * models only). The request is complete when its scheduler settles it.
+   */
+  readonly onResponse?: (outputs: readonly Tensor[]) => void;
 }
 
 export interface InferResponse {

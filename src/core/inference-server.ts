@@ -4,11 +4,10 @@ import { type LogSettingsMessage, updateLogSettings } from './log-settings.js';
 import type { ModelStatisticsSnapshot } from '../metrics/model-statistics.js';
 import type { IndexEntry } from '../repository/model-lifecycle.js';
 import type { RepositoryManager } from '../repository/repository-manager.js';
-import { classificationCount, classify } from './classification.js';
 import { NereidError } from './errors.js';
 import type { InferRequest, InferResponse } from './infer-request.js';
 import type { DataType } from './data-type.js';
-import { validateRequest } from './validate-request.js';
+import type { ModelCaller } from './model-caller.js';
 
 export interface ServerMetadata {
   readonly name: string;
@@ -32,6 +31,8 @@ export interface ModelMetadata {
 
 export interface InferenceServerOptions {
   readonly repository: RepositoryManager;
+  /** Runs requests on the repository's models (the same router models use to call models). */
+  readonly router: ModelCaller;
   /** Server name in the metadata (`--id`). */
   readonly id: string;
   readonly version: string;
@@ -79,8 +80,7 @@ export class InferenceServer {
 
   isModelReady(name: string, version?: number): boolean {
     try {
-      this.#options.repository.getModel(name, version);
-      return true;
+      return this.#options.repository.getModel(name, version).isHealthy;
     } catch {
       return false;
     }
@@ -158,22 +158,23 @@ export class InferenceServer {
 
   /**
    * Validates a request against its model and runs it. Rejects with a NereidError for this request
-   * alone; other requests are never affected.
+   * alone; other requests are never affected. A decoupled model is refused: use `inferStream`.
    */
   async infer(request: InferRequest): Promise<InferResponse> {
+    this.#admit(request);
+    return this.#options.router.infer(request);
+  }
+
+  /** Runs a request and delivers each of its responses: one, or any number from a decoupled model. */
+  async inferStream(request: InferRequest, onResponse: (response: InferResponse) => void): Promise<void> {
+    this.#admit(request);
+    return this.#options.router.inferStream(request, onResponse);
+  }
+
+  #admit(request: InferRequest): void {
     if (this.#isShuttingDown) throw new NereidError('UNAVAILABLE', 'the server is shutting down and takes no new requests');
     const version = request.modelVersion === undefined ? '' : ` version ${request.modelVersion}`;
     this.#options.logger.verbose(1, 'server', `[request id: ${request.id || '<id_unknown>'}] infer for model '${request.modelName}'${version}`);
-    const model = this.#options.repository.getModel(request.modelName, request.modelVersion);
-    const validated = validateRequest(model.spec, request);
-    const counts = validated.outputs!.map((output) => classificationCount(output.parameters, output.name));
-    const computed = await model.infer(validated);
-    const outputs = computed.map((output, index) => {
-      const count = counts[index];
-      if (count === undefined) return output;
-      return classify(output, count, model.spec.outputByName.get(output.name)!, model.spec.maxBatchSize > 0);
-    });
-    return { modelName: model.name, modelVersion: String(model.version), id: request.id, parameters: {}, outputs };
   }
 
   /** Requests accepted and not yet answered, across all models. */

@@ -21,6 +21,8 @@ export interface ModelSpec {
   readonly backend: string;
   /** 0: the model does not batch, and request shapes are the dims themselves. */
   readonly maxBatchSize: number;
+  /** `model_transaction_policy { decoupled: true }`: zero or more responses per request. */
+  readonly isDecoupled: boolean;
   readonly inputs: readonly TensorSpec[];
   readonly outputs: readonly TensorSpec[];
   readonly inputByName: ReadonlyMap<string, TensorSpec>;

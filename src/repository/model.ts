@@ -1,4 +1,4 @@
-import type { Backend, BackendContext, BackendModel, ModelFiles, ModelInstance } from '../backends/backend.js';
+import type { Backend, BackendModel, LoadContext, ModelFiles, ModelInstance } from '../backends/backend.js';
 import type { ModelConfig } from '../config/gen/model_config_pb.js';
 import { loadModelSpec } from '../config/model-spec.js';
 import type { InferRequest } from '../core/infer-request.js';
@@ -15,7 +15,7 @@ export interface LoadModelOptions {
   /** Normalised and validated. */
   readonly config: ModelConfig;
   readonly backend: Backend;
-  readonly context: BackendContext;
+  readonly context: LoadContext;
   /** Receives every request and execution of this version (the metrics' summaries and histograms). */
   readonly observer?: StatisticsObserver;
 }
@@ -26,6 +26,7 @@ export class Model {
   readonly spec: ModelSpec;
   readonly statistics: ModelStatistics;
   readonly #backendModel: BackendModel;
+  readonly #instances: readonly ModelInstance[];
   readonly #scheduler: Scheduler;
 
   private constructor(
@@ -39,7 +40,8 @@ export class Model {
     this.spec = spec;
     this.statistics = new ModelStatistics(spec.name, spec.version, observer);
     this.#backendModel = backendModel;
-    this.#scheduler = createScheduler(config, new InstancePool(instances), this.statistics);
+    this.#instances = instances;
+    this.#scheduler = backendModel.createScheduler?.(this.statistics) ?? createScheduler(config, new InstancePool(instances), this.statistics);
   }
 
   get name(): string {
@@ -80,6 +82,11 @@ export class Model {
       throw error;
     }
     return new Model(config, spec, backendModel, instances, observer);
+  }
+
+  /** False while one of its instances is down and being restarted. */
+  get isHealthy(): boolean {
+    return this.#instances.every((instance) => instance.isHealthy !== false);
   }
 
   /** Runs one validated request through the model's scheduler, which records its statistics. */

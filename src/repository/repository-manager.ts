@@ -1,6 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BackendContext } from '../backends/backend.js';
+import type { BackendContext, LoadContext } from '../backends/backend.js';
+import type { ModelSpec } from '../core/model-spec.js';
 import { NereidError } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { StatisticsObserver } from '../metrics/model-statistics.js';
@@ -79,12 +80,15 @@ export class RepositoryManager {
     for (const name of missing) {
       this.#options.logger.error('repository', `--load-model '${name}': no model folder of that name in the model repositories`);
     }
+    // Every load is registered before any runs, so that an ensemble can wait for its composing models.
     await Promise.all(
-      [...found].map(async ([name, dirs]) => {
-        const print = controlMode === 'poll' ? await fingerprint(dirs) : '';
-        this.#models.set(name, isLoadedAtStart(name) ? await this.#load(name, dirs) : unloadedEntry(name, dirs[0]!));
-        if (controlMode === 'poll') this.#fingerprints.set(name, print);
-      }),
+      [...found].map(([name, dirs]) =>
+        this.#serialize(name, async () => {
+          const print = controlMode === 'poll' ? await fingerprint(dirs) : '';
+          this.#models.set(name, isLoadedAtStart(name) ? await this.#load(name, dirs) : unloadedEntry(name, dirs[0]!));
+          if (controlMode === 'poll') this.#fingerprints.set(name, print);
+        }),
+      ),
     );
   }
 
@@ -184,6 +188,23 @@ export class RepositoryManager {
     });
   }
 
+  /**
+   * The spec of a model version another model depends on, once that model's load or unload in
+   * progress has settled. In EXPLICIT mode a model that is not loaded is loaded now, as Triton loads
+   * an ensemble's composing models with it.
+   */
+  async #requireModel(name: string, version?: number): Promise<ModelSpec> {
+    await this.#locks.get(name)?.catch(() => undefined);
+    const entry = this.#models.get(name);
+    const isLoaded = entry !== undefined && [...entry.versions.values()].some((state) => state.state === 'READY');
+    if (!isLoaded && this.#options.controlMode === 'explicit' && entry !== undefined) await this.loadModel(name);
+    return this.getModel(name, version).spec;
+  }
+
+  #loadContext(): LoadContext {
+    return { ...this.#options.context, requireModel: (name, version) => this.#requireModel(name, version) };
+  }
+
   #drainOptions(): CloseOptions {
     return { drainTimeoutMs: this.#options.unloadTimeoutMs };
   }
@@ -244,7 +265,7 @@ export class RepositoryManager {
               files: { modelName: name, modelDir, version, versionDir },
               config,
               backend,
-              context: this.#options.context,
+              context: this.#loadContext(),
               observer: this.#options.observerFor?.(name, version),
             });
             entry.versions.set(version, { version, state: 'READY', reason: '', model });

@@ -4,23 +4,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { credentials } from '@grpc/grpc-js';
-import { InferenceServer } from '../../core/index.js';
+import { InferenceServer, RequestRouter } from '../../core/index.js';
 import { silentLogger } from '../../logging/logger.js';
 import { RepositoryManager } from '../../repository/repository-manager.js';
 import { FLOW_CONTROL_WINDOW_BYTES, GrpcFrontend, loadGrpcServices } from './grpc-server.js';
 
 test('connections and streams get the 16 MiB flow-control window', async () => {
-  const repository = new RepositoryManager({
+  const router = new RequestRouter((name, version) => repository.getModel(name, version));
+  const repository: RepositoryManager = new RepositoryManager({
     repositoryPaths: [mkdtempSync(join(tmpdir(), 'nereid-empty-'))],
     controlMode: 'none',
     startupModels: [],
     unloadTimeoutMs: 30_000,
     isAutoCompleteEnabled: true,
-    context: { logger: silentLogger, defaultMaxBatchSize: 4, cpuCount: 2 },
+    context: { logger: silentLogger, defaultMaxBatchSize: 4, cpuCount: 2, caller: router },
     logger: silentLogger,
   });
   await repository.loadAll();
-  const server = new InferenceServer({ repository, id: 'nereid', version: '0', isStrictReadiness: true, logger: silentLogger });
+  const server = new InferenceServer({ repository, router, id: 'nereid', version: '0', isStrictReadiness: true, logger: silentLogger });
   const frontend = new GrpcFrontend({
     server,
     logger: silentLogger,

@@ -1,0 +1,81 @@
+import { classificationCount, classify } from './classification.js';
+import { NereidError } from './errors.js';
+import type { InferRequest, InferResponse } from './infer-request.js';
+import type { ModelCaller } from './model-caller.js';
+import type { ModelSpec } from './model-spec.js';
+import type { Tensor } from './tensor.js';
+import { validateRequest } from './validate-request.js';
+
+/** What the router needs of a loaded model version: its interface and its scheduler's entry. */
+export interface RoutableModel {
+  readonly spec: ModelSpec;
+  infer(request: InferRequest): Promise<readonly Tensor[]>;
+}
+
+/** Finds the model version that serves a request; throws Triton's unknown/unavailable errors. */
+export type ModelLookup = (name: string, version?: number) => RoutableModel;
+
+/**
+ * Routes a request to the model version that serves it: validation, the model's scheduler, then the
+ * classification extension on the outputs. Used by the front ends (through InferenceServer) and by
+ * models calling models.
+ */
+export class RequestRouter implements ModelCaller {
+  readonly #lookup: ModelLookup;
+
+  constructor(lookup: ModelLookup) {
+    this.#lookup = lookup;
+  }
+
+  async infer(request: InferRequest): Promise<InferResponse> {
+    const { model, validated, counts } = this.#prepare(request);
+    if (model.spec.isDecoupled) {
+      throw new NereidError(
+        'UNSUPPORTED',
+        `model '${model.spec.name}' is decoupled: it may send any number of responses to a request, so it needs a streaming call (gRPC ModelStreamInfer, POST /v2/models/${model.spec.name}/generate_stream, or inferStream from a model)`,
+      );
+    }
+    return this.#respond(model.spec, request, counts, await model.infer(validated));
+  }
+
+  async inferStream(request: InferRequest, onResponse: (response: InferResponse) => void): Promise<void> {
+    const { model, validated, counts } = this.#prepare(request);
+    if (!model.spec.isDecoupled) {
+      onResponse(this.#respond(model.spec, request, counts, await model.infer(validated)));
+      return;
+    }
+    // A response the router cannot shape (classification of a bad output) fails the request once it ends.
+    let failure: unknown;
+    const deliver = (outputs: readonly Tensor[]): void => {
+      if (failure !== undefined) return;
+      try {
+        onResponse(this.#respond(model.spec, request, counts, outputs));
+      } catch (error) {
+        failure = error;
+      }
+    };
+    const rest = await model.infer({ ...validated, onResponse: deliver });
+    if (rest.length > 0) deliver(rest);
+    if (failure !== undefined) throw failure;
+  }
+
+  #prepare(request: InferRequest): { model: RoutableModel; validated: InferRequest; counts: ReadonlyMap<string, number> } {
+    const model = this.#lookup(request.modelName, request.modelVersion);
+    const validated = validateRequest(model.spec, request);
+    const counts = new Map<string, number>();
+    for (const output of validated.outputs!) {
+      const count = classificationCount(output.parameters, output.name);
+      if (count !== undefined) counts.set(output.name, count);
+    }
+    return { model, validated, counts };
+  }
+
+  #respond(spec: ModelSpec, request: InferRequest, counts: ReadonlyMap<string, number>, computed: readonly Tensor[]): InferResponse {
+    const outputs = computed.map((output) => {
+      const count = counts.get(output.name);
+      if (count === undefined) return output;
+      return classify(output, count, spec.outputByName.get(output.name)!, spec.maxBatchSize > 0);
+    });
+    return { modelName: spec.name, modelVersion: String(spec.version), id: request.id, parameters: {}, outputs };
+  }
+}
