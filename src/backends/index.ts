@@ -1,16 +1,22 @@
 import type { Backend } from './backend.js';
+import { ENSEMBLE_PLATFORM, ensembleBackend } from './ensemble/ensemble-backend.js';
+import { javascriptBackend } from './javascript/javascript-backend.js';
 import { onnxRuntimeBackend } from './onnxruntime/onnxruntime-backend.js';
 
 /** Every backend, by its config `backend:` name. */
-export const BACKENDS: ReadonlyMap<string, Backend> = new Map([[onnxRuntimeBackend.name, onnxRuntimeBackend]]);
+export const BACKENDS: ReadonlyMap<string, Backend> = new Map([
+  [onnxRuntimeBackend.name, onnxRuntimeBackend],
+  [javascriptBackend.name, javascriptBackend],
+]);
 
 /** Config `platform:` values and the backend that serves each (Triton's platform → backend mapping). */
 export const PLATFORMS: ReadonlyMap<string, string> = new Map([['onnxruntime_onnx', 'onnxruntime']]);
 
 /**
- * The backend for a config: its `backend`, else the one its `platform` maps to.
- * Undefined when neither names a backend Nereid has.
+ * The backend for a config: its `backend`, else the one its `platform` maps to; ensembles (platform
+ * 'ensemble', no backend) get the ensemble scheduler's. Undefined when none is known.
  */
 export function findBackend(backend: string, platform: string): Backend | undefined {
+  if (backend === '' && platform === ENSEMBLE_PLATFORM) return ensembleBackend;
   return BACKENDS.get(backend || PLATFORMS.get(platform) || '');
 }

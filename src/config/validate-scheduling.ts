@@ -223,8 +223,7 @@ function checkEnsembleDataFlow(config: ModelConfig, ensemble: ModelEnsembling, f
       throw invalid(file, `output[${index}] '${output.name}' is not written by any ensemble step; expected it in some step's output_map`);
     }
     if (!found.isReady) {
-      const missing = [...found.sources].find((source) => !tensors.get(source)!.isReady);
-      const why = missing === undefined ? '' : ` because ensemble tensor '${missing}' is never produced`;
+      const why = whyUnreachable(output.name, tensors);
       throw invalid(file, `output[${index}] '${output.name}' cannot be computed from the ensemble inputs${why}; expected every step input to come from an ensemble input or another step`);
     }
     outputs.add(output.name);
@@ -233,6 +232,23 @@ function checkEnsembleDataFlow(config: ModelConfig, ensemble: ModelEnsembling, f
     if (!outputs.has(name) && (!found.isReady || found.consumers.size === 0)) {
       throw invalid(file, `ensemble tensor '${name}' is ${found.isReady ? 'never read by a later step' : 'never produced'}; expected every ensemble tensor to connect an input to an output`);
     }
+  }
+}
+
+/**
+ * Why a tensor cannot be computed: following the first source that cannot either, the walk ends at a
+ * tensor no step writes, or comes back to one it has seen (a cycle between steps).
+ */
+function whyUnreachable(name: string, tensors: ReadonlyMap<string, EnsembleTensor>): string {
+  const path = [name];
+  let current = name;
+  while (true) {
+    const missing = [...tensors.get(current)!.sources].find((source) => !tensors.get(source)!.isReady);
+    if (missing === undefined) return '';
+    if (!tensors.get(missing)!.isWritten) return ` because ensemble tensor '${missing}' is never produced`;
+    if (path.includes(missing)) return ` because ensemble tensor '${missing}' depends on itself (a cycle: ${[...path.slice(path.indexOf(missing)), missing].map((t) => `'${t}'`).join(' <- ')})`;
+    path.push(missing);
+    current = missing;
   }
 }
 

@@ -58,6 +58,11 @@ const ARRAY_TYPES: Record<Exclude<DataType, 'BYTES'>, TypedArrayConstructor> = {
   BF16: Uint16Array,
 };
 
+/** The typed array constructor that holds a fixed-size data type's elements. */
+export function fixedSizeArrayType(dataType: Exclude<DataType, 'BYTES'>): TypedArrayConstructor & { from(values: Iterable<number | bigint>): FixedSizeArray } {
+  return ARRAY_TYPES[dataType] as TypedArrayConstructor & { from(values: Iterable<number | bigint>): FixedSizeArray };
+}
+
 export function elementCount(shape: readonly number[]): number {
   let count = 1;
   for (const dim of shape) count *= dim;

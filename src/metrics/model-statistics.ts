@@ -115,7 +115,7 @@ export class ModelStatistics {
     this.#inferenceCount += inferenceCount;
     this.#lastInference = Date.now();
     const requests = queueNs.length;
-    for (const ns of queueNs) add(this.#queue, ns);
+    for (const ns of queueNs) add(this.#queue, Math.round(ns));
     add(this.#computeInput, timing.inputNs * requests, requests);
     add(this.#computeInfer, timing.inferNs * requests, requests);
     add(this.#computeOutput, timing.outputNs * requests, requests);

@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { create } from '@bufbuild/protobuf';
 import type { Backend, BackendContext } from '../backends/backend.js';
+import { ENSEMBLE_PLATFORM } from '../backends/ensemble/ensemble-backend.js';
 import { BACKENDS, PLATFORMS, findBackend } from '../backends/index.js';
 import { type ModelConfig, ModelConfigSchema } from '../config/gen/model_config_pb.js';
 import { modelConfigFromJson } from '../config/model-config-json.js';
@@ -81,7 +82,8 @@ export async function prepareModelConfig(options: PrepareOptions): Promise<{ con
         : `model '${options.name}' has no config.pbtxt naming a backend or platform, and no version folder holds a file a backend recognises (${[...BACKENDS.values()].map((b) => b.defaultModelFilename).join(', ')})`,
     );
   }
-  if (config.backend === '') config.backend = backend.name;
+  // Triton leaves an ensemble's backend empty: it has none.
+  if (config.backend === '' && config.platform !== ENSEMBLE_PLATFORM) config.backend = backend.name;
   if (config.platform === '') config.platform = [...PLATFORMS].find(([, name]) => name === backend.name)?.[0] ?? '';
 
   if (options.isAutoCompleteEnabled && backend.autoCompleteConfig !== undefined && options.versionDir !== undefined) {
@@ -95,7 +97,7 @@ export async function prepareModelConfig(options: PrepareOptions): Promise<{ con
   validateModelConfig(config, {
     file,
     isKnownBackend: (name) => BACKENDS.has(name),
-    isKnownPlatform: (name) => PLATFORMS.has(name),
+    isKnownPlatform: (name) => name === ENSEMBLE_PLATFORM || PLATFORMS.has(name),
   });
   return { config, backend };
 }

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { InferenceSession } from 'onnxruntime-node';
 import { NereidError } from '../../core/errors.js';
 import type { InferRequest } from '../../core/infer-request.js';
@@ -8,22 +8,11 @@ import type { Tensor } from '../../core/tensor.js';
 import type { Logger } from '../../logging/logger.js';
 import { concatBatch, splitBatch } from '../../scheduling/batch.js';
 import type { ExecuteResult, ModelInstance } from '../backend.js';
+import { epochMs, msToNs, startWorker, workerUrl } from '../worker-thread.js';
 import type { CloseMessage, RunMessage, WorkerInit, WorkerReply, WorkerTensor } from './ort-messages.js';
 import { fromWorkerTensor, ortTypeOf, stringCheckedTensor, toWorkerTensor } from './ort-tensors.js';
 
-// The worker is a .ts file when Nereid runs from source (tests, tsx) and .js once built.
-const IS_SOURCE = import.meta.url.endsWith('.ts');
-const WORKER_URL = new URL(IS_SOURCE ? './ort-worker.ts' : './ort-worker.js', import.meta.url);
-
-/**
- * NOTE: a worker does not inherit the tsx loader that `node --import tsx` gave the main thread, so
- * from source the worker first registers tsx itself (a dev dependency, never needed once built).
- */
-function createWorker(workerData: WorkerInit): Worker {
-  if (!IS_SOURCE) return new Worker(WORKER_URL, { workerData });
-  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(WORKER_URL.href)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData });
-}
+const WORKER_URL = workerUrl('./ort-worker', import.meta.url);
 
 type RunResult = Extract<WorkerReply, { type: 'result' }>;
 
@@ -31,10 +20,6 @@ interface Pending {
   readonly resolve: (result: RunResult) => void;
   readonly reject: (error: NereidError) => void;
 }
-
-/** Milliseconds since the epoch with sub-millisecond precision, comparable across threads. */
-const epochMs = (): number => performance.timeOrigin + performance.now();
-const msToNs = (ms: number): number => Math.max(0, Math.round(ms * 1e6));
 
 export interface OrtInstanceOptions {
   readonly name: string;
@@ -74,7 +59,7 @@ export class OrtInstance implements ModelInstance {
   }
 
   #spawn(): void {
-    const worker = createWorker({ modelPath: this.#options.modelPath, sessionOptions: this.#options.sessionOptions });
+    const worker = startWorker(WORKER_URL, { modelPath: this.#options.modelPath, sessionOptions: this.#options.sessionOptions } satisfies WorkerInit);
     this.#worker = worker;
     this.#isRunning = false;
     this.#started = new Promise<void>((resolve, reject) => {

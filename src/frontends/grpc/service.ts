@@ -112,9 +112,13 @@ const cudaUnsupported: Unary<unknown, unknown> = (_call, callback) =>
   callback({ code: GrpcStatus.UNIMPLEMENTED, details: 'CUDA shared memory is not supported: this server has no GPU support' });
 
 /**
- * ModelStreamInfer: requests run as they arrive, several at a time; each response is written when
- * ready, carrying its request's id. A failed request is answered in the stream with error_message and
- * the stream carries on. The stream ends once the client has finished sending and every answer is out.
+ * ModelStreamInfer: requests run as they arrive, several at a time; each response is written as soon
+ * as it exists, carrying its request's id and `triton_final_response` (true on a request's last one).
+ * A decoupled model's responses are written one by one; as those are only known to be the last once
+ * the model says so, the request's end is an extra empty response marked final, when the request asked
+ * for it with `triton_enable_empty_final_response` (Triton's rule). A failed request is answered in
+ * the stream with error_message and the stream carries on. The stream ends once the client has
+ * finished sending and every answer is out.
  */
 function streamInfer(server: InferenceServer, logger: Logger, call: ServerDuplexStream<ModelInferRequestMessage, unknown>): void {
   let pending = 0;
@@ -122,19 +126,31 @@ function streamInfer(server: InferenceServer, logger: Logger, call: ServerDuplex
   const finishIfDone = (): void => {
     if (isInputDone && pending === 0) call.end();
   };
+  const write = (reply: unknown): void => {
+    if (!call.cancelled && !call.destroyed) call.write(reply);
+  };
   call.on('data', (message: ModelInferRequestMessage) => {
     pending++;
+    const header = { model_name: message.model_name, model_version: message.model_version, id: message.id };
+    const isEmptyFinalWanted = message.parameters?.triton_enable_empty_final_response?.bool_param === true;
+    let isDecoupled = false;
     Promise.resolve()
-      .then(() => server.infer(decodeModelInferRequest(message)))
+      .then(() => {
+        const request = decodeModelInferRequest(message);
+        isDecoupled = server.modelConfig(request.modelName, request.modelVersion).modelTransactionPolicy?.decoupled === true;
+        return server.inferStream(request, (response) =>
+          write({ error_message: '', infer_response: encodeModelInferResponse({ ...response, parameters: { ...response.parameters, triton_final_response: !isDecoupled } }) }),
+        );
+      })
       .then(
-        (response) => ({ error_message: '', infer_response: encodeModelInferResponse(response) }),
-        (error: unknown) => ({
-          error_message: grpcError(error, logger).details,
-          infer_response: { model_name: message.model_name, model_version: message.model_version, id: message.id } as Partial<ModelInferResponseMessage>,
-        }),
+        () => {
+          if (isDecoupled && isEmptyFinalWanted) {
+            write({ error_message: '', infer_response: { ...header, parameters: { triton_final_response: { bool_param: true } } } });
+          }
+        },
+        (error: unknown) => write({ error_message: grpcError(error, logger).details, infer_response: header as Partial<ModelInferResponseMessage> }),
       )
-      .then((reply) => {
-        if (!call.cancelled && !call.destroyed) call.write(reply);
+      .then(() => {
         pending--;
         finishIfDone();
       });

@@ -1,4 +1,4 @@
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { deflate, gzip, inflate, gunzip } from 'node:zlib';
@@ -6,6 +6,7 @@ import { type InferenceServer, NereidError } from '../../core/index.js';
 import type { Logger } from '../../logging/logger.js';
 import { errorReply } from './errors.js';
 import { handleHealth, handleServerMetadata } from './handlers/health.js';
+import { handleGenerate, handleGenerateStream } from './handlers/generate.js';
 import { handleInfer } from './handlers/infer.js';
 import { handleModelConfig, handleModelMetadata, handleModelReady } from './handlers/models.js';
 import { handleLogging } from './handlers/logging.js';
@@ -126,6 +127,10 @@ export class HttpFrontend {
             return handleModelConfig(server, route);
           case 'infer':
             return handleInfer(server, route, req.headers, await this.#readBody(req));
+          case 'generate':
+            return handleGenerate(server, route, await this.#readBody(req));
+          case 'generate_stream':
+            return handleGenerateStream(server, route, await this.#readBody(req));
           case 'stats':
             return handleStatistics(server, route);
         }
@@ -175,6 +180,10 @@ export class HttpFrontend {
       chunks = [await (encoding === 'gzip' ? gzipAsync : deflateAsync)(Buffer.concat(chunks))];
       headers['content-encoding'] = encoding;
     }
+    if (reply.stream !== undefined) {
+      await this.#sendStream(res, reply.status, headers, reply.stream);
+      return;
+    }
     let length = 0;
     for (const chunk of chunks) length += chunk.byteLength;
     headers['content-length'] = length;
@@ -188,5 +197,16 @@ export class HttpFrontend {
     for (const chunk of chunks) res.write(chunk);
     res.end();
     res.uncork();
+  }
+
+  /** Writes each piece as it comes (chunked encoding), waiting when the client reads slowly; stops if it goes away. */
+  async #sendStream(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, stream: AsyncIterable<Uint8Array>): Promise<void> {
+    res.writeHead(status, headers);
+    res.flushHeaders();
+    for await (const piece of stream) {
+      if (res.destroyed) break;
+      if (!res.write(piece)) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+    }
+    res.end();
   }
 }

@@ -10,6 +10,8 @@ export interface Reply {
    * (src/http_server.cc): tritonclient's aio client reads every other reply as plain JSON.
    */
   readonly isCompressible?: boolean;
+  /** A body written piece by piece as it is produced (server-sent events), after `chunks`. */
+  readonly stream?: AsyncIterable<Uint8Array>;
 }
 
 export const emptyReply = (status: number): Reply => ({ status, chunks: [] });

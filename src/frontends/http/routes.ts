@@ -10,12 +10,12 @@ export type Route =
   | { readonly kind: 'repository-model'; readonly action: 'load' | 'unload'; readonly modelName: string }
   | {
       readonly kind: 'model';
-      readonly action: 'metadata' | 'ready' | 'config' | 'infer' | 'stats';
+      readonly action: 'metadata' | 'ready' | 'config' | 'infer' | 'generate' | 'generate_stream' | 'stats';
       readonly modelName: string;
       readonly modelVersion: number | undefined;
     };
 
-const MODEL_PATH = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?(?:\/(ready|config|infer|stats))?\/?$/;
+const MODEL_PATH = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?(?:\/(ready|config|infer|generate|generate_stream|stats))?\/?$/;
 const REPOSITORY_MODEL_PATH = /^\/v2\/repository\/models\/([^/]+)\/(load|unload)$/;
 const METHODS: Record<string, 'GET' | 'POST'> = {
   'server-metadata': 'GET',
@@ -29,6 +29,8 @@ const METHODS: Record<string, 'GET' | 'POST'> = {
   ready: 'GET',
   config: 'GET',
   infer: 'POST',
+  generate: 'POST',
+  generate_stream: 'POST',
 };
 
 export class RouteError extends Error {
@@ -71,7 +73,7 @@ export function matchRoute(method: string, path: string): Route {
       }
       route = {
         kind: 'model',
-        action: (action as 'ready' | 'config' | 'infer' | 'stats' | undefined) ?? 'metadata',
+        action: (action as Extract<Route, { kind: 'model' }>['action'] | undefined) ?? 'metadata',
         modelName: decodeSegment(name!),
         modelVersion: version === undefined ? undefined : Number(version),
       };

@@ -1,0 +1,271 @@
+/**
+ * The thread a JavaScript model instance runs in: it imports the model file, calls `initialize`,
+ * then runs one `execute` at a time. Calls to other models go to the main thread and come back as
+ * responses. Anything the model does wrong becomes an error for the requests it affects.
+ */
+import { pathToFileURL } from 'node:url';
+import { parentPort, workerData } from 'node:worker_threads';
+import { STATUS_CODES, type StatusCode } from '../../core/errors.js';
+import { epochMs } from '../worker-thread.js';
+import type { FromWorker, JsWorkerInit, ToWorker, WireCallResponse, WireError, WireRequest, WireTensor } from './js-messages.js';
+import type { CallResponse, InitializeArgs, JavaScriptModel, ModelCall, ModelRequest, ModelResponse, ResponseSender } from './model-api.js';
+import { fromOutputTensor, toModelTensor } from './model-tensors.js';
+
+const port = parentPort;
+if (port === null) throw new Error('js-worker.ts must run in a worker thread');
+const init = workerData as JsWorkerInit;
+
+function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
+  port!.postMessage(message, transfer);
+}
+
+/** A model's error for one request: its `status` when it names one of Triton's codes, else INTERNAL. */
+function wireError(error: unknown): WireError {
+  const status = (error as { status?: unknown } | null)?.status;
+  const message = error instanceof Error ? error.message : String(error);
+  return { status: STATUS_CODES.includes(status as StatusCode) ? (status as StatusCode) : 'INTERNAL', message };
+}
+
+function wireOutputs(response: ModelResponse): { outputs: WireTensor[]; transfer: ArrayBuffer[] } {
+  if (response === null || typeof response !== 'object' || !Array.isArray(response.outputs)) {
+    throw new TypeError(`a response must be { outputs: [...] } or an Error, got ${response === null ? 'null' : typeof response}`);
+  }
+  const outputs: WireTensor[] = [];
+  const transfer: ArrayBuffer[] = [];
+  for (const output of response.outputs) {
+    const converted = fromOutputTensor(output);
+    outputs.push(converted.wire);
+    transfer.push(...converted.transfer);
+  }
+  return { outputs, transfer };
+}
+
+// Model-to-model calls waiting for the main thread.
+interface CallSink {
+  onResponse(response: WireCallResponse): void;
+  onEnd(error: WireError | undefined): void;
+}
+const calls = new Map<number, CallSink>();
+let nextCallId = 0;
+
+function callResponse(response: WireCallResponse | undefined, error?: WireError): CallResponse {
+  const outputs = (response?.outputs ?? []).map(toModelTensor);
+  return {
+    modelName: response?.modelName ?? '',
+    modelVersion: response?.modelVersion ?? '',
+    outputs,
+    output: (name) => outputs.find((output) => output.name === name),
+    ...(error !== undefined ? { error } : {}),
+  };
+}
+
+function startCall(call: ModelCall, isStream: boolean, sink: CallSink): void {
+  const callId = nextCallId++;
+  const transfer: ArrayBuffer[] = [];
+  let inputs: WireTensor[];
+  try {
+    inputs = (call.inputs ?? []).map((input) => {
+      const converted = fromOutputTensor(input);
+      transfer.push(...converted.transfer);
+      return converted.wire;
+    });
+  } catch (error) {
+    sink.onEnd({ status: 'INVALID_ARG', message: `call to model '${call.model}': ${(error as Error).message}` });
+    return;
+  }
+  calls.set(callId, sink);
+  post(
+    {
+      type: 'call',
+      callId,
+      isStream,
+      request: {
+        modelName: call.model,
+        ...(call.version !== undefined ? { modelVersion: call.version } : {}),
+        id: call.id ?? '',
+        inputs,
+        ...(call.outputs !== undefined ? { requestedOutputs: call.outputs } : {}),
+        parameters: call.parameters ?? {},
+      },
+    },
+    transfer,
+  );
+}
+
+function infer(call: ModelCall): Promise<CallResponse> {
+  return new Promise((resolve) => {
+    let answer: WireCallResponse | undefined;
+    startCall(call, false, {
+      onResponse: (response) => (answer = response),
+      onEnd: (error) => resolve(callResponse(answer, error)),
+    });
+  });
+}
+
+async function* inferStream(call: ModelCall): AsyncIterable<CallResponse> {
+  const queue: CallResponse[] = [];
+  let isDone = false;
+  let wake: (() => void) | undefined;
+  startCall(call, true, {
+    onResponse: (response) => {
+      queue.push(callResponse(response));
+      wake?.();
+    },
+    onEnd: (error) => {
+      if (error !== undefined) queue.push(callResponse(undefined, error));
+      isDone = true;
+      wake?.();
+    },
+  });
+  while (true) {
+    const next = queue.shift();
+    if (next !== undefined) {
+      yield next;
+      continue;
+    }
+    if (isDone) return;
+    await new Promise<void>((resolve) => (wake = resolve));
+    wake = undefined;
+  }
+}
+
+function log(level: 'info' | 'warning' | 'error' | 'verbose') {
+  return (message: string): void => post({ type: 'log', level, message: String(message) });
+}
+
+/** One request of an execution, as the model sees it; a decoupled one tracks its final response. */
+interface ExecutionRequest extends ModelRequest {
+  /** Resolves with the request's error, if it sent one, once its final response was sent. */
+  readonly finished: Promise<WireError | undefined>;
+}
+
+function modelRequest(wire: WireRequest, executionId: number, index: number): ExecutionRequest {
+  const inputs = wire.inputs.map(toModelTensor);
+  let finish!: (error: WireError | undefined) => void;
+  const finished = new Promise<WireError | undefined>((resolve) => (finish = resolve));
+  let isFinal = false;
+  const responseSender: ResponseSender = {
+    send(response, options) {
+      if (!init.isDecoupled) throw new Error(`model '${init.modelName}' is not decoupled: return its responses from execute() instead`);
+      if (isFinal) throw new Error(`request '${wire.id}' already sent its final response`);
+      isFinal = options?.final === true;
+      if (response instanceof Error) {
+        isFinal = true;
+        finish(wireError(response));
+        return;
+      }
+      if (response !== undefined) {
+        const { outputs, transfer } = wireOutputs(response);
+        post({ type: 'response', id: executionId, index, outputs }, transfer);
+      }
+      if (isFinal) finish(undefined);
+    },
+  };
+  return {
+    id: wire.id,
+    inputs,
+    input: (name) => inputs.find((input) => input.name === name),
+    requestedOutputs: wire.requestedOutputs,
+    parameters: Object.fromEntries(Object.entries(wire.parameters).map(([key, value]) => [key, typeof value === 'bigint' ? Number(value) : value])),
+    responseSender,
+    finished,
+  };
+}
+
+async function execute(model: JavaScriptModel, id: number, wires: readonly WireRequest[]): Promise<void> {
+  const requests = wires.map((wire, index) => modelRequest(wire, id, index));
+  const startMs = epochMs();
+  const responses: Array<WireTensor[] | WireError> = [];
+  const transfer: ArrayBuffer[] = [];
+  try {
+    const result = await model.execute(requests);
+    if (init.isDecoupled) {
+      for (const error of await Promise.all(requests.map((request) => request.finished))) responses.push(error ?? []);
+    } else {
+      if (!Array.isArray(result) || result.length !== requests.length) {
+        throw new TypeError(`execute() must return one response per request (${requests.length}), got ${Array.isArray(result) ? `${result.length}` : typeof result}`);
+      }
+      for (const response of result as ReadonlyArray<ModelResponse | Error>) {
+        if (response instanceof Error) {
+          responses.push(wireError(response));
+          continue;
+        }
+        try {
+          const converted = wireOutputs(response);
+          responses.push(converted.outputs);
+          transfer.push(...converted.transfer);
+        } catch (error) {
+          responses.push(wireError(error));
+        }
+      }
+    }
+  } catch (error) {
+    responses.length = 0;
+    for (let index = 0; index < requests.length; index++) responses.push(wireError(error));
+  }
+  post({ type: 'executed', id, responses, startMs, endMs: epochMs() }, transfer);
+}
+
+async function loadModelClass(): Promise<new () => JavaScriptModel> {
+  const module = (await import(pathToFileURL(init.modelPath).href)) as { default?: unknown };
+  if (typeof module.default !== 'function') {
+    throw new TypeError(`'${init.modelPath}' must export a model class as its default export (export default class { execute(requests) { ... } })`);
+  }
+  return module.default as new () => JavaScriptModel;
+}
+
+async function main(): Promise<void> {
+  const ModelClass = await loadModelClass();
+  if (init.mode === 'auto-complete') {
+    const hook = (ModelClass as unknown as { autoCompleteConfig?: (config: Record<string, unknown>) => unknown }).autoCompleteConfig;
+    const completed = hook === undefined ? undefined : await hook.call(ModelClass, structuredClone(init.config) as Record<string, unknown>);
+    if (completed !== undefined && (completed === null || typeof completed !== 'object')) {
+      throw new TypeError(`static autoCompleteConfig() must return the configuration object, got ${completed === null ? 'null' : typeof completed}`);
+    }
+    post({ type: 'auto-completed', config: completed as Record<string, unknown> | undefined });
+    return;
+  }
+  const model = new ModelClass();
+  if (typeof model.execute !== 'function') throw new TypeError(`the model class in '${init.modelPath}' has no execute(requests) method`);
+  const args: InitializeArgs = {
+    modelConfig: init.config,
+    modelName: init.modelName,
+    modelVersion: init.modelVersion,
+    modelRepository: init.modelRepository,
+    modelInstanceName: init.instanceName,
+    modelInstanceKind: 'CPU',
+    infer,
+    inferStream,
+    log: { info: log('info'), warning: log('warning'), error: log('error'), verbose: log('verbose') },
+  };
+  await model.initialize?.(args);
+  let queue = Promise.resolve();
+  port!.on('message', (message: ToWorker) => {
+    switch (message.type) {
+      case 'execute':
+        queue = queue.then(() => execute(model, message.id, message.requests));
+        break;
+      case 'call-response':
+        calls.get(message.callId)?.onResponse(message.response);
+        break;
+      case 'call-end':
+        calls.get(message.callId)?.onEnd(message.error);
+        calls.delete(message.callId);
+        break;
+      case 'close':
+        queue = queue.then(async () => {
+          await model.finalize?.();
+          process.exit(0);
+        });
+        break;
+    }
+  });
+  post({ type: 'ready' });
+}
+
+main().catch((error: unknown) => {
+  // The first frame says where in the model's file it went wrong.
+  const where = error instanceof Error ? error.stack?.split('\n').find((line) => line.trim().startsWith('at ') || line.includes('file://')) : undefined;
+  post({ type: 'init-error', message: `${error instanceof Error ? error.message : String(error)}${where !== undefined ? ` (${where.trim()})` : ''}` });
+  process.exit(0);
+});

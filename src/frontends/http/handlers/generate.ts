@@ -1,0 +1,116 @@
+import { type InferRequest, type InferResponse, type InferenceServer, NereidError, type Parameters, elementCount } from '../../../core/index.js';
+import { tensorDataFromJson, tensorDataToJson } from '../../tensor-json.js';
+import { type JsonValue, parseJsonBody } from '../json-body.js';
+import type { Reply } from '../reply.js';
+
+type Target = { readonly modelName: string; readonly modelVersion: number | undefined };
+
+/**
+ * The generate extension's request (docs/protocol/extension_generate.md): every key naming a model
+ * input becomes that input (a string, number or boolean is one element, an array its elements, with
+ * a batch dimension of 1 added for a batching model); `parameters` and every other key become
+ * request parameters.
+ */
+export function decodeGenerateRequest(server: InferenceServer, target: Target, body: Buffer): InferRequest {
+  const json = parseJsonBody(body.toString('utf8'), 'generate request');
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw new NereidError('INVALID_ARG', `generate request must be a JSON object such as {"text_input": "...", "parameters": {...}}`);
+  }
+  const metadata = server.modelMetadata(target.modelName, target.modelVersion);
+  const isBatching = server.modelConfig(target.modelName, target.modelVersion).maxBatchSize > 0;
+  const inputs: InferRequest['inputs'][number][] = [];
+  const parameters: Parameters = {};
+  const addParameter = (key: string, value: JsonValue): void => {
+    if (value === null || typeof value === 'object') {
+      throw new NereidError('INVALID_ARG', `generate request: '${key}' is neither a model input nor a parameter value (string, number or boolean); the model's inputs are ${metadata.inputs.map((i) => `'${i.name}'`).join(', ')}`);
+    }
+    parameters[key] = value;
+  };
+  for (const [key, value] of Object.entries(json)) {
+    const input = metadata.inputs.find((candidate) => candidate.name === key);
+    if (input !== undefined) {
+      const count = Array.isArray(value) ? (value.flat(Infinity as 1) as JsonValue[]).length : 1;
+      const shape = isBatching ? [1, count] : [count];
+      inputs.push({ name: key, dataType: input.datatype, shape, data: tensorDataFromJson(key, input.datatype, count, value) });
+    } else if (key === 'parameters') {
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new NereidError('INVALID_ARG', `generate request: 'parameters' must be an object`);
+      for (const [name, parameter] of Object.entries(value)) addParameter(name, parameter);
+    } else {
+      addParameter(key, value);
+    }
+  }
+  return { modelName: target.modelName, ...(target.modelVersion !== undefined ? { modelVersion: target.modelVersion } : {}), id: '', inputs, parameters };
+}
+
+/** The generate extension's response: model name and version, and each output by name (one element as itself). */
+export function encodeGenerateResponse(response: InferResponse): string {
+  const fields = [`"model_name":${JSON.stringify(response.modelName)}`, `"model_version":${JSON.stringify(response.modelVersion)}`];
+  for (const output of response.outputs) {
+    const values = tensorDataToJson(output.name, output.dataType, output.data);
+    fields.push(`${JSON.stringify(output.name)}:${elementCount(output.shape) === 1 ? values.slice(1, -1) : values}`);
+  }
+  return `{${fields.join(',')}}`;
+}
+
+/** `POST .../generate`: exactly one response, as JSON. */
+export async function handleGenerate(server: InferenceServer, target: Target, body: Buffer): Promise<Reply> {
+  const request = decodeGenerateRequest(server, target, body);
+  const responses: InferResponse[] = [];
+  await server.inferStream(request, (response) => responses.push(response));
+  if (responses.length !== 1) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `generate expects exactly 1 response, but model '${target.modelName}' sent ${responses.length}; use POST /v2/models/${target.modelName}/generate_stream for a model that streams`,
+    );
+  }
+  return { status: 200, headers: { 'content-type': 'application/json' }, chunks: [Buffer.from(encodeGenerateResponse(responses[0]!))], isCompressible: true };
+}
+
+const sseEvent = (json: string): Buffer => Buffer.from(`data: ${json}\n\n`);
+
+/**
+ * `POST .../generate_stream`: each response as a server-sent event as soon as the model sends it. A
+ * request that fails before its first response gets an ordinary JSON error; a failure after that is
+ * an `{"error": ...}` event, the status having been sent already.
+ */
+export async function handleGenerateStream(server: InferenceServer, target: Target, body: Buffer): Promise<Reply> {
+  const request = decodeGenerateRequest(server, target, body);
+  const events: Buffer[] = [];
+  let isDone = false;
+  let wake: (() => void) | undefined;
+  let started!: () => void;
+  const firstResponse = new Promise<void>((resolve) => (started = resolve));
+  const push = (event: Buffer): void => {
+    events.push(event);
+    wake?.();
+  };
+  const finished = server.inferStream(request, (response) => {
+    push(sseEvent(encodeGenerateResponse(response)));
+    started();
+  });
+  const ended = finished.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  // Wait for the first response or the end, whichever comes first, to know which status to send.
+  const early = await Promise.race([firstResponse.then(() => undefined), ended]);
+  if (early !== undefined && events.length === 0) throw early;
+  void ended.then((error) => {
+    if (error !== undefined) push(sseEvent(JSON.stringify({ error: (error as Error).message })));
+    isDone = true;
+    wake?.();
+  });
+  async function* stream(): AsyncIterable<Uint8Array> {
+    while (true) {
+      const event = events.shift();
+      if (event !== undefined) {
+        yield event;
+        continue;
+      }
+      if (isDone) return;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+    }
+  }
+  return { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, chunks: [], stream: stream() };
+}

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { type TestServer, startTestServer } from '../helpers/server.js';
+
+const REPOSITORY = fileURLToPath(new URL('../fixtures/ensemble_repository', import.meta.url));
+const CONFIG = (name: string): string => `${REPOSITORY}/${name}/config.pbtxt`;
+
+type IndexEntry = { name: string; state: string; reason?: string };
+
+describe('ensembles are checked against their composing models when they load', () => {
+  let server: TestServer;
+  let index: Map<string, IndexEntry>;
+  before(async () => {
+    server = await startTestServer({ modelRepositories: [REPOSITORY] });
+    index = new Map(((await (await server.post('/v2/repository/index', {})).json()) as IndexEntry[]).map((entry) => [entry.name, entry]));
+  });
+  after(() => server.close());
+
+  const REASONS: Record<string, string> = {
+    ens_unknown_model: "ensemble 'ens_unknown_model' step 0 (model 'no_such_model'): the model cannot be served: Request for unknown model: 'no_such_model' is not found",
+    ens_unknown_version: "ensemble 'ens_unknown_version' step 0 (model 'plus_one'): the model cannot be served: Request for unknown model: 'plus_one' version 7 is not found",
+    ens_bad_input_name: "ensemble 'ens_bad_input_name' step 0 (model 'plus_one'): input_map names 'WRONG', which is not an input of the model (inputs: 'X')",
+    ens_bad_output_name: "ensemble 'ens_bad_output_name' step 0 (model 'plus_one'): output_map names 'WRONG', which is not an output of the model (outputs: 'Y')",
+    ens_type_mismatch: "ensemble 'ens_type_mismatch': tensor 'X' is INT32 (ensemble input 'X') but input 'X' of step 0 expects FP32",
+    ens_shape_mismatch: "ensemble 'ens_shape_mismatch': tensor 'X' has shape [-1,3] (ensemble input 'X') but input 'X' of step 0 expects [-1,4]",
+    ens_batch_too_large:
+      "ensemble 'ens_batch_too_large' step 0 (model 'plus_one'): the ensemble's max_batch_size is 8 but the model's is 4; expected every composing model to take batches at least as large as the ensemble's",
+    ens_unfed_input: "ensemble 'ens_unfed_input' step 0 (model 'pair'): the model's required input(s) 'B' are not in the step's input_map",
+    ens_cycle: `${CONFIG('ens_cycle')}: output[0] 'Y' cannot be computed from the ensemble inputs because ensemble tensor 'Y' depends on itself (a cycle: 'Y' <- 't2' <- 'Y'); expected every step input to come from an ensemble input or another step`,
+    ens_double_write: `${CONFIG('ens_double_write')}: ensemble_scheduling.step[1].output_map writes ensemble tensor 'Y', which another output already writes; expected each ensemble tensor written once`,
+  };
+  for (const [name, reason] of Object.entries(REASONS)) {
+    test(`${name} is UNAVAILABLE with the reason`, () => {
+      // A configuration error fails the whole model, before any version is read.
+      const version = reason.startsWith(REPOSITORY) ? {} : { version: '1' };
+      assert.deepEqual(index.get(name), { name, ...version, state: 'UNAVAILABLE', reason });
+    });
+  }
+
+  test('valid ensembles load and compute through their steps, the others serve on', async () => {
+    assert.equal(index.get('ens_ok')!.state, 'READY');
+    const x = [1, 2, 3, 4];
+    const run = async (model: string): Promise<number[]> => {
+      const response = await server.post(`/v2/models/${model}/infer`, { inputs: [{ name: 'X', datatype: 'FP32', shape: [1, 4], data: x }] });
+      return ((await response.json()) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data;
+    };
+    assert.deepEqual(await run('ens_ok'), [2, 3, 4, 5]);
+    assert.deepEqual(await run('ens_two_steps'), [3, 5, 7, 9]);
+  });
+});
+
+describe('EXPLICIT mode: loading an ensemble loads its composing models', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ modelRepositories: [REPOSITORY], modelControlMode: 'explicit' });
+  });
+  after(() => server.close());
+
+  test('load ens_two_steps: plus_one and pair are loaded with it', async () => {
+    const ready = async (name: string): Promise<number> => (await server.get(`/v2/models/${name}/ready`)).status;
+    assert.deepEqual([await ready('plus_one'), await ready('pair')], [400, 400]);
+    const loaded = await server.post('/v2/repository/models/ens_two_steps/load', {});
+    assert.equal(loaded.status, 200, await loaded.clone().text());
+    assert.deepEqual([await ready('ens_two_steps'), await ready('plus_one'), await ready('pair'), await ready('ens_ok')], [200, 200, 200, 400]);
+  });
+});

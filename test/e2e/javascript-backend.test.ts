@@ -1,0 +1,244 @@
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { type Client, credentials } from '@grpc/grpc-js';
+import { loadGrpcServices } from '../../src/frontends/grpc/grpc-server.js';
+import { EXAMPLES, type TestServer, binaryBody, bytesOf, readInferResponse, startTestServer } from '../helpers/server.js';
+
+const JS_REPOSITORY = fileURLToPath(new URL('../fixtures/js_repository', import.meta.url));
+
+const textInput = (name: string, text: string) => ({ inputs: [{ name, datatype: 'BYTES', shape: [1], data: [text] }] });
+
+/** Reads a server-sent event stream into its `data:` payloads. */
+async function readEvents(response: Response): Promise<unknown[]> {
+  const text = await response.text();
+  return text
+    .split('\n\n')
+    .filter((event) => event.startsWith('data: '))
+    .map((event) => JSON.parse(event.slice('data: '.length)) as unknown);
+}
+
+describe('JavaScript models (backend "javascript")', () => {
+  let server: TestServer;
+  const faulty = async (mode: string): Promise<{ status: number; body: { error?: string; outputs?: Array<{ data: number[] }> } }> => {
+    const response = await server.post('/v2/models/js_faulty/infer', textInput('MODE', mode));
+    return { status: response.status, body: (await response.json()) as { error?: string; outputs?: Array<{ data: number[] }> } };
+  };
+  before(async () => {
+    server = await startTestServer({ modelRepositories: [JS_REPOSITORY, EXAMPLES] });
+  });
+  after(() => server.close());
+
+  test('a model computes its outputs from typed-array inputs, several requests batched into one execute()', async () => {
+    const body = {
+      inputs: [
+        { name: 'INPUT0', datatype: 'FP32', shape: [2, 4], data: [1, 2, 3, 4, 5, 6, 7, 8] },
+        { name: 'INPUT1', datatype: 'FP32', shape: [2, 4], data: [10, 20, 30, 40, 50, 60, 70, 80] },
+      ],
+    };
+    const responses = await Promise.all(Array.from({ length: 6 }, () => server.post('/v2/models/js_add/infer', body)));
+    for (const response of responses) {
+      assert.equal(response.status, 200);
+      const json = (await response.json()) as { outputs: Array<{ name: string; shape: number[]; data: number[] }> };
+      assert.deepEqual(json.outputs, [
+        { name: 'OUTPUT0', datatype: 'FP32', shape: [2, 4], data: [11, 22, 33, 44, 55, 66, 77, 88] },
+        { name: 'OUTPUT1', datatype: 'FP32', shape: [2, 4], data: [-9, -18, -27, -36, -45, -54, -63, -72] },
+      ]);
+    }
+    const stats = (await (await server.get('/v2/models/js_add/stats')).json()) as { model_stats: Array<{ inference_count: number }> };
+    assert.equal(stats.model_stats[0]!.inference_count, 12);
+  });
+
+  test('every data type crosses into the model and back byte for byte, BYTES included', async () => {
+    const arrays = {
+      BOOL: new Uint8Array([1, 0, 1]),
+      UINT8: new Uint8Array([0, 1, 255]),
+      UINT16: new Uint16Array([0, 1, 65535]),
+      UINT32: new Uint32Array([0, 1, 4294967295]),
+      UINT64: new BigUint64Array([0n, 2n ** 53n + 1n, 2n ** 64n - 1n]),
+      INT8: new Int8Array([-128, 0, 127]),
+      INT16: new Int16Array([-32768, 0, 32767]),
+      INT32: new Int32Array([-2147483648, 0, 2147483647]),
+      INT64: new BigInt64Array([-(2n ** 63n), -(2n ** 53n) - 3n, 2n ** 63n - 1n]),
+      FP16: new Uint16Array([0x3c00, 0xc000, 0x7bff]),
+      FP32: new Float32Array([1.5, -0.1, 3.4028234663852886e38]),
+      FP64: new Float64Array([Math.PI, -0, 1e-300]),
+    };
+    const strings = Buffer.concat(['hello', '', 'naïve ☃ 雪', '\u0000binary\u00ff'].map((s) => {
+      const bytes = Buffer.from(s, 'utf8');
+      const length = Buffer.alloc(4);
+      length.writeUInt32LE(bytes.byteLength);
+      return Buffer.concat([length, bytes]);
+    }));
+    const types = Object.keys(arrays) as Array<keyof typeof arrays>;
+    const tensors = [...types.map((type) => bytesOf(arrays[type])), strings];
+    const { body, headers } = binaryBody(
+      {
+        inputs: [
+          ...types.map((type, i) => ({ name: `INPUT_${type}`, datatype: type, shape: [1, 3], parameters: { binary_data_size: tensors[i]!.byteLength } })),
+          { name: 'INPUT_BYTES', datatype: 'BYTES', shape: [1, 4], parameters: { binary_data_size: strings.byteLength } },
+        ],
+        parameters: { binary_data_output: true },
+      },
+      tensors,
+    );
+    const response = await server.post('/v2/models/js_types/infer', body, { headers });
+    assert.equal(response.status, 200, await response.clone().text());
+    const { json, binary } = await readInferResponse(response);
+    let offset = 0;
+    const byName = new Map<string, Buffer>();
+    for (const output of json.outputs) {
+      const size = output.parameters!.binary_data_size as number;
+      byName.set(output.name, binary.subarray(offset, offset + size));
+      offset += size;
+    }
+    types.forEach((type, i) => assert.deepEqual(byName.get(`OUTPUT_${type}`), tensors[i], type));
+    assert.deepEqual(byName.get('OUTPUT_BYTES'), strings);
+  });
+
+  test('a static autoCompleteConfig() hook fills in the configuration', async () => {
+    const config = (await (await server.get('/v2/models/js_autocomplete/config')).json()) as Record<string, unknown>;
+    assert.equal(config.max_batch_size, 4);
+    assert.deepEqual((config.input as Array<{ name: string; data_type: string; dims: number[] }>).map((i) => [i.name, i.data_type, i.dims]), [['X', 'TYPE_INT32', [2]]]);
+    const response = await server.post('/v2/models/js_autocomplete/infer', { inputs: [{ name: 'X', datatype: 'INT32', shape: [1, 2], data: [3, -4] }] });
+    assert.deepEqual(((await response.json()) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data, [6, -8]);
+  });
+
+  test("errors the model returns or throws fail that request, with the model's status when it names one", async () => {
+    assert.deepEqual(await faulty('error'), { status: 400, body: { error: 'MODE asked for an error' } });
+    assert.deepEqual(await faulty('throw'), { status: 500, body: { error: 'execute threw' } });
+    assert.deepEqual(await faulty('bad_type'), { status: 500, body: { error: "model 'js_faulty' output 'OUT' is INT32, but the configuration declares FP32" } });
+    assert.deepEqual(await faulty('bad_shape'), { status: 500, body: { error: "model 'js_faulty' output 'OUT' has shape [2], but the configuration expects [1]" } });
+    assert.equal((await faulty('ok')).status, 200);
+  });
+
+  test('a hanging execute() fails after execute_timeout_ms, the instance restarts and serves again', async () => {
+    const hung = await faulty('hang');
+    assert.equal(hung.status, 503);
+    assert.equal(
+      hung.body.error,
+      "instance 'js_faulty_0' of model 'js_faulty' did not finish executing within 1500 ms (config parameter execute_timeout_ms); the instance is restarted",
+    );
+    assert.deepEqual((await faulty('ok')).body.outputs?.[0]?.data, [1]);
+  });
+
+  test('a worker that exits or throws outside execute() fails its request; a new worker serves the next ones', async () => {
+    const crashed = await faulty('crash');
+    assert.equal(crashed.status, 500);
+    assert.equal(crashed.body.error, "instance 'js_faulty_0' of model 'js_faulty' stopped unexpectedly (exit code 7); the instance is restarted");
+    const uncaught = await faulty('uncaught');
+    assert.equal(uncaught.body.error, "instance 'js_faulty_0' of model 'js_faulty' stopped unexpectedly (exit code 1): thrown outside execute; the instance is restarted");
+    assert.deepEqual((await faulty('ok')).body.outputs?.[0]?.data, [1]);
+    assert.equal((await server.get('/v2/models/js_faulty/ready')).status, 200);
+    // Other models were never affected.
+    assert.equal((await server.post('/v2/models/js_add/infer', { inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 4], data: [1, 1, 1, 1] }, { name: 'INPUT1', datatype: 'FP32', shape: [1, 4], data: [1, 1, 1, 1] }] })).status, 200);
+  });
+
+  test('model-to-model calls: ONNX and JavaScript targets, many at once, a decoupled target streamed, errors as values', async () => {
+    const result = async (target: string): Promise<string> => {
+      const response = await server.post('/v2/models/js_bls_caller/infer', textInput('TARGET', target));
+      return ((await response.json()) as { outputs: Array<{ data: string[] }> }).outputs[0]!.data[0]!;
+    };
+    assert.equal(await result('js_add'), 'js_add:11,22,33,44');
+    assert.equal(await result('simple'), 'simple:1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16');
+    assert.equal(await result('parallel'), 'parallel:8');
+    assert.equal(await result('stream'), 'stream:a|b|c');
+    assert.equal(await result('no_such_model'), "error:INVALID_ARG:Request for unknown model: 'no_such_model' is not found");
+    assert.equal(await result('js_words'), "error:INVALID_ARG:unexpected inference input 'INPUT0' for model 'js_words'; the model's inputs are 'TEXT'");
+  });
+
+  test('a decoupled model streams its responses over generate_stream, one event each, then ends', async () => {
+    const response = await server.post('/v2/models/js_words/generate_stream', { TEXT: 'one two three' });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+    assert.deepEqual(await readEvents(response), ['one', 'two', 'three'].map((word) => ({ model_name: 'js_words', model_version: '1', WORD: word })));
+  });
+
+  test('generate_stream: an error after the first response is an error event; one before it is an HTTP error', async () => {
+    const midway = await server.post('/v2/models/js_words/generate_stream', { TEXT: 'one fail two' });
+    assert.equal(midway.status, 200);
+    assert.deepEqual(await readEvents(midway), [{ model_name: 'js_words', model_version: '1', WORD: 'one' }, { error: 'the text said fail' }]);
+    const early = await server.post('/v2/models/js_words/generate_stream', { TEXT: 'fail' });
+    assert.equal(early.status, 500);
+    assert.deepEqual(await early.json(), { error: 'the text said fail' });
+    const unknown = await server.post('/v2/models/js_words/generate_stream', { TEXTS: 'one' });
+    assert.equal(unknown.status, 400);
+  });
+
+  test('generate answers with exactly one response; infer refuses a decoupled model', async () => {
+    const one = await server.post('/v2/models/js_words/generate', { TEXT: 'single' });
+    assert.deepEqual(await one.json(), { model_name: 'js_words', model_version: '1', WORD: 'single' });
+    const two = await server.post('/v2/models/js_words/generate', { TEXT: 'a b' });
+    assert.equal(two.status, 400);
+    assert.match(((await two.json()) as { error: string }).error, /generate expects exactly 1 response, but model 'js_words' sent 2/);
+    const infer = await server.post('/v2/models/js_words/infer', textInput('TEXT', 'a b'));
+    assert.equal(infer.status, 501);
+    assert.match(((await infer.json()) as { error: string }).error, /model 'js_words' is decoupled/);
+  });
+
+  test('classification applies to a JavaScript model output', async () => {
+    const response = await server.post('/v2/models/js_add/infer', {
+      inputs: [
+        { name: 'INPUT0', datatype: 'FP32', shape: [1, 4], data: [1, 9, 3, 4] },
+        { name: 'INPUT1', datatype: 'FP32', shape: [1, 4], data: [0, 0, 0, 0] },
+      ],
+      outputs: [{ name: 'OUTPUT0', parameters: { classification: 2 } }],
+    });
+    const json = (await response.json()) as { outputs: Array<{ datatype: string; data: string[] }> };
+    assert.deepEqual(json.outputs[0]!.data, ['9.000000:1', '4.000000:3']);
+  });
+});
+
+describe('decoupled models over gRPC ModelStreamInfer', () => {
+  let server: TestServer;
+  let client: Client;
+  before(async () => {
+    server = await startTestServer({ modelRepositories: [JS_REPOSITORY, EXAMPLES] });
+    client = new (loadGrpcServices().inference)(server.grpcUrl!, credentials.createInsecure());
+  });
+  after(async () => {
+    client.close();
+    await server.close();
+  });
+
+  type Reply = { error_message: string; infer_response: { id: string; parameters: Record<string, { bool_param?: boolean }>; raw_output_contents: Buffer[] } };
+
+  async function stream(requests: object[]): Promise<Reply[]> {
+    const call = (client as unknown as { ModelStreamInfer: () => NodeJS.ReadWriteStream & { write(m: object): void } }).ModelStreamInfer();
+    const replies: Reply[] = [];
+    const ended = new Promise<void>((resolve, reject) => {
+      call.on('data', (reply: Reply) => replies.push(reply));
+      call.on('end', resolve);
+      call.on('error', reject);
+    });
+    for (const request of requests) call.write(request);
+    call.end();
+    await ended;
+    return replies;
+  }
+
+  const wordsRequest = (id: string, text: string, parameters: object = {}) => {
+    const bytes = Buffer.from(text);
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(bytes.byteLength);
+    return { model_name: 'js_words', id, inputs: [{ name: 'TEXT', datatype: 'BYTES', shape: [1] }], raw_input_contents: [Buffer.concat([length, bytes])], parameters };
+  };
+  const word = (reply: Reply): string => reply.infer_response.raw_output_contents[0]!.subarray(4).toString();
+
+  test('each response arrives with its request id; the empty final response comes when asked for', async () => {
+    const replies = await stream([wordsRequest('a', 'x y z'), wordsRequest('b', 'p q', { triton_enable_empty_final_response: { bool_param: true } })]);
+    const a = replies.filter((reply) => reply.infer_response.id === 'a');
+    const b = replies.filter((reply) => reply.infer_response.id === 'b');
+    assert.deepEqual(a.map(word), ['x', 'y', 'z']);
+    assert.ok(a.every((reply) => reply.infer_response.parameters.triton_final_response?.bool_param === false));
+    assert.deepEqual(b.slice(0, 2).map(word), ['p', 'q']);
+    assert.equal(b.length, 3);
+    assert.equal(b[2]!.infer_response.parameters.triton_final_response?.bool_param, true);
+    assert.deepEqual(b[2]!.infer_response.raw_output_contents, []);
+  });
+
+  test('an error ends that request in the stream with error_message', async () => {
+    const replies = await stream([wordsRequest('c', 'one fail')]);
+    assert.deepEqual(replies.map((reply) => reply.error_message), ['', 'the text said fail']);
+  });
+});
