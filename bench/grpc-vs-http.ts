@@ -10,12 +10,13 @@
  * raw_input_contents over one HTTP/2 channel with a 16 MiB flow-control window. The model files come
  * from bench/batching/make_models.py (Debian's python3-torch), made on the first run.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { credentials } from '@grpc/grpc-js';
 import { loadGrpcServices } from '../src/frontends/grpc/grpc-server.js';
+import { measure, startNereid } from './harness.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const WORK = `${ROOT}bench/batching/.work`;
@@ -25,32 +26,6 @@ const MODELS = [
   { name: 'mlp_batch', input: 'INPUT', shape: [1, 64], sample: 'mlp' },
   { name: 'resnet18_batch', input: 'INPUT', shape: [1, 3, 224, 224], sample: 'resnet18' },
 ];
-
-interface Figures {
-  readonly perSecond: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-}
-
-/** Runs `send` from `concurrency` loops for the duration; one warm-up second first. */
-async function measure(concurrency: number, send: () => Promise<void>): Promise<Figures> {
-  const warmEnd = performance.now() + 1000;
-  await Promise.all(Array.from({ length: concurrency }, async () => { while (performance.now() < warmEnd) await send(); }));
-  const latencies: number[] = [];
-  const end = performance.now() + DURATION_MS;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < end) {
-        const start = performance.now();
-        await send();
-        latencies.push(performance.now() - start);
-      }
-    }),
-  );
-  latencies.sort((a, b) => a - b);
-  const at = (p: number): number => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!;
-  return { perSecond: latencies.length / (DURATION_MS / 1000), p50Ms: at(0.5), p99Ms: at(0.99) };
-}
 
 function httpSender(port: number, model: string, input: string, shape: number[], bytes: Buffer, agent: Agent): () => Promise<void> {
   const json = Buffer.from(JSON.stringify({ inputs: [{ name: input, shape, datatype: 'FP32', parameters: { binary_data_size: bytes.byteLength } }], parameters: { binary_data_output: true } }));
@@ -73,43 +48,24 @@ function grpcSender(client: unknown, model: string, input: string, shape: number
   return () => new Promise((resolve, reject) => infer(message, (error) => (error !== null ? reject(error) : resolve())));
 }
 
-async function startNereid(): Promise<{ stop: () => void; httpPort: number; grpcPort: number }> {
-  const child = spawn(
-    process.execPath,
-    [`${ROOT}dist/cli/main.js`, 'serve', '--model-repository', `${WORK}/model_repository`, '--http-port=0', '--grpc-port=0', '--metrics-port=0', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1'],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let log = '';
-  const ports = await new Promise<{ httpPort: number; grpcPort: number }>((resolve, reject) => {
-    child.stderr!.on('data', (chunk: Buffer) => {
-      log += chunk.toString();
-      const http = /started HTTP service at [^:]+:(\d+)/.exec(log);
-      const grpc = /started GRPCInferenceService at [^:]+:(\d+)/.exec(log);
-      if (http !== null && grpc !== null) resolve({ httpPort: Number(http[1]), grpcPort: Number(grpc[1]) });
-    });
-    child.once('exit', () => reject(new Error(`nereid exited:\n${log}`)));
-  });
-  return { ...ports, stop: () => child.kill('SIGTERM') };
-}
-
 if (!existsSync(`${WORK}/model_repository/resnet18_batch`)) {
   spawnSync('/usr/bin/python3', [`${ROOT}bench/batching/make_models.py`], { stdio: 'inherit' });
 }
 const Client = loadGrpcServices().inference;
-const nereid = await startNereid();
+const nereid = await startNereid(`${WORK}/model_repository`);
 const rows: string[] = [];
 try {
   for (const model of MODELS) {
     const bytes = readFileSync(`${WORK}/samples/${model.sample}.input.bin`);
     for (const concurrency of CONCURRENCY) {
       const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-      const http = await measure(concurrency, httpSender(nereid.httpPort, model.name, model.input, model.shape, bytes, agent));
+      const http = await measure(concurrency, DURATION_MS, httpSender(nereid.httpPort, model.name, model.input, model.shape, bytes, agent));
       agent.destroy();
       const client = new Client(`127.0.0.1:${nereid.grpcPort}`, credentials.createInsecure(), {
         'grpc.max_receive_message_length': -1,
         'grpc-node.flow_control_window': 16 * 1024 * 1024,
       });
-      const grpc = await measure(concurrency, grpcSender(client, model.name, model.input, model.shape, bytes));
+      const grpc = await measure(concurrency, DURATION_MS, grpcSender(client, model.name, model.input, model.shape, bytes));
       client.close();
       const row =
         `| ${model.name} | ${concurrency} | ${http.perSecond.toFixed(0)} | ${http.p50Ms.toFixed(2)} / ${http.p99Ms.toFixed(2)} | ` +

@@ -1,0 +1,51 @@
+/** What the benchmark scripts share: a Nereid child process, and a closed-loop load with its figures. */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+export interface Figures {
+  readonly perSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+/** Runs `send` from `concurrency` loops for `durationMs` after one second of warm-up. */
+export async function measure(concurrency: number, durationMs: number, send: () => Promise<void>): Promise<Figures> {
+  const warmEnd = performance.now() + 1000;
+  await Promise.all(Array.from({ length: concurrency }, async () => { while (performance.now() < warmEnd) await send(); }));
+  const latencies: number[] = [];
+  const end = performance.now() + durationMs;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const start = performance.now();
+        await send();
+        latencies.push(performance.now() - start);
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  const at = (p: number): number => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!;
+  return { perSecond: latencies.length / (durationMs / 1000), p50Ms: at(0.5), p99Ms: at(0.99) };
+}
+
+/** Starts the built server (`dist/`) on free ports of 127.0.0.1 and resolves once both front ends listen. */
+export async function startNereid(repository: string): Promise<{ stop: () => void; httpPort: number; grpcPort: number }> {
+  const child = spawn(
+    process.execPath,
+    [`${ROOT}dist/cli/main.js`, 'serve', '--model-repository', repository, '--http-port=0', '--grpc-port=0', '--metrics-port=0', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let log = '';
+  const ports = await new Promise<{ httpPort: number; grpcPort: number }>((resolve, reject) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      log += chunk.toString();
+      const http = /started HTTP service at [^:]+:(\d+)/.exec(log);
+      const grpc = /started GRPCInferenceService at [^:]+:(\d+)/.exec(log);
+      if (http !== null && grpc !== null) resolve({ httpPort: Number(http[1]), grpcPort: Number(grpc[1]) });
+    });
+    child.once('exit', () => reject(new Error(`nereid exited:\n${log}`)));
+  });
+  return { ...ports, stop: () => child.kill('SIGTERM') };
+}
