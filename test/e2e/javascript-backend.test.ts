@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { type Client, credentials } from '@grpc/grpc-js';
 import { loadGrpcServices } from '../../src/frontends/grpc/grpc-server.js';
-import { EXAMPLES, type TestServer, binaryBody, bytesOf, readInferResponse, startTestServer } from '../helpers/server.js';
+import { FIXED_TYPES, STRINGS, VALUES, serializeStrings } from '../helpers/edge-values.js';
+import { EXAMPLES, type TestServer, binaryBody, binaryOutputs, bytesOf, readInferResponse, startTestServer } from '../helpers/server.js';
 
 const JS_REPOSITORY = fileURLToPath(new URL('../fixtures/js_repository', import.meta.url));
 
@@ -50,32 +51,12 @@ describe('JavaScript models (backend "javascript")', () => {
   });
 
   test('every data type crosses into the model and back byte for byte, BYTES included', async () => {
-    const arrays = {
-      BOOL: new Uint8Array([1, 0, 1]),
-      UINT8: new Uint8Array([0, 1, 255]),
-      UINT16: new Uint16Array([0, 1, 65535]),
-      UINT32: new Uint32Array([0, 1, 4294967295]),
-      UINT64: new BigUint64Array([0n, 2n ** 53n + 1n, 2n ** 64n - 1n]),
-      INT8: new Int8Array([-128, 0, 127]),
-      INT16: new Int16Array([-32768, 0, 32767]),
-      INT32: new Int32Array([-2147483648, 0, 2147483647]),
-      INT64: new BigInt64Array([-(2n ** 63n), -(2n ** 53n) - 3n, 2n ** 63n - 1n]),
-      FP16: new Uint16Array([0x3c00, 0xc000, 0x7bff]),
-      FP32: new Float32Array([1.5, -0.1, 3.4028234663852886e38]),
-      FP64: new Float64Array([Math.PI, -0, 1e-300]),
-    };
-    const strings = Buffer.concat(['hello', '', 'naïve ☃ 雪', '\u0000binary\u00ff'].map((s) => {
-      const bytes = Buffer.from(s, 'utf8');
-      const length = Buffer.alloc(4);
-      length.writeUInt32LE(bytes.byteLength);
-      return Buffer.concat([length, bytes]);
-    }));
-    const types = Object.keys(arrays) as Array<keyof typeof arrays>;
-    const tensors = [...types.map((type) => bytesOf(arrays[type])), strings];
+    const strings = serializeStrings([...STRINGS, '\u0000binary\u00ff']);
+    const tensors = [...FIXED_TYPES.map((type) => bytesOf(VALUES[type].array)), strings];
     const { body, headers } = binaryBody(
       {
         inputs: [
-          ...types.map((type, i) => ({ name: `INPUT_${type}`, datatype: type, shape: [1, 3], parameters: { binary_data_size: tensors[i]!.byteLength } })),
+          ...FIXED_TYPES.map((type, i) => ({ name: `INPUT_${type}`, datatype: type, shape: [1, 3], parameters: { binary_data_size: tensors[i]!.byteLength } })),
           { name: 'INPUT_BYTES', datatype: 'BYTES', shape: [1, 4], parameters: { binary_data_size: strings.byteLength } },
         ],
         parameters: { binary_data_output: true },
@@ -85,14 +66,8 @@ describe('JavaScript models (backend "javascript")', () => {
     const response = await server.post('/v2/models/js_types/infer', body, { headers });
     assert.equal(response.status, 200, await response.clone().text());
     const { json, binary } = await readInferResponse(response);
-    let offset = 0;
-    const byName = new Map<string, Buffer>();
-    for (const output of json.outputs) {
-      const size = output.parameters!.binary_data_size as number;
-      byName.set(output.name, binary.subarray(offset, offset + size));
-      offset += size;
-    }
-    types.forEach((type, i) => assert.deepEqual(byName.get(`OUTPUT_${type}`), tensors[i], type));
+    const byName = binaryOutputs(json, binary);
+    FIXED_TYPES.forEach((type, i) => assert.deepEqual(byName.get(`OUTPUT_${type}`), tensors[i], type));
     assert.deepEqual(byName.get('OUTPUT_BYTES'), strings);
   });
 

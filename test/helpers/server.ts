@@ -49,6 +49,22 @@ export async function readInferResponse(response: Response): Promise<{ json: Inf
   return { json: JSON.parse(body.toString('utf8', 0, jsonEnd)) as InferResponseJson, binary: body.subarray(jsonEnd) };
 }
 
+/**
+ * The binary outputs of a response by name, cut from the data after the JSON header by their
+ * `binary_data_size`; throws when the sizes do not add up to the data.
+ */
+export function binaryOutputs(json: InferResponseJson, binary: Buffer): Map<string, Buffer> {
+  let offset = 0;
+  const byName = new Map<string, Buffer>();
+  for (const output of json.outputs) {
+    const size = output.parameters!.binary_data_size as number;
+    byName.set(output.name, binary.subarray(offset, offset + size));
+    offset += size;
+  }
+  if (offset !== binary.byteLength) throw new Error(`binary outputs add up to ${offset} bytes, but ${binary.byteLength} came`);
+  return byName;
+}
+
 export interface InferResponseJson {
   model_name: string;
   model_version: string;
