@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { type Client, credentials } from '@grpc/grpc-js';
@@ -215,5 +218,41 @@ describe('decoupled models over gRPC ModelStreamInfer', () => {
   test('an error ends that request in the stream with error_message', async () => {
     const replies = await stream([wordsRequest('c', 'one fail')]);
     assert.deepEqual(replies.map((reply) => reply.error_message), ['', 'the text said fail']);
+  });
+});
+
+describe('JavaScript model lifecycle', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ modelRepositories: [JS_REPOSITORY], modelControlMode: 'explicit' });
+  });
+  after(() => server.close());
+
+  test('initialize() gets the args; unloading calls finalize() on every instance', async () => {
+    const marker = join(mkdtempSync(join(tmpdir(), 'nereid-js-')), 'finalized.txt');
+    const config = {
+      backend: 'javascript',
+      max_batch_size: 0,
+      input: [{ name: 'X', data_type: 'TYPE_INT32', dims: [1] }],
+      output: [{ name: 'ARGS', data_type: 'TYPE_STRING', dims: [1] }],
+      instance_group: [{ count: 2, kind: 'KIND_CPU' }],
+      parameters: { marker_file: { string_value: marker } },
+    };
+    const loaded = await server.post('/v2/repository/models/js_lifecycle/load', { parameters: { config: JSON.stringify(config) } });
+    assert.equal(loaded.status, 200, await loaded.clone().text());
+    const response = await server.post('/v2/models/js_lifecycle/infer', { inputs: [{ name: 'X', datatype: 'INT32', shape: [1], data: [0] }] });
+    const args = JSON.parse(((await response.json()) as { outputs: Array<{ data: string[] }> }).outputs[0]!.data[0]!) as Record<string, unknown>;
+    assert.deepEqual({ ...args, modelInstanceName: undefined }, {
+      modelName: 'js_lifecycle',
+      modelVersion: 1,
+      modelRepository: join(JS_REPOSITORY, 'js_lifecycle'),
+      modelInstanceName: undefined,
+      modelInstanceKind: 'CPU',
+      maxBatchSize: 0,
+      hasInfer: true,
+    });
+    assert.match(args.modelInstanceName as string, /^js_lifecycle_0_[01]$/);
+    assert.equal((await server.post('/v2/repository/models/js_lifecycle/unload', {})).status, 200);
+    assert.deepEqual(readFileSync(marker, 'utf8').split('\n').filter(Boolean).sort(), ['finalized js_lifecycle_0_0', 'finalized js_lifecycle_0_1']);
   });
 });

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { credentials } from '@grpc/grpc-js';
+import { loadGrpcServices } from '../../src/frontends/grpc/grpc-server.js';
 import { EXAMPLES, type TestServer, startTestServer } from '../helpers/server.js';
 
 const JS_REPOSITORY = fileURLToPath(new URL('../fixtures/js_repository', import.meta.url));
@@ -54,6 +56,25 @@ describe('pipelines: the digits classifier as an ensemble and as a model calling
     const [ensemble, bls] = await Promise.all(['digits_pipeline', 'digits_bls'].map((pipeline) => Promise.all(IMAGES.map((image) => run(pipeline, image)))));
     assert.deepEqual(ensemble!.map((r) => r.outputs), bls!.map((r) => r.outputs));
     assert.deepEqual(ensemble!.map((r) => r.outputs[0]!.data[0]), SAMPLES.labels.map((digit) => LABELS[digit]));
+  });
+
+  test('over gRPC, the ensemble and the model calling models answer as over HTTP', async () => {
+    const client = new (loadGrpcServices().inference)(server.grpcUrl!, credentials.createInsecure());
+    try {
+      for (const model of ['digits_pipeline', 'digits_bls']) {
+        const reply = await new Promise<{ outputs: Array<{ name: string; shape: string[] }>; raw_output_contents: Buffer[] }>((resolve, reject) =>
+          (client as unknown as { ModelInfer: (m: object, cb: (e: Error | null, r: never) => void) => void }).ModelInfer(
+            { model_name: model, inputs: [{ name: 'IMAGE', datatype: 'UINT8', shape: [2, 8, 8] }], raw_input_contents: [Buffer.from(IMAGES.slice(0, 2).flat())] },
+            (error, response) => (error !== null ? reject(error) : resolve(response)),
+          ),
+        );
+        assert.deepEqual(reply.outputs.map((output) => [output.name, output.shape]), [['LABEL', ['2', '1']], ['SCORE', ['2', '1']]]);
+        const labels = reply.raw_output_contents[0]!;
+        assert.deepEqual([labels.subarray(4, 4 + labels.readUInt32LE(0)).toString()], [LABELS[SAMPLES.predicted[0]!]]);
+      }
+    } finally {
+      client.close();
+    }
   });
 
   test('statistics: the ensemble counts its requests, and each composing model counts its own', async () => {
