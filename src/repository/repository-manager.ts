@@ -45,6 +45,8 @@ export class RepositoryManager {
   readonly #options: RepositoryOptions;
   readonly #models = new Map<string, ModelEntry>();
   readonly #locks = new Map<string, Promise<void>>();
+  /** Models whose load is waiting for other models to load (an ensemble for its steps' models). */
+  readonly #waits = new Map<string, Set<string>>();
   /** POLL mode: what each loaded model's folder looked like when it was loaded. */
   readonly #fingerprints = new Map<string, string>();
   #pollTimer: NodeJS.Timeout | undefined;
@@ -191,18 +193,35 @@ export class RepositoryManager {
   /**
    * The spec of a model version another model depends on, once that model's load or unload in
    * progress has settled. In EXPLICIT mode a model that is not loaded is loaded now, as Triton loads
-   * an ensemble's composing models with it.
+   * an ensemble's composing models with it. Models waiting for each other in a circle are refused.
    */
-  async #requireModel(name: string, version?: number): Promise<ModelSpec> {
-    await this.#locks.get(name)?.catch(() => undefined);
-    const entry = this.#models.get(name);
-    const isLoaded = entry !== undefined && [...entry.versions.values()].some((state) => state.state === 'READY');
-    if (!isLoaded && this.#options.controlMode === 'explicit' && entry !== undefined) await this.loadModel(name);
-    return this.getModel(name, version).spec;
+  async #requireModel(requester: string, name: string, version?: number): Promise<ModelSpec> {
+    if (this.#isWaitingFor(name, requester)) {
+      throw new NereidError('INVALID_ARG', `models '${requester}' and '${name}' depend on each other; expected the models an ensemble runs not to run the ensemble`);
+    }
+    const waits = this.#waits.get(requester) ?? new Set<string>();
+    this.#waits.set(requester, waits.add(name));
+    try {
+      await this.#locks.get(name)?.catch(() => undefined);
+      const entry = this.#models.get(name);
+      const isLoaded = entry !== undefined && [...entry.versions.values()].some((state) => state.state === 'READY');
+      if (!isLoaded && this.#options.controlMode === 'explicit' && entry !== undefined) await this.loadModel(name);
+      return this.getModel(name, version).spec;
+    } finally {
+      waits.delete(name);
+    }
   }
 
-  #loadContext(): LoadContext {
-    return { ...this.#options.context, requireModel: (name, version) => this.#requireModel(name, version) };
+  /** True when loading `name` waits, directly or through others, for `target`. */
+  #isWaitingFor(name: string, target: string, seen = new Set<string>()): boolean {
+    if (name === target) return true;
+    if (seen.has(name)) return false;
+    seen.add(name);
+    return [...(this.#waits.get(name) ?? [])].some((next) => this.#isWaitingFor(next, target, seen));
+  }
+
+  #loadContext(requester: string): LoadContext {
+    return { ...this.#options.context, requireModel: (name, version) => this.#requireModel(requester, name, version) };
   }
 
   #drainOptions(): CloseOptions {
@@ -265,7 +284,7 @@ export class RepositoryManager {
               files: { modelName: name, modelDir, version, versionDir },
               config,
               backend,
-              context: this.#loadContext(),
+              context: this.#loadContext(name),
               observer: this.#options.observerFor?.(name, version),
             });
             entry.versions.set(version, { version, state: 'READY', reason: '', model });

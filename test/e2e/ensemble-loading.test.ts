@@ -38,6 +38,15 @@ describe('ensembles are checked against their composing models when they load', 
     });
   }
 
+  test('ensembles that run each other fail to load instead of waiting for each other forever', () => {
+    const loop = ['ens_loop_a', 'ens_loop_b'].map((name) => index.get(name)!);
+    assert.deepEqual(loop.map((entry) => entry.state), ['UNAVAILABLE', 'UNAVAILABLE']);
+    assert.ok(
+      loop.some((entry) => /models 'ens_loop_[ab]' and 'ens_loop_[ab]' depend on each other; expected the models an ensemble runs not to run the ensemble/.test(entry.reason!)),
+      JSON.stringify(loop),
+    );
+  });
+
   test('valid ensembles load and compute through their steps, the others serve on', async () => {
     assert.equal(index.get('ens_ok')!.state, 'READY');
     const x = [1, 2, 3, 4];
