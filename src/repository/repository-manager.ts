@@ -367,9 +367,9 @@ export class RepositoryManager {
     return [...entry.versions.values()].filter((state) => state.state === 'READY').map((state) => state.version).sort((a, b) => a - b);
   }
 
-  /** True when every model found has every selected version READY. */
+  /** True when every model found has every selected version READY, with none of its instances down. */
   isEveryModelReady(): boolean {
-    return this.index().every((entry) => entry.state === 'READY');
+    return this.index().every((entry) => entry.state === 'READY') && this.readyModels().every((model) => model.isHealthy);
   }
 
   /** Triton's repository index: one entry per model version, sorted by name then version. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -255,4 +255,46 @@ describe('JavaScript model lifecycle', () => {
     assert.equal((await server.post('/v2/repository/models/js_lifecycle/unload', {})).status, 200);
     assert.deepEqual(readFileSync(marker, 'utf8').split('\n').filter(Boolean).sort(), ['finalized js_lifecycle_0_0', 'finalized js_lifecycle_0_1']);
   });
+});
+
+describe('JavaScript model files inside a CommonJS project', () => {
+  let server: TestServer;
+  before(async () => {
+    // A repository under a package.json that makes .js files CommonJS, as most projects' do.
+    const project = mkdtempSync(join(tmpdir(), 'nereid-cjs-'));
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'a-commonjs-project', type: 'commonjs' }));
+    cpSync(join(JS_REPOSITORY, 'js_add'), join(project, 'repository', 'js_add'), { recursive: true });
+    cpSync(join(JS_REPOSITORY, 'js_add'), join(project, 'repository', 'js_add_cjs'), { recursive: true });
+    writeFileSync(
+      join(project, 'repository', 'js_add_cjs', '1', 'model.js'),
+      `module.exports = class {
+  execute(requests) {
+    return requests.map((request) => {
+      const a = request.input('INPUT0');
+      const b = request.input('INPUT1');
+      return { outputs: [
+        { name: 'OUTPUT0', datatype: 'FP32', shape: a.shape, data: a.data.map((v, i) => v + b.data[i]) },
+        { name: 'OUTPUT1', datatype: 'FP32', shape: a.shape, data: a.data.map((v, i) => v - b.data[i]) },
+      ] };
+    });
+  }
+};
+`,
+    );
+    server = await startTestServer({ modelRepositories: [join(project, 'repository')] });
+  });
+  after(() => server.close());
+
+  for (const model of ['js_add', 'js_add_cjs']) {
+    test(`${model === 'js_add' ? 'an ES module' : 'a CommonJS module'} model.js loads and serves`, async () => {
+      const response = await server.post(`/v2/models/${model}/infer`, {
+        inputs: [
+          { name: 'INPUT0', datatype: 'FP32', shape: [1, 4], data: [1, 2, 3, 4] },
+          { name: 'INPUT1', datatype: 'FP32', shape: [1, 4], data: [1, 1, 1, 1] },
+        ],
+      });
+      assert.equal(response.status, 200, await response.clone().text());
+      assert.deepEqual(((await response.json()) as { outputs: Array<{ data: number[] }> }).outputs.map((o) => o.data), [[2, 3, 4, 5], [0, 1, 2, 3]]);
+    });
+  }
 });

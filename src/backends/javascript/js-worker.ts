@@ -3,6 +3,7 @@
  * then runs one `execute` at a time. Calls to other models go to the main thread and come back as
  * responses. Anything the model does wrong becomes an error for the requests it affects.
  */
+import { register } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { STATUS_CODES, type StatusCode } from '../../core/errors.js';
@@ -206,8 +207,33 @@ async function execute(model: JavaScriptModel, id: number, wires: readonly WireR
   post({ type: 'executed', id, responses, startMs, endMs: epochMs() }, transfer);
 }
 
+/** Marks the URL under which a model file is loaded as an ES module whatever package.json says. */
+const AS_MODULE = 'nereid-es-module';
+const AS_MODULE_HOOK = `data:text/javascript,${encodeURIComponent(
+  `export async function load(url, context, next) {
+    if (!url.endsWith('?${AS_MODULE}')) return next(url, context);
+    return { ...(await next(url, { ...context, format: 'module' })), format: 'module' };
+  }`,
+)}`;
+
+/**
+ * Imports the model file as Node would; a file written as an ES module (export default) under a
+ * package.json that makes .js files CommonJS, as in most projects, is imported again as an ES module.
+ */
+async function importModel(path: string): Promise<{ default?: unknown }> {
+  const url = pathToFileURL(path).href;
+  try {
+    return (await import(url)) as { default?: unknown };
+  } catch (error) {
+    const isModuleSyntax = error instanceof SyntaxError || (error as NodeJS.ErrnoException).code === 'ERR_REQUIRE_CYCLE_MODULE';
+    if (!isModuleSyntax) throw error;
+    register(AS_MODULE_HOOK);
+    return (await import(`${url}?${AS_MODULE}`)) as { default?: unknown };
+  }
+}
+
 async function loadModelClass(): Promise<new () => JavaScriptModel> {
-  const module = (await import(pathToFileURL(init.modelPath).href)) as { default?: unknown };
+  const module = await importModel(init.modelPath);
   if (typeof module.default !== 'function') {
     throw new TypeError(`'${init.modelPath}' must export a model class as its default export (export default class { execute(requests) { ... } })`);
   }
