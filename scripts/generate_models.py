@@ -3,6 +3,7 @@
 
 Writes:
   examples/model_repository/{simple,digits,identity_bytes}/
+  examples/model_repository/digits_torch/  (TorchScript; only where torch is installed)
   test/fixtures/model_repository/{identity_all_types,nobatch_fp32,versioned,
       versioned_latest,autocomplete_none,autocomplete_partial,broken_model,
       bad_config,slow,custom_filename,batching,kind_gpu,warmup_ok,
@@ -10,6 +11,7 @@ Writes:
   test/fixtures/digits_samples.json
 
 Requirements (Debian 12): apt-get install -y python3-onnx python3-sklearn python3-numpy
+                          (and python3-torch for digits_torch, skipped with a message without it)
 Run from anywhere:          /usr/bin/python3 scripts/generate_models.py
 
 The output is deterministic: fixed seeds, fixed producer metadata, no
@@ -234,6 +236,45 @@ def digits_forward_np(x, w1, b1, w2, b2):
     z = z - z.max(axis=1, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=1, keepdims=True)
+
+
+def gen_digits_torch(repo, w1, b1, w2, b2):
+    """The digits classifier again, as TorchScript for platform pytorch_libtorch (Triton's
+    INPUT__0 / OUTPUT__0 naming), with the same float32 weights as the ONNX graph."""
+    try:
+        import torch
+    except ImportError:
+        print("skipped examples/model_repository/digits_torch: torch is not installed "
+              "(apt-get install python3-torch)")
+        return
+    d = os.path.join(repo, "digits_torch")
+    reset_dir(d)
+
+    class DigitsNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("w1", torch.from_numpy(w1.copy()))
+            self.register_buffer("b1", torch.from_numpy(b1.copy()))
+            self.register_buffer("w2", torch.from_numpy(w2.copy()))
+            self.register_buffer("b2", torch.from_numpy(b2.copy()))
+
+        def forward(self, pixels):
+            hidden = torch.relu(pixels @ self.w1 + self.b1)
+            return torch.softmax(hidden @ self.w2 + self.b2, dim=1)
+
+    os.makedirs(os.path.join(d, "1"))
+    torch.jit.save(torch.jit.script(DigitsNet()), os.path.join(d, "1", "model.pt"))
+    write_text(os.path.join(d, "labels.txt"), "\n".join(DIGIT_NAMES) + "\n")
+    write_text(os.path.join(d, "config.pbtxt"), config_pbtxt(
+        "The digits classifier as a TorchScript model (same weights as digits), "
+        "served through Nereid's Python runtime with torch: INPUT__0 is 64 raw "
+        "pixel values in 0..16, OUTPUT__0 the softmax scores for digits 0-9.",
+        "digits_torch", 32,
+        [("INPUT__0", "TYPE_FP32", [64])],
+        [("OUTPUT__0", "TYPE_FP32", [10], ['label_filename: "labels.txt"'])],
+        platform="pytorch_libtorch",
+        extra="dynamic_batching { max_queue_delay_microseconds: 200 }\n",
+    ))
 
 
 def gen_identity_bytes(repo):
@@ -582,6 +623,7 @@ def main():
     gen_simple(EXAMPLES)
     w1, b1, w2, b2 = gen_digits(EXAMPLES, clf)
     gen_identity_bytes(EXAMPLES)
+    gen_digits_torch(EXAMPLES, w1, b1, w2, b2)
 
     # Sanity check: the exported float32 graph matches sklearn.
     ref = clf.predict_proba(x_test / 16.0)

@@ -2,15 +2,22 @@ import type { Backend } from './backend.js';
 import { ENSEMBLE_PLATFORM, ensembleBackend } from './ensemble/ensemble-backend.js';
 import { javascriptBackend } from './javascript/javascript-backend.js';
 import { onnxRuntimeBackend } from './onnxruntime/onnxruntime-backend.js';
+import { pythonBackend } from './python/python-backend.js';
+import { pytorchBackend } from './pytorch/pytorch-backend.js';
 
 /** Every backend, by its config `backend:` name. */
 export const BACKENDS: ReadonlyMap<string, Backend> = new Map([
   [onnxRuntimeBackend.name, onnxRuntimeBackend],
   [javascriptBackend.name, javascriptBackend],
+  [pythonBackend.name, pythonBackend],
+  [pytorchBackend.name, pytorchBackend],
 ]);
 
 /** Config `platform:` values and the backend that serves each (Triton's platform → backend mapping). */
-export const PLATFORMS: ReadonlyMap<string, string> = new Map([['onnxruntime_onnx', 'onnxruntime']]);
+export const PLATFORMS: ReadonlyMap<string, string> = new Map([
+  ['onnxruntime_onnx', 'onnxruntime'],
+  ['pytorch_libtorch', 'pytorch'],
+]);
 
 /**
  * The backend for a config: its `backend`, else the one its `platform` maps to; ensembles (platform

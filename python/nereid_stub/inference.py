@@ -1,0 +1,173 @@
+"""pb_utils.InferenceRequest, InferenceResponse and InferenceResponseSender, with Triton's flags."""
+
+import json
+import threading
+
+from . import bls
+from .errors import TritonError, TritonModelException
+
+TRITONSERVER_RESPONSE_COMPLETE_FINAL = 1
+TRITONSERVER_REQUEST_FLAG_SEQUENCE_START = 1
+TRITONSERVER_REQUEST_FLAG_SEQUENCE_END = 2
+TRITONSERVER_MEMORY_CPU = 0
+TRITONSERVER_MEMORY_GPU = 1
+
+
+class PreferredMemory:
+    """Where a BLS call would like its outputs; Nereid runs on the CPU, so outputs are always there."""
+
+    def __init__(self, preferred_memory_type=TRITONSERVER_MEMORY_CPU, preferred_device_id=0):
+        self.preferred_memory_type = preferred_memory_type
+        self.preferred_device_id = preferred_device_id
+
+
+class InferenceRequest:
+    """A request: one the model receives in ``execute``, or one it makes of another model (BLS).
+
+    The arguments follow Triton's order, and are usually given by name::
+
+        pb_utils.InferenceRequest(model_name="m", requested_output_names=["OUT"], inputs=[tensor])
+    """
+
+    def __init__(
+        self,
+        request_id="",
+        correlation_id=0,
+        inputs=None,
+        requested_output_names=None,
+        model_name=None,
+        model_version=-1,
+        flags=0,
+        timeout=0,
+        preferred_memory=None,
+        trace=None,
+        parameters=None,
+    ):
+        if model_name is None or inputs is None:
+            raise TritonModelException("pb_utils.InferenceRequest needs model_name and inputs (a list of pb_utils.Tensor)")
+        if isinstance(parameters, str):
+            parameters = json.loads(parameters)
+        self._request_id = request_id
+        self._correlation_id = correlation_id
+        self._inputs = list(inputs)
+        self._requested_output_names = list(requested_output_names or [])
+        self._model_name = model_name
+        self._model_version = model_version
+        self._flags = flags
+        self._timeout = timeout
+        self._parameters = dict(parameters or {})
+        self._sender = None
+
+    @classmethod
+    def _received(cls, model_name, request_id, correlation_id, flags, parameters, requested_output_names, inputs, sender):
+        request = cls(
+            request_id=request_id,
+            correlation_id=correlation_id,
+            inputs=inputs,
+            requested_output_names=requested_output_names,
+            model_name=model_name,
+            flags=flags,
+            parameters=parameters,
+        )
+        request._sender = sender
+        return request
+
+    def inputs(self):
+        return self._inputs
+
+    def requested_output_names(self):
+        return self._requested_output_names
+
+    def request_id(self):
+        return self._request_id
+
+    def correlation_id(self):
+        return self._correlation_id
+
+    def flags(self):
+        return self._flags
+
+    def timeout(self):
+        return self._timeout
+
+    def model_name(self):
+        return self._model_name
+
+    def model_version(self):
+        return self._model_version
+
+    def parameters(self):
+        """The request parameters as a JSON string (Triton's form: parse it with json.loads)."""
+        return json.dumps(self._parameters)
+
+    def is_cancelled(self):
+        """Always False: Nereid's core does not cancel requests that have reached a model."""
+        return False
+
+    def get_response_sender(self):
+        """The sender of a decoupled model's responses to this request."""
+        if self._sender is None:
+            raise TritonModelException(
+                "get_response_sender() is for requests a decoupled model receives; "
+                "set model_transaction_policy { decoupled: true } in config.pbtxt"
+            )
+        return self._sender
+
+    def exec(self, decoupled=False):
+        """Runs the request on ``model_name`` and waits: one InferenceResponse, or with
+        ``decoupled=True`` an iterator over every response of a decoupled model."""
+        return bls.exec_blocking(self, decoupled)
+
+    def async_exec(self, decoupled=False):
+        """``exec`` as an awaitable, for ``async def execute``."""
+        return bls.exec_async(self, decoupled)
+
+
+class InferenceResponse:
+    """Output tensors, or an error, for one request."""
+
+    def __init__(self, output_tensors=None, error=None, parameters=None):
+        if error is not None and not isinstance(error, TritonError):
+            error = TritonError(str(error))
+        if isinstance(parameters, str):
+            parameters = json.loads(parameters)
+        self._output_tensors = list(output_tensors or [])
+        self._error = error
+        self._parameters = dict(parameters or {})
+
+    def output_tensors(self):
+        return self._output_tensors
+
+    def has_error(self):
+        return self._error is not None
+
+    def error(self):
+        return self._error
+
+    def parameters(self):
+        return json.dumps(self._parameters)
+
+
+class InferenceResponseSender:
+    """Sends a decoupled model's responses to one request, from any thread, until the final flag."""
+
+    def __init__(self, send_response):
+        self._send_response = send_response
+        self._lock = threading.Lock()
+        self._is_closed = False
+
+    def send(self, response=None, flags=0):
+        is_final = (flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL) != 0
+        if response is None and not is_final:
+            raise TritonModelException("send() needs an InferenceResponse unless flags is TRITONSERVER_RESPONSE_COMPLETE_FINAL")
+        if response is not None and not isinstance(response, InferenceResponse):
+            raise TritonModelException(f"send() takes a pb_utils.InferenceResponse, got {type(response).__name__}")
+        with self._lock:
+            if self._is_closed:
+                raise TritonModelException("Unable to send response. Response sender has been closed.")
+            self._is_closed = is_final
+            self._send_response(response, flags)
+
+    def is_cancelled(self):
+        """Always False: Nereid's core does not cancel requests that have reached a model."""
+        return False

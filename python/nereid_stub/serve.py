@@ -1,0 +1,139 @@
+"""Serves one model instance: ``initialize(args)``, one ``execute(requests)`` per EXECUTE message,
+then ``finalize()`` when Nereid unloads the instance."""
+
+import asyncio
+import inspect
+import json
+import threading
+import time
+import traceback
+
+from . import codec
+from .errors import TritonModelException
+from .inference import InferenceResponse, InferenceResponseSender
+from .logger import Logger, send_log
+from .model_config import using_decoupled_model_transaction_policy
+from .model_loader import describe, load_model_class
+from .wire import Kind, Outcome, Writer
+
+
+class _EventLoopThread:
+    """Runs the coroutines of ``async def execute`` on one event loop, in a thread of its own, so that
+    work they leave running (tasks holding a response sender) carries on between calls."""
+
+    def __init__(self):
+        self._loop = None
+
+    def run(self, coroutine):
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            threading.Thread(target=self._loop.run_forever, name="nereid-asyncio", daemon=True).start()
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+
+def _log_traceback():
+    send_log(Logger.ERROR, "model.py", traceback.format_exc().rstrip())
+
+
+class ModelRunner:
+    def __init__(self, channel, model, args):
+        self._channel = channel
+        self._model = model
+        self._model_name = args["model_name"]
+        self._instance_name = args["model_instance_name"]
+        self._is_decoupled = using_decoupled_model_transaction_policy(json.loads(args["model_config"]))
+        self._event_loop = _EventLoopThread()
+
+    def execute(self, reader):
+        exec_id = reader.u32()
+        requests = [
+            codec.read_request(reader, self._model_name, self._sender(exec_id, index) if self._is_decoupled else None)
+            for index in range(reader.u32())
+        ]
+        start_ns = time.time_ns()
+        try:
+            result = self._model.execute(requests)
+            if inspect.isawaitable(result):
+                result = self._event_loop.run(result)
+            writer = Writer().u32(exec_id).i64(start_ns).i64(time.time_ns())
+            self._write_outcome(writer, result, len(requests))
+        except Exception as error:
+            _log_traceback()
+            message = f"Failed to process the request(s) for model instance '{self._instance_name}', message: {describe(error)}"
+            writer = Writer().u32(exec_id).i64(start_ns).i64(time.time_ns()).u8(Outcome.FAILED).str(message)
+        self._channel.send(Kind.EXECUTE_DONE, writer)
+
+    def finalize(self):
+        finalize = getattr(self._model, "finalize", None)
+        if finalize is None:
+            return
+        try:
+            finalize()
+        except Exception:
+            _log_traceback()
+
+    def _write_outcome(self, writer, result, request_count):
+        if self._is_decoupled:
+            if result is not None:
+                raise TritonModelException(
+                    f"model '{self._model_name}' is decoupled: execute must return None and send responses "
+                    "through request.get_response_sender()"
+                )
+            writer.u8(Outcome.RETURNED)
+            return
+        if not isinstance(result, (list, tuple)):
+            raise TritonModelException(
+                f"execute must return a list of pb_utils.InferenceResponse, one per request; got {type(result).__name__}"
+            )
+        if len(result) != request_count:
+            raise TritonModelException(
+                "Number of InferenceResponse objects do not match the number of InferenceRequest objects. "
+                f"InferenceRequest(s) size is:{request_count}, and InferenceResponse(s) size is:{len(result)}"
+            )
+        for response in result:
+            if not isinstance(response, InferenceResponse):
+                raise TritonModelException(
+                    f"execute returned a {type(response).__name__} where a pb_utils.InferenceResponse was expected"
+                )
+        writer.u8(Outcome.RESPONSES).u32(request_count)
+        for response in result:
+            codec.write_response(writer, response)
+
+    def _sender(self, exec_id, index):
+        def send_response(response, flags):
+            writer = Writer().u32(exec_id).u32(index).u32(flags).u8(0 if response is None else 1)
+            if response is not None:
+                codec.write_response(writer, response)
+            self._channel.send(Kind.RESPONSE, writer)
+
+        return InferenceResponseSender(send_response)
+
+
+def serve(channel, model_file):
+    channel.start_reader()
+    _, reader = channel.inbox.get()
+    args = json.loads(reader.str())
+    try:
+        model_class = load_model_class(model_file)
+    except Exception as error:
+        _log_traceback()
+        channel.send(Kind.FAILED, Writer().str(f"cannot import '{model_file}': {describe(error)}"))
+        return 1
+    try:
+        model = model_class()
+        initialize = getattr(model, "initialize", None)
+        if initialize is not None:
+            initialize(args)
+    except Exception as error:
+        _log_traceback()
+        channel.send(Kind.FAILED, Writer().str(f"initialize() failed: {describe(error)}"))
+        return 1
+    channel.send(Kind.READY)
+    runner = ModelRunner(channel, model, args)
+    while True:
+        kind, reader = channel.inbox.get()
+        if kind == Kind.EXECUTE:
+            runner.execute(reader)
+        elif kind == Kind.FINALIZE:
+            runner.finalize()
+            return 0

@@ -1,0 +1,135 @@
+import { NereidError } from '../../core/errors.js';
+import type { InferRequest } from '../../core/infer-request.js';
+import type { ModelSpec } from '../../core/model-spec.js';
+import type { Tensor } from '../../core/tensor.js';
+import type { ExecuteResult } from '../backend.js';
+import type { FrameReader } from './frame-codec.js';
+import { Outcome, RESPONSE_COMPLETE_FINAL, readResponse, type StubResponse } from './stub-protocol.js';
+
+const nowMs = (): number => performance.timeOrigin + performance.now();
+const msToNs = (ms: number): number => Math.max(0, Math.round(ms * 1e6));
+
+/**
+ * One batch sent to a Python process, until every request of it has its answer. A default-mode
+ * model answers the whole batch in EXECUTE_DONE. A decoupled model sends RESPONSE messages, each
+ * passed to its request's `onResponse`; a request is complete with the final flag, and the batch
+ * once every request is complete and `execute` has returned (EXECUTE_DONE).
+ */
+export class PendingExecution {
+  readonly promise: Promise<ExecuteResult>;
+  readonly #requests: readonly InferRequest[];
+  readonly #spec: ModelSpec;
+  readonly #label: string;
+  readonly #startMs: number;
+  readonly #results: Array<readonly Tensor[] | NereidError | undefined>;
+  #settledCount = 0;
+  #pythonTimes: { startNs: bigint; endNs: bigint } | undefined;
+  #resolve!: (result: ExecuteResult) => void;
+
+  constructor(requests: readonly InferRequest[], spec: ModelSpec, label: string) {
+    this.#requests = requests;
+    this.#spec = spec;
+    this.#label = label;
+    this.#startMs = nowMs();
+    this.#results = new Array(requests.length).fill(undefined);
+    this.promise = new Promise((resolve) => (this.#resolve = resolve));
+  }
+
+  /** EXECUTE_DONE: the model's `execute` returned (or raised). */
+  onExecuteDone(reader: FrameReader): void {
+    const startNs = reader.i64Exact();
+    const endNs = reader.i64Exact();
+    this.#pythonTimes = { startNs, endNs };
+    const outcome = reader.u8();
+    if (outcome === Outcome.Responses) {
+      const count = reader.u32();
+      for (let index = 0; index < count; index++) this.#settle(index, this.#outputsOf(index, readResponse(reader)));
+      if (count < this.#requests.length) {
+        const missing = new NereidError('INTERNAL', `${this.#label}: execute returned ${count} response(s) for ${this.#requests.length} request(s)`);
+        this.#requests.forEach((_, index) => this.#settle(index, missing));
+      }
+    } else if (outcome === Outcome.Failed) {
+      const error = new NereidError('INTERNAL', reader.str());
+      this.#requests.forEach((_, index) => this.#settle(index, error));
+    }
+    this.#finishIfDone();
+  }
+
+  /** RESPONSE: one response of a decoupled model, possibly with the final flag. */
+  onResponse(index: number, flags: number, response: StubResponse | undefined): void {
+    const request = this.#requests[index];
+    if (request === undefined || this.#results[index] !== undefined) return;
+    if (response !== undefined) {
+      const outputs = this.#outputsOf(index, response);
+      if (outputs instanceof NereidError) {
+        this.#settle(index, outputs);
+        this.#finishIfDone();
+        return;
+      }
+      request.onResponse?.(outputs);
+    }
+    if ((flags & RESPONSE_COMPLETE_FINAL) !== 0) {
+      this.#settle(index, []);
+      this.#finishIfDone();
+    }
+  }
+
+  /** The process is gone: every request still open fails with `error`. */
+  fail(error: NereidError): void {
+    this.#requests.forEach((_, index) => this.#settle(index, error));
+    this.#pythonTimes ??= { startNs: 0n, endNs: 0n };
+    this.#finishIfDone();
+  }
+
+  #settle(index: number, result: readonly Tensor[] | NereidError): void {
+    if (index >= this.#results.length || this.#results[index] !== undefined) return;
+    this.#results[index] = result;
+    this.#settledCount++;
+  }
+
+  #finishIfDone(): void {
+    if (this.#pythonTimes === undefined || this.#settledCount < this.#results.length) return;
+    const endMs = nowMs();
+    const { startNs, endNs } = this.#pythonTimes;
+    const hasTimes = endNs > 0n;
+    const pythonStartMs = hasTimes ? Number(startNs) / 1e6 : endMs;
+    const pythonEndMs = hasTimes ? Number(endNs) / 1e6 : endMs;
+    this.#resolve({
+      responses: this.#results as Array<readonly Tensor[] | NereidError>,
+      timing: {
+        inputNs: msToNs(pythonStartMs - this.#startMs),
+        inferNs: msToNs(pythonEndMs - pythonStartMs),
+        outputNs: msToNs(endMs - pythonEndMs),
+      },
+    });
+  }
+
+  /**
+   * The outputs of a response that the request asked for, in its order, with the config dims in
+   * place of a `reshape`. As in Triton, outputs it did not ask for are dropped and outputs the model
+   * did not produce are left out. A data type other than the config's is an error rather than a
+   * surprise for the client.
+   */
+  #outputsOf(index: number, response: StubResponse): readonly Tensor[] | NereidError {
+    if ('error' in response) return response.error;
+    const { outputs } = response;
+    const request = this.#requests[index]!;
+    const wanted = request.outputs?.map((output) => output.name) ?? this.#spec.outputs.map((output) => output.name);
+    const isBatching = this.#spec.maxBatchSize > 0;
+    const checked: Tensor[] = [];
+    for (const name of wanted) {
+      const tensor = outputs.find((output) => output.name === name);
+      if (tensor === undefined) continue;
+      const spec = this.#spec.outputByName.get(name)!;
+      if (tensor.dataType !== spec.dataType) {
+        return new NereidError(
+          'INTERNAL',
+          `${this.#label}: output '${name}' is ${tensor.dataType} but the configuration says ${spec.dataType}; convert it (for example with numpy's astype) before making the pb_utils.Tensor`,
+        );
+      }
+      const shape = spec.reshape === undefined ? tensor.shape : isBatching ? [tensor.shape[0]!, ...spec.dims] : spec.dims;
+      checked.push(shape === tensor.shape ? tensor : { ...tensor, shape });
+    }
+    return checked;
+  }
+}

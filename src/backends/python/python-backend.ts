@@ -1,0 +1,76 @@
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ModelConfig } from '../../config/gen/model_config_pb.js';
+import { modelConfigToTritonJson } from '../../config/model-config-json.js';
+import { NereidError } from '../../core/errors.js';
+import type { ModelSpec } from '../../core/model-spec.js';
+import type { Backend, BackendContext, BackendModel, InstanceSpec, ModelFiles, ModelInstance } from '../backend.js';
+import { autoCompletePythonConfig } from './auto-complete.js';
+import { PythonInstance } from './python-instance.js';
+import { type StubSettings, readStubSettings } from './stub-settings.js';
+
+const DEFAULT_MODEL_FILENAME = 'model.py';
+
+/** The model file of a version folder, checked to exist. */
+export async function resolveModelFile(files: ModelFiles, config: ModelConfig, defaultFilename: string): Promise<string> {
+  const path = join(files.versionDir, config.defaultModelFilename || defaultFilename);
+  const isFile = await stat(path).then(
+    (info) => info.isFile(),
+    () => false,
+  );
+  if (!isFile) throw new NereidError('INVALID_ARG', `model '${files.modelName}' version ${files.version}: no model file at '${path}'`);
+  return path;
+}
+
+export interface PythonModelOptions {
+  readonly files: ModelFiles;
+  readonly config: ModelConfig;
+  readonly spec: ModelSpec;
+  readonly context: BackendContext;
+  readonly settings: StubSettings;
+  /** The model.py every instance runs. */
+  readonly modelFile: string;
+}
+
+/** A loaded Python model version: each instance is a process of its own running `modelFile`. */
+export class PythonModel implements BackendModel {
+  readonly #options: PythonModelOptions;
+
+  constructor(options: PythonModelOptions) {
+    this.#options = options;
+  }
+
+  createInstance(instance: InstanceSpec): Promise<ModelInstance> {
+    const { files, config, spec, context, settings, modelFile } = this.#options;
+    // Triton's initialize() arguments; every value is a string (python_backend README, "initialize").
+    const args = {
+      model_config: modelConfigToTritonJson(config),
+      model_instance_kind: 'CPU',
+      model_instance_name: instance.name,
+      model_instance_device_id: '0',
+      model_repository: files.modelDir,
+      model_version: String(files.version),
+      model_name: files.modelName,
+    };
+    return PythonInstance.start({ name: instance.name, spec, settings, modelFile, argsJson: JSON.stringify(args), caller: context.caller, logger: context.logger });
+  }
+
+  async unload(): Promise<void> {}
+}
+
+/**
+ * Triton's Python backend: a `model.py` defining TritonPythonModel, run by python/nereid_python_stub.py
+ * in one process per instance, with `triton_python_backend_utils` importable.
+ */
+export const pythonBackend: Backend = {
+  name: 'python',
+  defaultModelFilename: DEFAULT_MODEL_FILENAME,
+  async autoCompleteConfig(files, config, context) {
+    const modelFile = await resolveModelFile(files, config, DEFAULT_MODEL_FILENAME);
+    return autoCompletePythonConfig({ modelFile, config, settings: await readStubSettings(config, files.modelDir), logger: context.logger });
+  },
+  async loadModel(files, config, spec, context) {
+    const modelFile = await resolveModelFile(files, config, DEFAULT_MODEL_FILENAME);
+    return new PythonModel({ files, config, spec, context, settings: await readStubSettings(config, files.modelDir), modelFile });
+  },
+};
