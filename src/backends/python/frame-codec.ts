@@ -237,10 +237,13 @@ export class FrameSplitter {
     }
   }
 
-  /** Bytes of the frame the pending data starts, once its header is complete. */
+  /**
+   * Bytes of the frame the pending data starts, once its header is complete. A header cut into
+   * pieces is joined once, so that a frame arriving in many small chunks costs no more than one copy.
+   */
   #pendingFrameBytes(): number | undefined {
     if (this.#pendingBytes < FRAME_HEADER_BYTES) return undefined;
-    const head = this.#pending[0]!.byteLength >= 4 ? this.#pending[0]! : Buffer.concat(this.#pending);
-    return FRAME_HEADER_BYTES + head.readUInt32LE(0);
+    if (this.#pending[0]!.byteLength < 4) this.#pending = [Buffer.concat(this.#pending, this.#pendingBytes)];
+    return FRAME_HEADER_BYTES + this.#pending[0]!.readUInt32LE(0);
   }
 }
