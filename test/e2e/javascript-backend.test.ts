@@ -281,12 +281,20 @@ describe('JavaScript model files inside a CommonJS project', () => {
 };
 `,
     );
+    // What tsc writes for `export default class` with "module": "commonjs".
+    cpSync(join(project, 'repository', 'js_add_cjs'), join(project, 'repository', 'js_add_tsc'), { recursive: true });
+    const cjs = readFileSync(join(project, 'repository', 'js_add_cjs', '1', 'model.js'), 'utf8');
+    writeFileSync(
+      join(project, 'repository', 'js_add_tsc', '1', 'model.js'),
+      `"use strict";\nObject.defineProperty(exports, "__esModule", { value: true });\n${cjs.replace('module.exports = class', 'exports.default = class')}`,
+    );
     server = await startTestServer({ modelRepositories: [join(project, 'repository')] });
   });
   after(() => server.close());
 
-  for (const model of ['js_add', 'js_add_cjs']) {
-    test(`${model === 'js_add' ? 'an ES module' : 'a CommonJS module'} model.js loads and serves`, async () => {
+  const KINDS: Record<string, string> = { js_add: 'an ES module', js_add_cjs: 'a CommonJS module', js_add_tsc: 'TypeScript compiled to CommonJS' };
+  for (const [model, kind] of Object.entries(KINDS)) {
+    test(`${kind}: model.js loads and serves`, async () => {
       const response = await server.post(`/v2/models/${model}/infer`, {
         inputs: [
           { name: 'INPUT0', datatype: 'FP32', shape: [1, 4], data: [1, 2, 3, 4] },

@@ -234,6 +234,9 @@ async function importModel(path: string): Promise<{ default?: unknown }> {
 
 async function loadModelClass(): Promise<new () => JavaScriptModel> {
   const module = await importModel(init.modelPath);
+  // TypeScript compiled to CommonJS sets `exports.default`, which import() nests one level deeper.
+  const nested = (module.default as { default?: unknown } | undefined)?.default;
+  if (typeof module.default !== 'function' && typeof nested === 'function') return nested as new () => JavaScriptModel;
   if (typeof module.default !== 'function') {
     throw new TypeError(`'${init.modelPath}' must export a model class as its default export (export default class { execute(requests) { ... } })`);
   }
