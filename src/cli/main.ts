@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 import { NereidError } from '../core/errors.js';
+import { perf } from './perf.js';
 import { serve } from './serve.js';
 
 const USAGE = `Usage: nereid <command> [flags]
 
 Commands:
   serve    start the inference server (nereid serve --help for its flags)
+  perf     measure a model's throughput and latency on a running server (nereid perf --help)
 `;
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -13,6 +15,8 @@ async function main(argv: readonly string[]): Promise<number> {
   switch (command) {
     case 'serve':
       return serve(rest);
+    case 'perf':
+      return perf(rest);
     case undefined:
     case '-h':
     case '--help':

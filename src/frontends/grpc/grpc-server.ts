@@ -1,14 +1,11 @@
 import type { Http2Server, Http2Session } from 'node:http2';
-import { fileURLToPath } from 'node:url';
-import { type GrpcObject, Server, ServerCredentials, type ServiceClientConstructor, loadPackageDefinition } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { InferenceServer } from '../../core/index.js';
 import type { Logger } from '../../logging/logger.js';
+import { loadGrpcServices } from './grpc-services.js';
 import { createHealthService, createInferenceService } from './service.js';
 
-// Both src/frontends/grpc and dist/frontends/grpc sit three folders below the package root.
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const PROTO_DIRS = [`${ROOT}src/frontends/grpc/proto`, `${ROOT}src/config`];
+export { loadGrpcServices } from './grpc-services.js';
 
 /**
  * The HTTP/2 flow-control window of every connection and stream: 16 MiB instead of 64 KiB, which
@@ -39,25 +36,6 @@ export interface GrpcFrontendOptions {
   readonly isKeepalivePermittedWithoutCalls: boolean;
   readonly http2MaxPingStrikes: number;
   readonly http2MinPingIntervalWithoutDataMs: number;
-}
-
-/**
- * The services from the .proto files, with the decoding options the handlers expect (wire names, int64
- * as strings, oneofs named). Each constructor is also a client class: tests and benchmarks use them.
- */
-export function loadGrpcServices(): { inference: ServiceClientConstructor; health: ServiceClientConstructor } {
-  const definition = loadSync(['grpc_service.proto', 'health.proto'], {
-    includeDirs: PROTO_DIRS,
-    keepCase: true,
-    longs: String,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  const loaded = loadPackageDefinition(definition);
-  const inference = loaded.inference as GrpcObject;
-  const health = ((loaded.grpc as GrpcObject).health as GrpcObject).v1 as GrpcObject;
-  return { inference: inference.GRPCInferenceService as ServiceClientConstructor, health: health.Health as ServiceClientConstructor };
 }
 
 /**

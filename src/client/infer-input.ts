@@ -1,0 +1,142 @@
+import { type DataType, isDataType } from '../core/data-type.js';
+import { type FixedSizeArray, allocateFixedSize, asBytes, elementCount, serializeBytes } from '../core/tensor.js';
+import { ClientError } from './errors.js';
+import type { InferInput } from './types.js';
+
+type FixedType = Exclude<DataType, 'BYTES'>;
+type TypedArrayClass = abstract new (...args: never[]) => FixedSizeArray;
+
+const TYPED_ARRAY: Record<FixedType, TypedArrayClass> = {
+  BOOL: Uint8Array,
+  UINT8: Uint8Array,
+  UINT16: Uint16Array,
+  UINT32: Uint32Array,
+  UINT64: BigUint64Array,
+  INT8: Int8Array,
+  INT16: Int16Array,
+  INT32: Int32Array,
+  INT64: BigInt64Array,
+  FP16: Uint16Array,
+  FP32: Float32Array,
+  FP64: Float64Array,
+  BF16: Uint16Array,
+};
+
+const INTEGER_RANGE: Partial<Record<FixedType, readonly [number, number]>> = {
+  UINT8: [0, 0xff],
+  UINT16: [0, 0xffff],
+  UINT32: [0, 0xffffffff],
+  INT8: [-0x80, 0x7f],
+  INT16: [-0x8000, 0x7fff],
+  INT32: [-0x80000000, 0x7fffffff],
+};
+const BIG_RANGE: Partial<Record<FixedType, readonly [bigint, bigint]>> = {
+  UINT64: [0n, 2n ** 64n - 1n],
+  INT64: [-(2n ** 63n), 2n ** 63n - 1n],
+};
+
+const utf8 = new TextEncoder();
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * An input checked and brought to one form: fixed-size data as the type's typed array (the caller's own
+ * array when it gave one: no copy), BYTES as byte strings.
+ */
+export type PreparedInput =
+  | { readonly name: string; readonly datatype: FixedType; readonly shape: readonly number[]; readonly data: FixedSizeArray; readonly parameters: InferInput['parameters'] }
+  | { readonly name: string; readonly datatype: 'BYTES'; readonly shape: readonly number[]; readonly data: readonly Uint8Array[]; readonly parameters: InferInput['parameters'] };
+
+function fail(input: { readonly name: string }, message: string): never {
+  throw new ClientError(`input '${input.name}': ${message}`);
+}
+
+function fromPlainArray(input: InferInput, datatype: FixedType, values: readonly unknown[]): FixedSizeArray {
+  const out = allocateFixedSize(datatype, values.length);
+  const bigRange = BIG_RANGE[datatype];
+  const range = INTEGER_RANGE[datatype];
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (datatype === 'BOOL') {
+      if (typeof value !== 'boolean') fail(input, `element ${i} is ${String(value)}, but BOOL data must be true or false (or a Uint8Array of 0/1)`);
+      out[i] = value ? 1 : 0;
+    } else if (bigRange !== undefined) {
+      const big = typeof value === 'bigint' ? value : typeof value === 'number' && Number.isInteger(value) ? BigInt(value) : undefined;
+      if (big === undefined || big < bigRange[0] || big > bigRange[1]) fail(input, `element ${i} is ${String(value)}, but ${datatype} data must be integers from ${bigRange[0]} to ${bigRange[1]}`);
+      (out as BigInt64Array | BigUint64Array)[i] = big;
+    } else if (range !== undefined) {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < range[0] || value > range[1]) {
+        fail(input, `element ${i} is ${String(value)}, but ${datatype} data must be integers from ${range[0]} to ${range[1]}`);
+      }
+      out[i] = value;
+    } else {
+      if (typeof value !== 'number') fail(input, `element ${i} is ${String(value)}, but ${datatype} data must be numbers`);
+      out[i] = value;
+    }
+  }
+  return out;
+}
+
+/** Checks an input (name, data type, shape, element count, the data's type) and brings its data to one form. */
+export function prepareInput(input: InferInput): PreparedInput {
+  if (typeof input.name !== 'string' || input.name === '') throw new ClientError('every input needs a name');
+  const datatype: unknown = input.datatype;
+  if (!isDataType(datatype)) {
+    fail(input, `unknown datatype ${JSON.stringify(datatype)}; expected one of BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, FP32, FP64, BYTES, BF16`);
+  }
+  if (!Array.isArray(input.shape) || !input.shape.every((dim) => Number.isSafeInteger(dim) && dim >= 0)) {
+    fail(input, `shape must be an array of non-negative integers, got ${JSON.stringify(input.shape)}`);
+  }
+  const count = elementCount(input.shape);
+  const { data } = input;
+  if (data === undefined || data === null || typeof (data as { length?: unknown }).length !== 'number') fail(input, 'has no data');
+  if (data.length !== count) fail(input, `shape [${input.shape.join(',')}] has ${count} elements but the data holds ${data.length}`);
+  if (datatype === 'BYTES') {
+    const elements = (data as readonly unknown[]).map((element, i) => {
+      if (typeof element === 'string') return utf8.encode(element);
+      if (element instanceof Uint8Array) return element;
+      return fail(input, `element ${i} must be a string or a Uint8Array, got ${typeof element}`);
+    });
+    return { name: input.name, datatype, shape: input.shape, data: elements, parameters: input.parameters };
+  }
+  const Class = TYPED_ARRAY[datatype];
+  let array: FixedSizeArray;
+  if (data instanceof Class) {
+    array = data as FixedSizeArray;
+  } else if (Array.isArray(data) && datatype !== 'FP16' && datatype !== 'BF16') {
+    array = fromPlainArray(input, datatype, data);
+  } else {
+    const got = Array.isArray(data) ? 'a plain array' : ((data as object).constructor?.name ?? typeof data);
+    const plain = datatype === 'FP16' || datatype === 'BF16' ? ' (the raw 16-bit patterns)' : datatype === 'BOOL' ? ' or an array of booleans' : ' or an array of numbers';
+    fail(input, `${datatype} data must be a ${Class.name}${plain}, got ${got}`);
+  }
+  return { name: input.name, datatype, shape: input.shape, data: array, parameters: input.parameters };
+}
+
+/** The input's bytes as the binary data extension and gRPC raw contents carry them (a view when possible). */
+export function inputBytes(input: PreparedInput): Uint8Array {
+  return input.datatype === 'BYTES' ? serializeBytes([...input.data]) : asBytes(input.data);
+}
+
+/**
+ * The input's data as JSON values: numbers, bigints (INT64/UINT64, written digit for digit), booleans
+ * (BOOL) or strings (BYTES, which must then be UTF-8).
+ */
+export function inputJsonValues(input: PreparedInput): unknown[] {
+  switch (input.datatype) {
+    case 'BYTES':
+      return input.data.map((element, i) => {
+        try {
+          return strictUtf8.decode(element);
+        } catch {
+          return fail(input, `element ${i} is not UTF-8, which JSON cannot carry; send it as binary data (binaryData: true)`);
+        }
+      });
+    case 'BOOL':
+      return Array.from(input.data as Uint8Array, (value) => value !== 0);
+    case 'INT64':
+    case 'UINT64':
+      return Array.from(input.data as BigInt64Array);
+    default:
+      return Array.from(input.data as Float64Array);
+  }
+}
