@@ -1,40 +1,9 @@
-import { type DataType, isDataType } from '../core/data-type.js';
-import { type FixedSizeArray, allocateFixedSize, asBytes, elementCount, serializeBytes } from '../core/tensor.js';
+import { BIG_INTEGER_RANGES, type DataType, INTEGER_RANGES, isDataType } from '../core/data-type.js';
+import { type FixedSizeArray, allocateFixedSize, asBytes, elementCount, fixedSizeArrayType, serializeBytes } from '../core/tensor.js';
 import { ClientError } from './errors.js';
 import type { InferInput } from './types.js';
 
 type FixedType = Exclude<DataType, 'BYTES'>;
-type TypedArrayClass = abstract new (...args: never[]) => FixedSizeArray;
-
-const TYPED_ARRAY: Record<FixedType, TypedArrayClass> = {
-  BOOL: Uint8Array,
-  UINT8: Uint8Array,
-  UINT16: Uint16Array,
-  UINT32: Uint32Array,
-  UINT64: BigUint64Array,
-  INT8: Int8Array,
-  INT16: Int16Array,
-  INT32: Int32Array,
-  INT64: BigInt64Array,
-  FP16: Uint16Array,
-  FP32: Float32Array,
-  FP64: Float64Array,
-  BF16: Uint16Array,
-};
-
-const INTEGER_RANGE: Partial<Record<FixedType, readonly [number, number]>> = {
-  UINT8: [0, 0xff],
-  UINT16: [0, 0xffff],
-  UINT32: [0, 0xffffffff],
-  INT8: [-0x80, 0x7f],
-  INT16: [-0x8000, 0x7fff],
-  INT32: [-0x80000000, 0x7fffffff],
-};
-const BIG_RANGE: Partial<Record<FixedType, readonly [bigint, bigint]>> = {
-  UINT64: [0n, 2n ** 64n - 1n],
-  INT64: [-(2n ** 63n), 2n ** 63n - 1n],
-};
-
 const utf8 = new TextEncoder();
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -52,8 +21,8 @@ function fail(input: { readonly name: string }, message: string): never {
 
 function fromPlainArray(input: InferInput, datatype: FixedType, values: readonly unknown[]): FixedSizeArray {
   const out = allocateFixedSize(datatype, values.length);
-  const bigRange = BIG_RANGE[datatype];
-  const range = INTEGER_RANGE[datatype];
+  const bigRange = BIG_INTEGER_RANGES[datatype];
+  const range = INTEGER_RANGES[datatype];
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
     if (datatype === 'BOOL') {
@@ -98,7 +67,7 @@ export function prepareInput(input: InferInput): PreparedInput {
     });
     return { name: input.name, datatype, shape: input.shape, data: elements, parameters: input.parameters };
   }
-  const Class = TYPED_ARRAY[datatype];
+  const Class = fixedSizeArrayType(datatype);
   let array: FixedSizeArray;
   if (data instanceof Class) {
     array = data as FixedSizeArray;

@@ -64,3 +64,19 @@ export function dataTypeFromConfig(configName: string): DataType | undefined {
 export function dataTypeToConfig(dataType: DataType): string {
   return DATA_TYPES[dataType].configName;
 }
+
+/** The values each integer type up to 32 bits holds, inclusive. */
+export const INTEGER_RANGES: Partial<Record<DataType, readonly [number, number]>> = {
+  UINT8: [0, 0xff],
+  UINT16: [0, 0xffff],
+  UINT32: [0, 0xffffffff],
+  INT8: [-0x80, 0x7f],
+  INT16: [-0x8000, 0x7fff],
+  INT32: [-0x80000000, 0x7fffffff],
+};
+
+/** The values each 64-bit integer type holds, inclusive. */
+export const BIG_INTEGER_RANGES: Partial<Record<DataType, readonly [bigint, bigint]>> = {
+  INT64: [-(2n ** 63n), 2n ** 63n - 1n],
+  UINT64: [0n, 2n ** 64n - 1n],
+};

@@ -6,7 +6,7 @@ export type { ModelCaller } from './model-caller.js';
 export { NereidError, STATUS_CODES } from './errors.js';
 export type { StatusCode } from './errors.js';
 export type { InferRequest, InferResponse, RequestedOutput } from './infer-request.js';
-export { dataTypeByteSize, isDataType } from './data-type.js';
+export { BIG_INTEGER_RANGES, INTEGER_RANGES, dataTypeByteSize, isDataType } from './data-type.js';
 export type { DataType } from './data-type.js';
 export {
   allocateFixedSize,

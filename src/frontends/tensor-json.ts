@@ -1,25 +1,14 @@
 import {
+  BIG_INTEGER_RANGES,
   type BytesElements,
   type DataType,
   type FixedSizeArray,
+  INTEGER_RANGES,
   NereidError,
   type TensorData,
   allocateFixedSize,
 } from '../core/index.js';
 import type { JsonValue } from './http/json-body.js';
-
-const INTEGER_RANGES: Partial<Record<DataType, readonly [number, number]>> = {
-  UINT8: [0, 0xff],
-  UINT16: [0, 0xffff],
-  UINT32: [0, 0xffffffff],
-  INT8: [-0x80, 0x7f],
-  INT16: [-0x8000, 0x7fff],
-  INT32: [-0x80000000, 0x7fffffff],
-};
-const BIG_RANGES: Partial<Record<DataType, readonly [bigint, bigint]>> = {
-  INT64: [-(2n ** 63n), 2n ** 63n - 1n],
-  UINT64: [0n, 2n ** 64n - 1n],
-};
 
 function describe(value: JsonValue): string {
   return typeof value === 'bigint' ? value.toString() : JSON.stringify(value);
@@ -73,7 +62,7 @@ export function tensorDataFromJson(name: string, dataType: DataType, count: numb
     }
     return out;
   }
-  const bigRange = BIG_RANGES[dataType];
+  const bigRange = BIG_INTEGER_RANGES[dataType];
   if (bigRange !== undefined) {
     const [min, max] = bigRange;
     const big = out as BigInt64Array | BigUint64Array;
