@@ -6,22 +6,13 @@ import { type PreparedInput, inputBytes } from './infer-input.js';
 import { InferResult, type InferOutput } from './infer-result.js';
 import type { InferOptions } from './types.js';
 import { requestParameters, versionString } from './wire-messages.js';
-
-/** InferParameter as @grpc/proto-loader takes and gives it (a oneof; 64-bit integers as decimal strings). */
-export interface ParameterMessage {
-  parameter_choice?: string;
-  bool_param?: boolean;
-  int64_param?: string;
-  string_param?: string;
-  double_param?: number;
-  uint64_param?: string;
-}
+import { type InferParameterMessage, parameterValues } from '../frontends/grpc/grpc-parameters.js';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
 /** A parameter value as an InferParameter: integers as int64 (uint64 beyond its range), other numbers as double. */
-export function parameterMessage(value: ParameterValue): ParameterMessage {
+export function parameterMessage(value: ParameterValue): InferParameterMessage {
   if (typeof value === 'boolean') return { bool_param: value };
   if (typeof value === 'string') return { string_param: value };
   if (typeof value === 'bigint') {
@@ -31,36 +22,8 @@ export function parameterMessage(value: ParameterValue): ParameterMessage {
   return Number.isSafeInteger(value) ? { int64_param: String(value) } : { double_param: value };
 }
 
-export function parameterMessages(parameters: Readonly<Record<string, ParameterValue>> | undefined): Record<string, ParameterMessage> {
+export function parameterMessages(parameters: Readonly<Record<string, ParameterValue>> | undefined): Record<string, InferParameterMessage> {
   return Object.fromEntries(Object.entries(parameters ?? {}).map(([key, value]) => [key, parameterMessage(value)]));
-}
-
-function parameterValue(message: ParameterMessage): ParameterValue | undefined {
-  switch (message.parameter_choice) {
-    case 'bool_param':
-      return message.bool_param ?? false;
-    case 'string_param':
-      return message.string_param ?? '';
-    case 'double_param':
-      return message.double_param ?? 0;
-    case 'int64_param':
-    case 'uint64_param': {
-      const text = message[message.parameter_choice] ?? '0';
-      const value = Number(text);
-      return Number.isSafeInteger(value) ? value : BigInt(text);
-    }
-    default:
-      return undefined;
-  }
-}
-
-export function parameterValues(messages: unknown): Record<string, ParameterValue> {
-  const out: Record<string, ParameterValue> = {};
-  for (const [key, message] of Object.entries((messages ?? {}) as Record<string, ParameterMessage>)) {
-    const value = parameterValue(message);
-    if (value !== undefined) out[key] = value;
-  }
-  return out;
 }
 
 /**
@@ -135,13 +98,13 @@ export function decodeModelInferResponse(message: unknown): InferResult {
           ? (values as Uint8Array[]).map((element) => new Uint8Array(element.buffer, element.byteOffset, element.byteLength))
           : outputDataFromJson(name, datatype, shape, values);
     }
-    return { name, datatype, shape, data, parameters: parameterValues(output.parameters) };
+    return { name, datatype, shape, data, parameters: parameterValues(output.parameters as Record<string, InferParameterMessage> | undefined) };
   });
   return new InferResult({
     modelName: String(response.model_name ?? ''),
     modelVersion: String(response.model_version ?? ''),
     id: String(response.id ?? ''),
-    parameters: parameterValues(response.parameters),
+    parameters: parameterValues(response.parameters as Record<string, InferParameterMessage> | undefined),
     outputs,
   });
 }

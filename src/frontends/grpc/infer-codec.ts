@@ -4,7 +4,6 @@ import {
   type InferResponse,
   NereidError,
   type ParameterValue,
-  type Parameters,
   type Tensor,
   asBytes,
   elementCount,
@@ -13,21 +12,13 @@ import {
 } from '../../core/index.js';
 import type { JsonValue } from '../http/json-body.js';
 import { tensorDataFromBytes } from '../tensor-bytes.js';
+import { type InferParameterMessage, parameterValues } from './grpc-parameters.js';
 import { tensorDataFromJson } from '../tensor-json.js';
 
 /**
  * The messages as @grpc/proto-loader hands them over (keepCase, longs as strings, bytes as Buffers,
  * defaults filled, oneofs named): wire names, as the .proto spells them.
  */
-export interface InferParameterMessage {
-  parameter_choice?: 'bool_param' | 'int64_param' | 'string_param' | 'double_param' | 'uint64_param';
-  bool_param?: boolean;
-  int64_param?: string;
-  string_param?: string;
-  double_param?: number;
-  uint64_param?: string;
-}
-
 interface TensorContentsMessage {
   bool_contents?: boolean[];
   int_contents?: number[];
@@ -62,34 +53,6 @@ export interface ModelInferResponseMessage {
   parameters: Record<string, InferParameterMessage>;
   outputs: Array<{ name: string; datatype: string; shape: number[] }>;
   raw_output_contents: Uint8Array[];
-}
-
-function toParameterValue(message: InferParameterMessage): ParameterValue | undefined {
-  switch (message.parameter_choice) {
-    case 'bool_param':
-      return message.bool_param ?? false;
-    case 'string_param':
-      return message.string_param ?? '';
-    case 'double_param':
-      return message.double_param ?? 0;
-    case 'int64_param':
-    case 'uint64_param': {
-      const text = message[message.parameter_choice] ?? '0';
-      const value = Number(text);
-      return Number.isSafeInteger(value) ? value : BigInt(text);
-    }
-    default:
-      return undefined;
-  }
-}
-
-function toParameters(messages: Record<string, InferParameterMessage> | undefined): Parameters {
-  const parameters: Record<string, ParameterValue> = {};
-  for (const [key, message] of Object.entries(messages ?? {})) {
-    const value = toParameterValue(message);
-    if (value !== undefined) parameters[key] = value;
-  }
-  return parameters;
 }
 
 /** Which typed-contents field carries each data type (KServe v2 InferTensorContents). */
@@ -163,16 +126,16 @@ export function decodeModelInferRequest(message: ModelInferRequestMessage): Infe
       throw new NereidError('INVALID_ARG', `input '${name}' has both contents and raw_input_contents; give one`);
     }
     const data = raw.length > 0 ? tensorDataFromBytes(name, input.datatype, shape, raw[index]!, RAW_CONTENTS) : fromContents(name, input.datatype, shape, input.contents ?? {});
-    return { name, dataType: input.datatype, shape, data, parameters: toParameters(input.parameters) };
+    return { name, dataType: input.datatype, shape, data, parameters: parameterValues(input.parameters) };
   });
-  const outputs = message.outputs?.map((output) => ({ name: output.name, parameters: toParameters(output.parameters) }));
+  const outputs = message.outputs?.map((output) => ({ name: output.name, parameters: parameterValues(output.parameters) }));
   return {
     modelName: message.model_name,
     ...(version !== '' ? { modelVersion: Number(version) } : {}),
     id: message.id,
     inputs: tensors,
     ...(outputs !== undefined && outputs.length > 0 ? { outputs } : {}),
-    parameters: toParameters(message.parameters),
+    parameters: parameterValues(message.parameters),
   };
 }
 
