@@ -1,4 +1,4 @@
-import { type DataType, isDataType } from '../core/data-type.js';
+import { isDataType } from '../core/data-type.js';
 import type { ParameterValue, TensorData } from '../core/tensor.js';
 import { ClientError } from './errors.js';
 import { outputDataFromBytes, outputDataFromJson } from './http-codec.js';
@@ -6,7 +6,7 @@ import { type PreparedInput, inputBytes } from './infer-input.js';
 import { InferResult, type InferOutput } from './infer-result.js';
 import type { InferOptions } from './types.js';
 import { requestParameters, versionString } from './wire-messages.js';
-import { type InferParameterMessage, parameterValues } from '../frontends/grpc/grpc-parameters.js';
+import { CONTENTS_FIELD, type InferParameterMessage, parameterValues } from '../frontends/grpc/grpc-wire.js';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -53,22 +53,6 @@ export function encodeModelInferRequest(modelName: string, inputs: readonly Prep
   };
 }
 
-/** Which typed `contents` field carries each data type (InferTensorContents), for servers that answer in them. */
-const CONTENTS_FIELD: Partial<Record<DataType, string>> = {
-  BOOL: 'bool_contents',
-  INT8: 'int_contents',
-  INT16: 'int_contents',
-  INT32: 'int_contents',
-  INT64: 'int64_contents',
-  UINT8: 'uint_contents',
-  UINT16: 'uint_contents',
-  UINT32: 'uint_contents',
-  UINT64: 'uint64_contents',
-  FP32: 'fp32_contents',
-  FP64: 'fp64_contents',
-  BYTES: 'bytes_contents',
-};
-
 type Wire = Record<string, unknown>;
 
 /**
@@ -89,7 +73,7 @@ export function decodeModelInferResponse(message: unknown): InferResult {
       if (bytes === undefined) throw new ClientError(`the response has ${raw.length} raw_output_contents for ${(response.outputs as unknown[]).length} outputs`);
       data = outputDataFromBytes(name, datatype, bytes);
     } else {
-      const field = CONTENTS_FIELD[datatype];
+      const field = datatype === 'FP16' || datatype === 'BF16' ? undefined : CONTENTS_FIELD[datatype];
       const contents = (output.contents ?? {}) as Wire;
       if (field === undefined) throw new ClientError(`output '${name}' is ${datatype} but came without raw contents`);
       const values = (contents[field] ?? []) as unknown[];

@@ -14,6 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { EXAMPLES } from '../helpers/server.js';
+import { SIMPLE_METADATA } from '../helpers/simple-model.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLIENT = join(ROOT, 'test/interop/grpc_client.py');
@@ -172,19 +173,7 @@ describe('gRPC wire interop with Python grpcio', { skip }, () => {
   });
 
   test('model metadata has the batch dimension in shapes', () => {
-    assert.deepEqual(output.model_metadata, {
-      name: 'simple',
-      versions: ['1'],
-      platform: 'onnxruntime_onnx',
-      inputs: [
-        { name: 'INPUT0', datatype: 'INT32', shape: [-1, 16] },
-        { name: 'INPUT1', datatype: 'INT32', shape: [-1, 16] },
-      ],
-      outputs: [
-        { name: 'OUTPUT0', datatype: 'INT32', shape: [-1, 16] },
-        { name: 'OUTPUT1', datatype: 'INT32', shape: [-1, 16] },
-      ],
-    });
+    assert.deepEqual(output.model_metadata, SIMPLE_METADATA);
   });
 
   test('model config decodes as inference.ModelConfig', () => {

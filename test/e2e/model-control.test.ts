@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { credentials } from '@grpc/grpc-js';
 import { loadGrpcServices } from '../../src/frontends/grpc/grpc-server.js';
 import { EXAMPLES, FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
+import { simpleConfig } from '../helpers/simple-model.js';
 
 const simpleRequest = {
   inputs: [
@@ -14,15 +15,6 @@ const simpleRequest = {
   ],
 };
 const slowRequest = { inputs: [{ name: 'INPUT0', shape: [3], datatype: 'FP32', data: [1, 2, 3] }] };
-
-/** The `simple` model's configuration as the JSON a load request's `config` parameter carries. */
-const simpleConfig = (name: string, maxBatchSize: number) => ({
-  name,
-  platform: 'onnxruntime_onnx',
-  max_batch_size: maxBatchSize,
-  input: ['INPUT0', 'INPUT1'].map((input) => ({ name: input, data_type: 'TYPE_INT32', dims: [16] })),
-  output: ['OUTPUT0', 'OUTPUT1'].map((output) => ({ name: output, data_type: 'TYPE_INT32', dims: [16] })),
-});
 
 type IndexEntry = { name: string; version?: string; state: string; reason?: string };
 const index = async (server: TestServer): Promise<IndexEntry[]> => (await (await server.post('/v2/repository/index', '')).json()) as IndexEntry[];

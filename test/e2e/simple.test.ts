@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { gunzipSync, gzipSync, deflateSync } from 'node:zlib';
 import { request } from 'node:http';
 import { EXAMPLES, type TestServer, binaryBody, bytesOf, readInferResponse, startTestServer } from '../helpers/server.js';
+import { SIMPLE_METADATA } from '../helpers/simple-model.js';
 
 /** A request through node:http, which (unlike fetch) leaves Accept-Encoding and the body as they are. */
 function rawRequest(url: string, path: string, acceptEncoding: string, body?: string): Promise<{ status: number; encoding: string | undefined; body: Buffer }> {
@@ -66,19 +67,7 @@ describe('simple (add/sub) over HTTP', () => {
   test('model metadata has the batch dimension in shapes', async () => {
     const response = await server.get('/v2/models/simple');
     assert.equal(response.status, 200);
-    assert.deepEqual(await response.json(), {
-      name: 'simple',
-      versions: ['1'],
-      platform: 'onnxruntime_onnx',
-      inputs: [
-        { name: 'INPUT0', datatype: 'INT32', shape: [-1, 16] },
-        { name: 'INPUT1', datatype: 'INT32', shape: [-1, 16] },
-      ],
-      outputs: [
-        { name: 'OUTPUT0', datatype: 'INT32', shape: [-1, 16] },
-        { name: 'OUTPUT1', datatype: 'INT32', shape: [-1, 16] },
-      ],
-    });
+    assert.deepEqual(await response.json(), SIMPLE_METADATA);
     const versioned = await server.get('/v2/models/simple/versions/1');
     assert.equal(versioned.status, 200);
   });

@@ -14,6 +14,7 @@ import {
 } from '../../src/client/index.js';
 import { EXAMPLES, FIXTURES, type TestServer, startTestServer } from './server.js';
 import { startRecordingProxy } from './recording-proxy.js';
+import { SIMPLE_METADATA, simpleConfig } from './simple-model.js';
 
 export type Protocol = 'http' | 'grpc';
 type Client = HttpClient | GrpcClient;
@@ -52,15 +53,6 @@ export const simpleInputs = (shape = [1, 16]): InferInput[] => [
   { name: 'INPUT1', datatype: 'INT32', shape, data: new Int32Array(shape[1]!).fill(1) },
 ];
 export const slowInputs: InferInput[] = [{ name: 'INPUT0', datatype: 'FP32', shape: [3], data: new Float32Array([1, 2, 3]) }];
-
-/** The `simple` model's configuration as a load request's `config` carries it. */
-const simpleConfig = (name: string, maxBatchSize: number) => ({
-  name,
-  platform: 'onnxruntime_onnx',
-  max_batch_size: maxBatchSize,
-  input: ['INPUT0', 'INPUT1'].map((input) => ({ name: input, data_type: 'TYPE_INT32', dims: [16] })),
-  output: ['OUTPUT0', 'OUTPUT1'].map((output) => ({ name: output, data_type: 'TYPE_INT32', dims: [16] })),
-});
 
 export interface ConformanceOptions {
   readonly protocol: Protocol;
@@ -115,21 +107,8 @@ export function describeClientConformance({ protocol, connect }: ConformanceOpti
       for (const extension of ['binary_tensor_data', 'classification', 'model_repository', 'statistics', 'parameters']) {
         assert.ok(metadata.extensions.includes(extension), extension);
       }
-      const expected = {
-        name: 'simple',
-        versions: ['1'],
-        platform: 'onnxruntime_onnx',
-        inputs: [
-          { name: 'INPUT0', datatype: 'INT32', shape: [-1, 16] },
-          { name: 'INPUT1', datatype: 'INT32', shape: [-1, 16] },
-        ],
-        outputs: [
-          { name: 'OUTPUT0', datatype: 'INT32', shape: [-1, 16] },
-          { name: 'OUTPUT1', datatype: 'INT32', shape: [-1, 16] },
-        ],
-      };
-      assert.deepEqual(await client.modelMetadata('simple'), expected);
-      assert.deepEqual(await client.modelMetadata('simple', { version: 1 }), expected);
+      assert.deepEqual(await client.modelMetadata('simple'), SIMPLE_METADATA);
+      assert.deepEqual(await client.modelMetadata('simple', { version: 1 }), SIMPLE_METADATA);
       const error = await rejects(client.modelMetadata('nope'));
       assert.ok(error instanceof ServerError);
       assert.equal(error.message, "Request for unknown model: 'nope' is not found");

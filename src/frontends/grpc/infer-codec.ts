@@ -12,24 +12,13 @@ import {
 } from '../../core/index.js';
 import type { JsonValue } from '../http/json-body.js';
 import { tensorDataFromBytes } from '../tensor-bytes.js';
-import { type InferParameterMessage, parameterValues } from './grpc-parameters.js';
+import { CONTENTS_FIELD, type InferParameterMessage, type TensorContentsMessage, parameterValues } from './grpc-wire.js';
 import { tensorDataFromJson } from '../tensor-json.js';
 
 /**
  * The messages as @grpc/proto-loader hands them over (keepCase, longs as strings, bytes as Buffers,
  * defaults filled, oneofs named): wire names, as the .proto spells them.
  */
-interface TensorContentsMessage {
-  bool_contents?: boolean[];
-  int_contents?: number[];
-  int64_contents?: string[];
-  uint_contents?: number[];
-  uint64_contents?: string[];
-  fp32_contents?: number[];
-  fp64_contents?: number[];
-  bytes_contents?: Buffer[];
-}
-
 export interface ModelInferRequestMessage {
   model_name: string;
   model_version: string;
@@ -54,22 +43,6 @@ export interface ModelInferResponseMessage {
   outputs: Array<{ name: string; datatype: string; shape: number[] }>;
   raw_output_contents: Uint8Array[];
 }
-
-/** Which typed-contents field carries each data type (KServe v2 InferTensorContents). */
-const CONTENTS_FIELD: Record<Exclude<DataType, 'FP16' | 'BF16'>, keyof TensorContentsMessage> = {
-  BOOL: 'bool_contents',
-  INT8: 'int_contents',
-  INT16: 'int_contents',
-  INT32: 'int_contents',
-  INT64: 'int64_contents',
-  UINT8: 'uint_contents',
-  UINT16: 'uint_contents',
-  UINT32: 'uint_contents',
-  UINT64: 'uint64_contents',
-  FP32: 'fp32_contents',
-  FP64: 'fp64_contents',
-  BYTES: 'bytes_contents',
-};
 
 function hasContents(contents: TensorContentsMessage | null | undefined): boolean {
   return contents !== null && contents !== undefined && Object.values(contents).some((values) => Array.isArray(values) && values.length > 0);

@@ -1,9 +1,12 @@
-import type { ParameterValue } from '../../core/index.js';
+import type { DataType, ParameterValue } from '../../core/index.js';
 
-/**
- * InferParameter as @grpc/proto-loader takes and gives it (a oneof; 64-bit integers as decimal
- * strings). Shared by the server's codec and the client's, and free of the server's modules.
+/*
+ * Message shapes of grpc_service.proto as @grpc/proto-loader takes and gives them (keepCase, 64-bit
+ * integers as decimal strings), shared by the server's codec and the client's. Free of the server's
+ * modules, so that the client can use it alone.
  */
+
+/** InferParameter: a oneof. */
 export interface InferParameterMessage {
   parameter_choice?: 'bool_param' | 'int64_param' | 'string_param' | 'double_param' | 'uint64_param';
   bool_param?: boolean;
@@ -12,6 +15,34 @@ export interface InferParameterMessage {
   double_param?: number;
   uint64_param?: string;
 }
+
+/** InferTensorContents: a tensor's values in the typed field of its data type. */
+export interface TensorContentsMessage {
+  bool_contents?: boolean[];
+  int_contents?: number[];
+  int64_contents?: string[];
+  uint_contents?: number[];
+  uint64_contents?: string[];
+  fp32_contents?: number[];
+  fp64_contents?: number[];
+  bytes_contents?: Buffer[];
+}
+
+/** Which typed-contents field carries each data type; FP16 and BF16 have none (raw contents only). */
+export const CONTENTS_FIELD: Record<Exclude<DataType, 'FP16' | 'BF16'>, keyof TensorContentsMessage> = {
+  BOOL: 'bool_contents',
+  INT8: 'int_contents',
+  INT16: 'int_contents',
+  INT32: 'int_contents',
+  INT64: 'int64_contents',
+  UINT8: 'uint_contents',
+  UINT16: 'uint_contents',
+  UINT32: 'uint_contents',
+  UINT64: 'uint64_contents',
+  FP32: 'fp32_contents',
+  FP64: 'fp64_contents',
+  BYTES: 'bytes_contents',
+};
 
 function parameterValue(message: InferParameterMessage): ParameterValue | undefined {
   switch (message.parameter_choice) {
