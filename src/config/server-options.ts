@@ -1,9 +1,8 @@
-import { parseArgs } from 'node:util';
 import { NereidError } from '../core/errors.js';
 import type { LoggerOptions } from '../logging/logger.js';
 import { DEFAULT_METRICS_CONFIG, type MetricsConfig } from '../metrics/server-metrics.js';
 import type { ModelControlMode } from '../repository/repository-manager.js';
-import { closestName } from './closest-name.js';
+import { parseFlags } from './parse-flags.js';
 
 /** Everything `nereid serve` can be told, with Triton's flag names and defaults (src/command_line_parser.cc). */
 export interface ServerOptions {
@@ -203,24 +202,7 @@ function parseBackendConfig(entries: readonly string[]): number {
  * an unknown flag is an error that suggests the closest known one. Returns 'help' for --help.
  */
 export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' {
-  let values: Record<string, string | string[] | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      options: Object.fromEntries(Object.entries(FLAGS).map(([name, { help: _help, ...flag }]) => [name, flag])),
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    const message = (error as Error).message;
-    const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(message)?.[1];
-    if (unknown !== undefined) {
-      const closest = closestName(unknown.replace(/^-+/, ''), Object.keys(FLAGS));
-      const hint = closest !== undefined ? ` Did you mean '--${closest}'?` : '';
-      throw usageError(`unknown flag '${unknown}'.${hint} Run 'nereid serve --help' for the flags.`);
-    }
-    throw usageError(message);
-  }
+  const values = parseFlags(args, FLAGS, 'serve', usageError);
   if (values.help === true) return 'help';
   const string = (name: keyof typeof FLAGS): string | undefined => values[name] as string | undefined;
   const repositories = [...((values['model-repository'] as string[]) ?? []), ...((values['model-store'] as string[]) ?? [])];

@@ -1,5 +1,4 @@
-import { parseArgs } from 'node:util';
-import { closestName } from '../config/closest-name.js';
+import { parseFlags } from '../config/parse-flags.js';
 import type { Compression } from '../client/index.js';
 
 export type Protocol = 'http' | 'grpc';
@@ -159,23 +158,7 @@ function withJsonDefault(args: readonly string[]): string[] {
 
 /** Reads `nereid perf` flags; every default and cross-flag check is here. */
 export function parsePerfArgs(args: readonly string[]): PerfOptions | 'help' {
-  let values: Record<string, string | string[] | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: withJsonDefault(args),
-      options: Object.fromEntries(Object.entries(FLAGS).map(([name, { help: _help, ...flag }]) => [name, flag])),
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    const message = (error as Error).message;
-    const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(message)?.[1];
-    if (unknown !== undefined) {
-      const closest = closestName(unknown.replace(/^-+/, ''), Object.keys(FLAGS));
-      throw usage(`unknown flag '${unknown}'.${closest !== undefined ? ` Did you mean '--${closest}'?` : ''} Run 'nereid perf --help' for the flags.`);
-    }
-    throw usage(message.replace(/\. To specify.*$/s, ''));
-  }
+  const values = parseFlags(withJsonDefault(args), FLAGS, 'perf', usage);
   if (values.help === true) return 'help';
   const string = (name: keyof typeof FLAGS): string | undefined => values[name] as string | undefined;
   const modelName = string('model-name');
