@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'src/config/gen/', '.scratch/'] },
+  { ignores: ['dist/', 'node_modules/', 'src/protocol/gen/', '.scratch/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

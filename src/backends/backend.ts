@@ -1,4 +1,4 @@
-import type { ModelConfig } from '../config/gen/model_config_pb.js';
+import type { ModelConfig } from '../protocol/gen/model_config_pb.js';
 import type { NereidError } from '../core/errors.js';
 import type { InferRequest } from '../core/infer-request.js';
 import type { ModelCaller } from '../core/model-caller.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { fromText } from '@bufbuild/protobuf/txtpb';
-import { ModelConfigSchema } from './gen/model_config_pb.js';
+import { ModelConfigSchema } from '../protocol/gen/model_config_pb.js';
 import { locateTextError, scanTokens } from './locate-text-error.js';
 
 function reasonOf(text: string): string {

@@ -13,13 +13,13 @@ import { reflect, type ReflectMessage } from '@bufbuild/protobuf/reflect';
 import { base64Encode } from '@bufbuild/protobuf/wire';
 import { NereidError } from '../core/errors.js';
 import { closestName } from './closest-name.js';
-import { ModelConfigSchema, type ModelConfig } from './gen/model_config_pb.js';
+import { ModelConfigSchema, type ModelConfig } from '../protocol/gen/model_config_pb.js';
 
 /**
  * The three JSON forms of a model configuration:
  *
  * - `modelConfigToProtoJson`: canonical proto3 JSON with proto field names, fields at their default left
- *   out, enums by name, 64-bit integers as strings (the form of ../shared/triton-configs/expected.json).
+ *   out, enums by name, 64-bit integers as strings (the form of test/fixtures/triton-configs/expected.json).
  * - `modelConfigToTritonJson`: the exact text Triton's `GET /v2/models/{m}/config` answers with.
  * - `modelConfigFromJson`: reads the JSON Triton's load API accepts (`parameters.config`).
  */

@@ -9,7 +9,7 @@ import {
   ModelVersionPolicy_LatestSchema,
   type ModelConfig,
   type ModelInstanceGroup,
-} from './gen/model_config_pb.js';
+} from '../protocol/gen/model_config_pb.js';
 
 export interface NormalizeOptions {
   /** The model's folder name: fills an empty `name` and names the default instance group. */

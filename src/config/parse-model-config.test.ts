@@ -6,15 +6,15 @@ import { NereidError } from '../core/errors.js';
 import { modelConfigToProtoJson } from './model-config-json.js';
 import { parseModelConfig } from './parse-model-config.js';
 
-// The corpus sits beside the repository: <repo root>/../shared/triton-configs (repo root = two folders up).
-const corpusDir = fileURLToPath(new URL('../../../shared/triton-configs/', import.meta.url));
+// Triton's own configurations and their reference parse (test/fixtures/triton-configs/README.md).
+const corpusDir = fileURLToPath(new URL('../../test/fixtures/triton-configs/', import.meta.url));
 const configsDir = `${corpusDir}configs/`;
 const hasCorpus = existsSync(configsDir) && existsSync(`${corpusDir}expected.json`);
 
 describe("Triton's own config.pbtxt files", () => {
   if (!hasCorpus) {
     test('corpus is present', () => {
-      assert.fail(`Triton config corpus not found: expected ${configsDir} and ${corpusDir}expected.json (see ../shared/triton-configs/README.md)`);
+      assert.fail(`Triton config corpus not found: expected ${configsDir} and ${corpusDir}expected.json (see test/fixtures/triton-configs/README.md)`);
     });
     return;
   }

@@ -8,7 +8,7 @@ import {
   type ModelEnsembling,
   type ModelQueuePolicy,
   type ModelSequenceBatching,
-} from './gen/model_config_pb.js';
+} from '../protocol/gen/model_config_pb.js';
 
 /**
  * Checks the scheduling choice (dynamic batching, sequence batching or ensemble scheduling) as Triton's

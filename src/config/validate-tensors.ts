@@ -7,7 +7,7 @@ import {
   type ModelConfig,
   type ModelInput,
   type ModelOutput,
-} from './gen/model_config_pb.js';
+} from '../protocol/gen/model_config_pb.js';
 
 /** Triton's marker for a dimension of any size (triton/common model_config.h WILDCARD_DIM). */
 export const WILDCARD_DIM = -1n;

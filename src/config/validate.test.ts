@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { NereidError } from '../core/errors.js';
-import type { ModelConfig } from './gen/model_config_pb.js';
+import type { ModelConfig } from '../protocol/gen/model_config_pb.js';
 import { normalizeModelConfig } from './normalize.js';
 import { parseModelConfig } from './parse-model-config.js';
 import { validateModelConfig, type ValidateOptions } from './validate.js';

@@ -1,5 +1,5 @@
 import { NereidError } from '../core/errors.js';
-import { ModelInstanceGroup_Kind, type ModelConfig } from './gen/model_config_pb.js';
+import { ModelInstanceGroup_Kind, type ModelConfig } from '../protocol/gen/model_config_pb.js';
 import { validateScheduling } from './validate-scheduling.js';
 import { validateTensors } from './validate-tensors.js';
 

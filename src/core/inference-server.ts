@@ -1,4 +1,4 @@
-import type { ModelConfig } from '../config/gen/model_config_pb.js';
+import type { ModelConfig } from '../protocol/gen/model_config_pb.js';
 import { type Logger, isConfigurableLogger } from '../logging/logger.js';
 import { type LogSettingsMessage, updateLogSettings } from './log-settings.js';
 import type { ModelStatisticsSnapshot } from '../metrics/model-statistics.js';

@@ -1,5 +1,5 @@
 import type { Backend, BackendModel, LoadContext, ModelFiles, ModelInstance } from '../backends/backend.js';
-import type { ModelConfig } from '../config/gen/model_config_pb.js';
+import type { ModelConfig } from '../protocol/gen/model_config_pb.js';
 import { loadModelSpec } from '../config/model-spec.js';
 import type { InferRequest } from '../core/infer-request.js';
 import type { ModelSpec } from '../core/model-spec.js';

@@ -4,7 +4,7 @@ import { create } from '@bufbuild/protobuf';
 import type { Backend, BackendContext } from '../backends/backend.js';
 import { ENSEMBLE_PLATFORM } from '../backends/ensemble/ensemble-backend.js';
 import { BACKENDS, PLATFORMS, findBackend } from '../backends/index.js';
-import { type ModelConfig, ModelConfigSchema } from '../config/gen/model_config_pb.js';
+import { type ModelConfig, ModelConfigSchema } from '../protocol/gen/model_config_pb.js';
 import { modelConfigFromJson } from '../config/model-config-json.js';
 import { normalizeModelConfig } from '../config/normalize.js';
 import { parseModelConfig } from '../config/parse-model-config.js';

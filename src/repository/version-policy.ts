@@ -1,4 +1,4 @@
-import type { ModelVersionPolicy } from '../config/gen/model_config_pb.js';
+import type { ModelVersionPolicy } from '../protocol/gen/model_config_pb.js';
 
 /**
  * The versions a policy serves out of those on disk (Triton's version_policy): `latest` the

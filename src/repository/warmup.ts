@@ -2,7 +2,7 @@ import { randomFillSync } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ModelInstance } from '../backends/backend.js';
-import type { ModelConfig, ModelWarmup } from '../config/gen/model_config_pb.js';
+import type { ModelConfig, ModelWarmup } from '../protocol/gen/model_config_pb.js';
 import { dataTypeOfConfig } from '../config/model-spec.js';
 import { dataTypeByteSize } from '../core/data-type.js';
 import { NereidError } from '../core/errors.js';

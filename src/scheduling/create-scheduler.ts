@@ -1,4 +1,4 @@
-import { type ModelConfig, type ModelQueuePolicy, ModelQueuePolicy_TimeoutAction } from '../config/gen/model_config_pb.js';
+import { type ModelConfig, type ModelQueuePolicy, ModelQueuePolicy_TimeoutAction } from '../protocol/gen/model_config_pb.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { DirectScheduler } from './direct-scheduler.js';
 import { DynamicBatcher, type QueuePolicy } from './dynamic-batcher.js';

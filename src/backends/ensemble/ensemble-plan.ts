@@ -1,4 +1,4 @@
-import type { ModelConfig } from '../../config/gen/model_config_pb.js';
+import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import type { DataType } from '../../core/data-type.js';
 import { NereidError } from '../../core/errors.js';
 import type { ModelSpec } from '../../core/model-spec.js';

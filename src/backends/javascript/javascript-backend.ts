@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ModelConfig } from '../../config/gen/model_config_pb.js';
+import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import { modelConfigFromJson, modelConfigToTritonJson } from '../../config/model-config-json.js';
 import { NereidError } from '../../core/errors.js';
 import type { Backend, ModelFiles } from '../backend.js';

@@ -6,7 +6,7 @@ import {
   ModelConfigSchema,
   ModelInputSchema,
   ModelOutputSchema,
-} from '../../config/gen/model_config_pb.js';
+} from '../../protocol/gen/model_config_pb.js';
 import { configDataTypeOf } from '../../config/model-spec.js';
 import { NereidError } from '../../core/errors.js';
 import type { ModelSpec, TensorSpec } from '../../core/model-spec.js';

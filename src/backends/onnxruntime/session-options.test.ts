@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { create } from '@bufbuild/protobuf';
-import { ModelConfigSchema } from '../../config/gen/model_config_pb.js';
+import { ModelConfigSchema } from '../../protocol/gen/model_config_pb.js';
 import { sessionOptionsFromConfig } from './session-options.js';
 
 const parameters = (entries: Record<string, string>) =>

@@ -1,5 +1,5 @@
 import type { InferenceSession } from 'onnxruntime-node';
-import type { ModelConfig } from '../../config/gen/model_config_pb.js';
+import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import { NereidError } from '../../core/errors.js';
 
 /**

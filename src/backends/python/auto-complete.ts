@@ -1,4 +1,4 @@
-import type { ModelConfig } from '../../config/gen/model_config_pb.js';
+import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import { modelConfigFromJson, modelConfigToTritonJson } from '../../config/model-config-json.js';
 import { NereidError } from '../../core/errors.js';
 import type { Logger } from '../../logging/logger.js';

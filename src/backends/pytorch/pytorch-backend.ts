@@ -1,5 +1,5 @@
-import type { ModelConfig } from '../../config/gen/model_config_pb.js';
-import { DataType as ConfigDataType } from '../../config/gen/model_config_pb.js';
+import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
+import { DataType as ConfigDataType } from '../../protocol/gen/model_config_pb.js';
 import { NereidError } from '../../core/errors.js';
 import type { Backend } from '../backend.js';
 import { PythonModel, resolveModelFile } from '../python/python-backend.js';

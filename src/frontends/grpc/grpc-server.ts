@@ -9,7 +9,8 @@ export { loadGrpcServices } from './grpc-services.js';
 
 /**
  * The HTTP/2 flow-control window of every connection and stream: 16 MiB instead of 64 KiB, which
- * tripled the rate of 600 KB ModelInfer calls (shared/ECOSYSTEM.md).
+ * tripled the rate of 600 KB ModelInfer calls (677 vs 232 calls/s, measured on this project's 2-core
+ * machine with a grpc-js server).
  */
 export const FLOW_CONTROL_WINDOW_BYTES = 16 * 1024 * 1024;
 

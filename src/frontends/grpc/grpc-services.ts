@@ -4,7 +4,7 @@ import { loadSync } from '@grpc/proto-loader';
 
 // Both src/frontends/grpc and dist/frontends/grpc sit three folders below the package root.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const PROTO_DIRS = [`${ROOT}src/frontends/grpc/proto`, `${ROOT}src/config`];
+const PROTO_DIRS = [`${ROOT}src/protocol/proto`];
 
 /**
  * The services from the .proto files, with the decoding options the handlers expect (wire names, int64

@@ -41,7 +41,8 @@ export interface HttpFrontendOptions {
 
 /**
  * The KServe v2 HTTP/REST front end on node:http. NOTE: no framework: raw node:http served 1.8x the
- * requests of fastify on 600 KB binary tensors here (shared/ECOSYSTEM.md), the route set is small and
+ * requests of fastify 5 on 600 KB binary tensors (2373 vs 1329 req/s, measured on this project's 2-core
+ * machine) and 1.1x on 10 KB JSON; the route set is small and
  * fixed, and the binary data extension wants the body as one Buffer.
  */
 export class HttpFrontend {
