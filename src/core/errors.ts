@@ -24,13 +24,37 @@ export const STATUS_CODES: readonly StatusCode[] = [
   'UNKNOWN',
 ];
 
+/**
+ * Why an error happened, for code that acts on it (a status, a header, a retry) rather than only showing
+ * it: callers branch on `reason` and read `details`, never match the message, whose wording is for people.
+ */
+export type ErrorReason =
+  /** A model config sets a field Nereid does not implement; details.field is its path (`instance_group[0].rate_limiter`). */
+  | 'UNSUPPORTED_CONFIG_FIELD'
+  /** A request body's Content-Encoding is not one the server decodes; details.accepted lists those it does. */
+  | 'UNSUPPORTED_CONTENT_ENCODING'
+  /** No endpoint at the request's path. */
+  | 'UNKNOWN_ENDPOINT'
+  /** The path exists but takes another method; details.allow names it. */
+  | 'METHOD_NOT_ALLOWED';
+
+export interface NereidErrorOptions {
+  readonly cause?: unknown;
+  readonly reason?: ErrorReason;
+  readonly details?: Readonly<Record<string, string>>;
+}
+
 export class NereidError extends Error {
   override readonly name = 'NereidError';
+  readonly reason: ErrorReason | undefined;
+  readonly details: Readonly<Record<string, string>>;
   constructor(
     readonly status: StatusCode,
     message: string,
-    options?: { cause?: unknown },
+    options: NereidErrorOptions = {},
   ) {
-    super(message, options);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.reason = options.reason;
+    this.details = options.details ?? {};
   }
 }

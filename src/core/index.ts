@@ -4,7 +4,7 @@ export type { InferenceServerOptions, ModelMetadata, ServerMetadata, TensorMetad
 export { RequestRouter } from './request-router.js';
 export type { ModelCaller } from './model-caller.js';
 export { NereidError, STATUS_CODES } from './errors.js';
-export type { StatusCode } from './errors.js';
+export type { ErrorReason, NereidErrorOptions, StatusCode } from './errors.js';
 export type { InferRequest, InferResponse, RequestedOutput } from './infer-request.js';
 export { BIG_INTEGER_RANGES, INTEGER_RANGES, dataTypeByteSize, isDataType } from './data-type.js';
 export type { DataType } from './data-type.js';

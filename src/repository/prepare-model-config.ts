@@ -8,6 +8,7 @@ import { type ModelConfig, ModelConfigSchema } from '../protocol/gen/model_confi
 import { modelConfigFromJson } from '../config/model-config-json.js';
 import { normalizeModelConfig } from '../config/normalize.js';
 import { parseModelConfig } from '../config/parse-model-config.js';
+import { refuseUnsupportedFields } from '../config/supported-fields.js';
 import { validateModelConfig } from '../config/validate.js';
 import { NereidError } from '../core/errors.js';
 
@@ -40,7 +41,8 @@ async function detectBackend(versionDir: string | undefined): Promise<Backend | 
 
 /**
  * Reads a model's configuration and makes it complete: parse config.pbtxt (or start empty), find the
- * backend, let it auto-complete, fill Triton's defaults, validate. Errors name the file and field.
+ * backend, let it auto-complete, fill Triton's defaults, validate, refuse what Nereid does not
+ * implement (config/supported-fields.ts). Errors name the file and field.
  */
 export async function prepareModelConfig(options: PrepareOptions): Promise<{ config: ModelConfig; backend: Backend }> {
   const isOverride = options.configJson !== undefined;
@@ -99,5 +101,6 @@ export async function prepareModelConfig(options: PrepareOptions): Promise<{ con
     isKnownBackend: (name) => BACKENDS.has(name),
     isKnownPlatform: (name) => name === ENSEMBLE_PLATFORM || PLATFORMS.has(name),
   });
+  refuseUnsupportedFields(config);
   return { config, backend };
 }

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { GrpcClient, ServerError } from '../../src/client/index.js';
+import type { Logger } from '../../src/logging/logger.js';
+import { EXAMPLES, startTestServer } from '../helpers/server.js';
+
+/** The reason each model is refused, exactly as the index, the load API and the log give it. */
+const REASONS: Record<string, string> = {
+  seq: "model 'seq': config field 'sequence_batching' is not supported yet (Nereid has no sequence batcher); remove it to load the model on the default scheduler, which does not keep sequences together",
+  cached:
+    "model 'cached': config field 'response_cache' is not supported yet (Nereid has no response cache); remove it, or set enable: false, to load the model without caching",
+  limited:
+    "model 'limited': config field 'instance_group[0].rate_limiter' is not supported yet (Nereid has no rate limiter); remove it to let every instance execute whenever it is free",
+};
+
+const ADDITIONS: Record<string, string> = {
+  seq: 'sequence_batching { max_sequence_idle_microseconds: 5000000 }',
+  cached: 'response_cache { enable: true }',
+  limited: 'instance_group [{ kind: KIND_CPU count: 1 rate_limiter { resources [{ name: "R1" count: 2 }] } }]',
+};
+
+/** A repository with the simple model as it is and three copies that each set one unimplemented field. */
+async function makeRepository(): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), 'nereid-unsupported-'));
+  const simple = join(EXAMPLES, 'simple');
+  const text = await readFile(join(simple, 'config.pbtxt'), 'utf8');
+  await cp(simple, join(root, 'simple'), { recursive: true });
+  for (const [name, addition] of Object.entries(ADDITIONS)) {
+    await cp(simple, join(root, name), { recursive: true });
+    await writeFile(join(root, name, 'config.pbtxt'), `${text.replace('name: "simple"', `name: "${name}"`)}\n${addition}\n`);
+  }
+  return root;
+}
+
+const simpleRequest = {
+  inputs: [
+    { name: 'INPUT0', shape: [1, 16], datatype: 'INT32', data: Array(16).fill(2) },
+    { name: 'INPUT1', shape: [1, 16], datatype: 'INT32', data: Array(16).fill(1) },
+  ],
+};
+
+describe('configuration fields Nereid does not implement', () => {
+  let repository: string;
+  before(async () => {
+    repository = await makeRepository();
+  });
+  after(() => rm(repository, { recursive: true, force: true }));
+
+  test('each model is listed UNAVAILABLE with its reason, logged, while the others serve', async () => {
+    const errors: string[] = [];
+    const logger: Logger = { info() {}, verbose() {}, warning() {}, error: (_component, message) => void errors.push(message) };
+    const server = await startTestServer({ modelRepositories: [repository], logger });
+    try {
+      const index = (await (await server.post('/v2/repository/index', '')).json()) as unknown[];
+      assert.deepEqual(index, [
+        { name: 'cached', state: 'UNAVAILABLE', reason: REASONS.cached },
+        { name: 'limited', state: 'UNAVAILABLE', reason: REASONS.limited },
+        { name: 'seq', state: 'UNAVAILABLE', reason: REASONS.seq },
+        { name: 'simple', version: '1', state: 'READY' },
+      ]);
+      for (const name of Object.keys(REASONS)) {
+        assert.ok(errors.includes(`failed to load '${name}': ${REASONS[name]}`), errors.join('\n'));
+        assert.equal((await server.get(`/v2/models/${name}/ready`)).status, 400);
+      }
+      const infer = await server.post('/v2/models/simple/infer', simpleRequest);
+      assert.equal(infer.status, 200);
+      const outputs = ((await infer.json()) as { outputs: Array<{ name: string; data: number[] }> }).outputs;
+      assert.deepEqual(outputs.find((output) => output.name === 'OUTPUT0')?.data, Array(16).fill(3));
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("the load API refuses each with Triton's prefix: HTTP 400 and gRPC INVALID_ARGUMENT", async () => {
+    const server = await startTestServer({ modelRepositories: [repository], modelControlMode: 'explicit', startupModels: [] });
+    const client = new GrpcClient(server.grpcUrl!);
+    try {
+      for (const name of Object.keys(REASONS)) {
+        const response = await server.post(`/v2/repository/models/${name}/load`, '');
+        assert.equal(response.status, 400);
+        assert.deepEqual(await response.json(), { error: `failed to load '${name}': ${REASONS[name]}` });
+        await assert.rejects(
+          client.loadModel(name),
+          (error: unknown) =>
+            error instanceof ServerError &&
+            error.status === 'INVALID_ARG' &&
+            error.transport.protocol === 'grpc' &&
+            error.transport.grpcCode === 3 &&
+            error.message === `failed to load '${name}': ${REASONS[name]}`,
+        );
+      }
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
