@@ -33,8 +33,6 @@ export type ErrorReason =
   | 'UNSUPPORTED_CONFIG_FIELD'
   /** A request body's Content-Encoding is not one the server decodes; details.accepted lists those it does. */
   | 'UNSUPPORTED_CONTENT_ENCODING'
-  /** No endpoint at the request's path. */
-  | 'UNKNOWN_ENDPOINT'
   /** The path exists but takes another method; details.allow names it. */
   | 'METHOD_NOT_ALLOWED';
 

@@ -1,4 +1,5 @@
-import { NereidError, type StatusCode } from '../../core/index.js';
+import type { OutgoingHttpHeaders } from 'node:http';
+import { type ErrorReason, NereidError, type StatusCode } from '../../core/index.js';
 import type { Logger } from '../../logging/logger.js';
 
 /** Triton's mapping of error codes to HTTP statuses (docs/protocol/README.md, src/http_server.cc). */
@@ -13,14 +14,33 @@ export const HTTP_STATUS: Record<StatusCode, number> = {
   INTERNAL: 500,
 };
 
+/**
+ * The reasons whose HTTP answer differs from their status code's: a method the path does not take is
+ * HTTP's 405 (RFC 9110 §15.5.6), which no gRPC code stands for, so it travels as UNSUPPORTED.
+ */
+const HTTP_STATUS_OF_REASON: Partial<Record<ErrorReason, number>> = { METHOD_NOT_ALLOWED: 405 };
+
+/** Headers that tell the client how to retry, from the error's details (RFC 9110 §10.2.1, RFC 7694 §3). */
+const HEADERS_OF_REASON: Partial<Record<ErrorReason, (details: Readonly<Record<string, string>>) => OutgoingHttpHeaders>> = {
+  METHOD_NOT_ALLOWED: (details) => ({ allow: details.allow }),
+  UNSUPPORTED_CONTENT_ENCODING: (details) => ({ 'accept-encoding': details.accepted }),
+};
+
 export interface ErrorReply {
   readonly status: number;
+  readonly headers: OutgoingHttpHeaders;
   readonly body: string;
 }
 
 /** `{"error": "..."}` with the status for a NereidError; anything else is a bug, logged and answered 500. */
 export function errorReply(error: unknown, logger: Logger): ErrorReply {
-  if (error instanceof NereidError) return { status: HTTP_STATUS[error.status], body: JSON.stringify({ error: error.message }) };
+  const headers: OutgoingHttpHeaders = { 'content-type': 'application/json' };
+  if (error instanceof NereidError) {
+    const reason = error.reason;
+    const status = (reason !== undefined ? HTTP_STATUS_OF_REASON[reason] : undefined) ?? HTTP_STATUS[error.status];
+    const extra = reason !== undefined ? HEADERS_OF_REASON[reason]?.(error.details) : undefined;
+    return { status, headers: { ...headers, ...extra }, body: JSON.stringify({ error: error.message }) };
+  }
   logger.error('http', `internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-  return { status: 500, body: JSON.stringify({ error: `internal error: ${error instanceof Error ? error.message : String(error)}` }) };
+  return { status: 500, headers, body: JSON.stringify({ error: `internal error: ${error instanceof Error ? error.message : String(error)}` }) };
 }

@@ -12,8 +12,8 @@ import { handleModelConfig, handleModelMetadata, handleModelReady } from './hand
 import { handleLogging } from './handlers/logging.js';
 import { handleRepositoryIndex, handleRepositoryModel } from './handlers/repository.js';
 import { handleStatistics } from './handlers/statistics.js';
-import { type Reply, jsonReply } from './reply.js';
-import { RouteError, matchRoute } from './routes.js';
+import type { Reply } from './reply.js';
+import { matchRoute } from './routes.js';
 import { listen } from '../listen.js';
 
 /** The first of gzip and deflate that an Accept-Encoding header allows (a q-value of 0 refuses). */
@@ -83,16 +83,8 @@ export class HttpFrontend {
     try {
       reply = await this.#dispatch(req);
     } catch (error) {
-      if (error instanceof RouteError) {
-        reply = { ...jsonReply({ error: error.message }, error.status), ...(error.allow ? { headers: { 'content-type': 'application/json', allow: error.allow } } : {}) };
-      } else {
-        const { status, body } = errorReply(error, this.#options.logger);
-        const headers: Record<string, string> = { 'content-type': 'application/json' };
-        if (error instanceof NereidError && error.status === 'UNSUPPORTED' && /Content-Encoding/.test(error.message)) {
-          headers['accept-encoding'] = 'gzip, deflate';
-        }
-        reply = { status, headers, chunks: [Buffer.from(body)] };
-      }
+      const { status, headers, body } = errorReply(error, this.#options.logger);
+      reply = { status, headers, chunks: [Buffer.from(body)] };
     }
     try {
       await this.#send(req, res, reply);
@@ -162,7 +154,10 @@ export class HttpFrontend {
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (encoding === 'identity' || encoding === '') return body;
     if (encoding !== 'gzip' && encoding !== 'deflate') {
-      throw new NereidError('UNSUPPORTED', `unsupported Content-Encoding '${encoding}'; this server accepts gzip and deflate`);
+      throw new NereidError('UNSUPPORTED', `unsupported Content-Encoding '${encoding}'; this server accepts gzip and deflate`, {
+        reason: 'UNSUPPORTED_CONTENT_ENCODING',
+        details: { accepted: 'gzip, deflate' },
+      });
     }
     try {
       return await (encoding === 'gzip' ? gunzipAsync : inflateAsync)(body, { maxOutputLength: limit });

@@ -33,16 +33,6 @@ const METHODS: Record<string, 'GET' | 'POST'> = {
   generate_stream: 'POST',
 };
 
-export class RouteError extends Error {
-  constructor(
-    readonly status: 404 | 405,
-    message: string,
-    readonly allow?: string,
-  ) {
-    super(message);
-  }
-}
-
 function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
@@ -51,7 +41,10 @@ function decodeSegment(segment: string): string {
   }
 }
 
-/** Matches a method and path to a route, or throws a RouteError (404 unknown path, 405 wrong method). */
+/**
+ * Matches a method and path to a route, or throws: NOT_FOUND (HTTP 404) for an
+ * unknown path, UNSUPPORTED (METHOD_NOT_ALLOWED, HTTP 405 with Allow) for a method the path does not take.
+ */
 export function matchRoute(method: string, path: string): Route {
   let route: Route | undefined;
   if (path === '/v2' || path === '/v2/') route = { kind: 'server-metadata' };
@@ -79,11 +72,11 @@ export function matchRoute(method: string, path: string): Route {
       };
     }
   }
-  if (route === undefined) throw new RouteError(404, `no endpoint at '${path}'; see the KServe v2 paths under /v2`);
+  if (route === undefined) throw new NereidError('NOT_FOUND', `no endpoint at '${path}'; see the KServe v2 paths under /v2`);
   const allowed = METHODS[route.kind === 'model' ? route.action : route.kind]!;
   const isLoggingUpdate = route.kind === 'logging' && method === 'POST';
   if (method !== allowed && !(method === 'HEAD' && allowed === 'GET') && !isLoggingUpdate) {
-    throw new RouteError(405, `'${path}' takes ${allowed}, not ${method}`, allowed);
+    throw new NereidError('UNSUPPORTED', `'${path}' takes ${allowed}, not ${method}`, { reason: 'METHOD_NOT_ALLOWED', details: { allow: allowed } });
   }
   return route;
 }
