@@ -14,7 +14,12 @@ function queuePolicyOf(policy: ModelQueuePolicy | undefined): QueuePolicy {
   };
 }
 
-/** The scheduler a normalised config asks for: the dynamic batcher, or Triton's default scheduler. */
+/**
+ * The scheduler a normalised config asks for: the dynamic batcher, or Triton's default scheduler.
+ * NOTE: a config with sequence_batching never gets here: config/supported-fields.ts refuses it at load
+ * until a sequence batcher exists, since the default scheduler would mix the requests of different
+ * sequences. Ensembles bring their own scheduler (BackendModel.createScheduler).
+ */
 export function createScheduler(config: ModelConfig, pool: InstancePool, statistics: ModelStatistics): Scheduler {
   const choice = config.schedulingChoice;
   if (choice.case !== 'dynamicBatching') {
