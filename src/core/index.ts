@@ -3,6 +3,7 @@ export { InferenceServer } from './inference-server.js';
 export type { InferenceServerOptions, ModelMetadata, ServerMetadata, TensorMetadata } from './inference-server.js';
 export { RequestRouter } from './request-router.js';
 export type { ModelCaller } from './model-caller.js';
+export type { ModelSpec, TensorSpec } from './model-spec.js';
 export { NereidError, STATUS_CODES } from './errors.js';
 export type { ErrorReason, NereidErrorOptions, StatusCode } from './errors.js';
 export type { InferRequest, InferResponse, RequestedOutput } from './infer-request.js';

@@ -8,6 +8,7 @@ import { NereidError } from './errors.js';
 import type { InferRequest, InferResponse } from './infer-request.js';
 import type { DataType } from './data-type.js';
 import type { ModelCaller } from './model-caller.js';
+import type { ModelSpec } from './model-spec.js';
 
 export interface ServerMetadata {
   readonly name: string;
@@ -101,6 +102,14 @@ export class InferenceServer {
       inputs: spec.inputs.map((input) => ({ name: input.name, datatype: input.dataType, shape: [...batchPrefix, ...input.dims] })),
       outputs: spec.outputs.map((output) => ({ name: output.name, datatype: output.dataType, shape: [...batchPrefix, ...output.dims] })),
     };
+  }
+
+  /**
+   * What the front ends need to know of a model version (does it batch, is it decoupled, its tensors),
+   * so that none of them reads the protobuf configuration to decide.
+   */
+  modelSpec(name: string, version?: number): ModelSpec {
+    return this.#options.repository.getModel(name, version).spec;
   }
 
   /** The model version's configuration with the defaults filled in. */

@@ -5,38 +5,9 @@ import { NereidError } from '../core/errors.js';
 import type { InferRequest } from '../core/infer-request.js';
 import type { Tensor } from '../core/tensor.js';
 import { ModelStatistics } from '../metrics/model-statistics.js';
-import type { Clock } from './clock.js';
+import { FakeClock } from '../../test/helpers/fake-clock.js';
 import { DynamicBatcher, type DynamicBatcherOptions, type QueuePolicy } from './dynamic-batcher.js';
 import { InstancePool } from './instance-pool.js';
-
-/** A clock the test moves by hand; timers fire in order as it passes them. */
-class FakeClock implements Clock {
-  #now = 0;
-  #timers = new Map<number, { atUs: number; callback: () => void }>();
-  #nextId = 0;
-  nowUs(): number {
-    return this.#now;
-  }
-  setTimer(callback: () => void, delayUs: number): unknown {
-    const id = this.#nextId++;
-    this.#timers.set(id, { atUs: this.#now + delayUs, callback });
-    return id;
-  }
-  clearTimer(timer: unknown): void {
-    this.#timers.delete(timer as number);
-  }
-  advance(us: number): void {
-    const target = this.#now + us;
-    for (;;) {
-      const due = [...this.#timers].filter(([, t]) => t.atUs <= target).sort((a, b) => a[1].atUs - b[1].atUs)[0];
-      if (due === undefined) break;
-      this.#timers.delete(due[0]);
-      this.#now = due[1].atUs;
-      due[1].callback();
-    }
-    this.#now = target;
-  }
-}
 
 /** An instance whose executions the test completes by hand; each request gets its own input back. */
 class FakeInstance implements ModelInstance {

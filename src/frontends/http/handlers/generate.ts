@@ -2,6 +2,8 @@ import { type InferRequest, type InferResponse, type InferenceServer, NereidErro
 import { tensorDataFromJson, tensorDataToJson } from '../../tensor-json.js';
 import { type JsonValue, parseJsonBody } from '../json-body.js';
 import type { Reply } from '../reply.js';
+import { AsyncQueue } from '../../../util/async-queue.js';
+import { deferred } from '../../../util/deferred.js';
 
 type Target = { readonly modelName: string; readonly modelVersion: number | undefined };
 
@@ -17,7 +19,7 @@ export function decodeGenerateRequest(server: InferenceServer, target: Target, b
     throw new NereidError('INVALID_ARG', `generate request must be a JSON object such as {"text_input": "...", "parameters": {...}}`);
   }
   const metadata = server.modelMetadata(target.modelName, target.modelVersion);
-  const isBatching = server.modelConfig(target.modelName, target.modelVersion).maxBatchSize > 0;
+  const isBatching = server.modelSpec(target.modelName, target.modelVersion).maxBatchSize > 0;
   const inputs: InferRequest['inputs'][number][] = [];
   const parameters: Parameters = {};
   const addParameter = (key: string, value: JsonValue): void => {
@@ -75,42 +77,25 @@ const sseEvent = (json: string): Buffer => Buffer.from(`data: ${json}\n\n`);
  */
 export async function handleGenerateStream(server: InferenceServer, target: Target, body: Buffer): Promise<Reply> {
   const request = decodeGenerateRequest(server, target, body);
-  const events: Buffer[] = [];
-  let isDone = false;
-  let wake: (() => void) | undefined;
-  let started!: () => void;
-  const firstResponse = new Promise<void>((resolve) => (started = resolve));
-  const push = (event: Buffer): void => {
-    events.push(event);
-    wake?.();
-  };
-  const finished = server.inferStream(request, (response) => {
-    push(sseEvent(encodeGenerateResponse(response)));
-    started();
-  });
-  const ended = finished.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
+  const events = new AsyncQueue<Uint8Array>();
+  const firstResponse = deferred();
+  let hasResponded = false;
+  const ended = server
+    .inferStream(request, (response) => {
+      events.push(sseEvent(encodeGenerateResponse(response)));
+      hasResponded = true;
+      firstResponse.resolve();
+    })
+    .then(
+      () => undefined,
+      (error: unknown) => error,
+    );
   // Wait for the first response or the end, whichever comes first, to know which status to send.
-  const early = await Promise.race([firstResponse.then(() => undefined), ended]);
-  if (early !== undefined && events.length === 0) throw early;
+  const early = await Promise.race([firstResponse.promise.then(() => undefined), ended]);
+  if (early !== undefined && !hasResponded) throw early;
   void ended.then((error) => {
-    if (error !== undefined) push(sseEvent(JSON.stringify({ error: (error as Error).message })));
-    isDone = true;
-    wake?.();
+    if (error !== undefined) events.push(sseEvent(JSON.stringify({ error: (error as Error).message })));
+    events.end();
   });
-  async function* stream(): AsyncIterable<Uint8Array> {
-    while (true) {
-      const event = events.shift();
-      if (event !== undefined) {
-        yield event;
-        continue;
-      }
-      if (isDone) return;
-      await new Promise<void>((resolve) => (wake = resolve));
-      wake = undefined;
-    }
-  }
-  return { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, chunks: [], stream: stream() };
+  return { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, chunks: [], stream: events };
 }
