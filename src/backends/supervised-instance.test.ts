@@ -2,19 +2,21 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, mock, test } from 'node:test';
 import { NereidError } from '../core/errors.js';
 import { silentLogger } from '../logging/logger.js';
-import { type HeldExecution, SupervisedInstance, type SupervisedWorker, type WorkerExit } from './supervised-instance.js';
+import { type HeldExecution, SupervisedInstance, type SupervisedWorker, type WorkerEvents } from './supervised-instance.js';
 
 /** A worker whose start, exit and finalize the test decides. */
 class FakeWorker implements SupervisedWorker {
   readonly ready: Promise<void>;
-  readonly #onExit: (exit: WorkerExit) => void;
+  readonly #events: WorkerEvents;
   #resolve!: () => void;
   #reject!: (error: Error) => void;
   isKilled = false;
   isFinalized = false;
+  isAnswering = true;
+  pingCount = 0;
 
-  constructor(onExit: (exit: WorkerExit) => void) {
-    this.#onExit = onExit;
+  constructor(events: WorkerEvents) {
+    this.#events = events;
     this.ready = new Promise((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
@@ -28,11 +30,16 @@ class FakeWorker implements SupervisedWorker {
 
   failStart(message: string): void {
     this.#reject(new Error(message));
-    this.#onExit({ description: 'exited with code 1' });
+    this.#events.exited({ description: 'exited with code 1' });
   }
 
   exit(description: string): void {
-    this.#onExit({ description });
+    this.#events.exited({ description });
+  }
+
+  ping(): void {
+    this.pingCount++;
+    if (this.isAnswering) this.#events.answered();
   }
 
   kill(): void {
@@ -55,26 +62,31 @@ class Held implements HeldExecution {
   }
 }
 
-function supervised(executeTimeout?: { ms: number; parameter: string }): { instance: SupervisedInstance<FakeWorker, Held>; workers: FakeWorker[] } {
+interface Limits {
+  readonly executeTimeout?: { readonly ms: number; readonly parameter: string };
+  readonly healthCheck?: { readonly timeoutMs: number };
+}
+
+function supervised(limits: Limits = {}): { instance: SupervisedInstance<FakeWorker, Held>; workers: FakeWorker[] } {
   const workers: FakeWorker[] = [];
   const instance = new SupervisedInstance<FakeWorker, Held>({
     instanceName: 'm_0',
     modelName: 'm',
     workerKind: 'worker thread',
-    spawn: (onExit) => {
-      const worker = new FakeWorker(onExit);
+    spawn: (events) => {
+      const worker = new FakeWorker(events);
       workers.push(worker);
       return worker;
     },
     logger: silentLogger,
     logComponent: 'test',
-    ...(executeTimeout !== undefined ? { executeTimeout } : {}),
+    ...limits,
   });
   return { instance, workers };
 }
 
-async function started(executeTimeout?: { ms: number; parameter: string }): Promise<{ instance: SupervisedInstance<FakeWorker, Held>; workers: FakeWorker[] }> {
-  const made = supervised(executeTimeout);
+async function started(limits: Limits = {}): Promise<{ instance: SupervisedInstance<FakeWorker, Held>; workers: FakeWorker[] }> {
+  const made = supervised(limits);
   const starting = made.instance.start();
   made.workers[0]!.start();
   await starting;
@@ -82,7 +94,7 @@ async function started(executeTimeout?: { ms: number; parameter: string }): Prom
 }
 
 describe('SupervisedInstance', () => {
-  beforeEach(() => mock.timers.enable({ apis: ['setTimeout'] }));
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'setInterval'] }));
   afterEach(() => mock.timers.reset());
 
   test('is healthy once its first worker is ready; a failed start is the INVALID_ARG load error', async () => {
@@ -148,7 +160,7 @@ describe('SupervisedInstance', () => {
   });
 
   test('an execution past the execute timeout fails what is held with UNAVAILABLE and replaces the worker', async () => {
-    const { instance, workers } = await started({ ms: 100, parameter: 'execute_timeout_ms' });
+    const { instance, workers } = await started({ executeTimeout: { ms: 100, parameter: 'execute_timeout_ms' } });
     const answered = new Held();
     instance.hold(1, answered);
     assert.equal(instance.release(1), answered);
@@ -169,6 +181,31 @@ describe('SupervisedInstance', () => {
     workers[1]!.start();
     await flush();
     assert.equal(instance.isHealthy, true);
+  });
+
+  test('a worker that answers no health check for the timeout is killed as hung, failing what it held', async () => {
+    const { instance, workers } = await started({ healthCheck: { timeoutMs: 1000 } });
+    mock.timers.tick(250 * 8);
+    assert.equal(workers[0]!.pingCount, 8);
+    assert.equal(workers[0]!.isKilled, false, 'a worker that answers is left alone');
+    const held = new Held();
+    instance.hold(1, held);
+    workers[0]!.isAnswering = false;
+    mock.timers.tick(250 * 4);
+    assert.equal(workers[0]!.isKilled, false, 'four checks unanswered: the timeout has not passed yet');
+    mock.timers.tick(250);
+    assert.equal(workers[0]!.isKilled, true);
+    assert.deepEqual(held.error, new NereidError('INTERNAL', "instance 'm_0' of model 'm': the worker thread answered no health check for 1 s (hung) and was killed while running the request"));
+    assert.equal(
+      instance.unavailable()?.message,
+      "instance 'm_0' of model 'm' is restarting: its worker thread answered no health check for 1 s (hung) and was killed; the model reports not ready until it is back",
+    );
+    mock.timers.tick(250 * 8);
+    assert.equal(workers[0]!.pingCount, 12, 'a dead worker is not pinged');
+    workers[1]!.start();
+    await flush();
+    mock.timers.tick(250);
+    assert.equal(workers[1]!.pingCount, 1, 'the new worker is checked once it is ready');
   });
 
   test('close fails what is held with UNAVAILABLE, finalizes the worker and restarts nothing', async () => {

@@ -16,8 +16,10 @@
  *   an unhealthy Python stub.
  * - An execute timeout (a backend's config parameter, such as the JavaScript backend's
  *   `execute_timeout_ms`) fails the executions held, then kills the worker, which restarts as after
- *   a crash. A backend may also detect a hang itself (the Python backend's health checks,
- *   `STUB_TIMEOUT_SECONDS`): it kills its worker, and the exit says why.
+ *   a crash.
+ * - A health check (a backend's config parameter, such as the Python backend's `STUB_TIMEOUT_SECONDS`)
+ *   pings a ready worker every quarter of its timeout; one that answers none for the timeout is killed
+ *   as hung, a crash whose exit says so.
  * - close() fails the executions held and lets the worker finalize; a worker still starting
  *   finalizes once it is ready. How a worker finalizes is its own (SupervisedWorker.finalize).
  *
@@ -39,10 +41,15 @@ export interface WorkerExit {
   readonly description: string;
 }
 
-/**
- * What a backend's worker offers its supervisor. The worker reports its exit through the callback it
- * was spawned with, exactly once, whatever the reason (crash, kill, finalize, failed start).
- */
+/** What a worker reports to its supervisor. */
+export interface WorkerEvents {
+  /** Once, when the worker has exited, whatever the reason (crash, kill, finalize, failed start). */
+  exited(exit: WorkerExit): void;
+  /** The worker answered a health check (`ping`). */
+  answered(): void;
+}
+
+/** What a backend's worker offers its supervisor. */
 export interface SupervisedWorker {
   /**
    * Settles once: resolves when the model is initialized and the worker takes executions; rejects
@@ -53,6 +60,8 @@ export interface SupervisedWorker {
   kill(): void;
   /** Asks the worker to finalize the model and exit; resolves once it has exited. */
   finalize(): Promise<void>;
+  /** Sends a health check, answered through `WorkerEvents.answered` (needed with a `healthCheck`). */
+  ping?(): void;
 }
 
 /** An execution a worker holds: failed by the supervisor if the worker dies or times out. */
@@ -65,13 +74,15 @@ export interface SupervisedInstanceOptions<W extends SupervisedWorker> {
   readonly modelName: string;
   /** What the worker is, for messages: 'worker thread', 'Python process'. */
   readonly workerKind: string;
-  /** Starts a new worker; it calls `onExit` once, when it has exited. */
-  readonly spawn: (onExit: (exit: WorkerExit) => void) => W;
+  /** Starts a new worker, which reports to `events`. */
+  readonly spawn: (events: WorkerEvents) => W;
   readonly logger: Logger;
   /** The component log lines name: the backend. */
   readonly logComponent: string;
   /** An execution held longer fails and the worker is replaced; absent or 0: no limit. */
   readonly executeTimeout?: { readonly ms: number; readonly parameter: string };
+  /** A ready worker that answers no health check for this long is killed as hung; absent: no checks. */
+  readonly healthCheck?: { readonly timeoutMs: number };
 }
 
 /** Waits between failed restarts: 1 s, doubling up to 30 s. */
@@ -103,6 +114,9 @@ export class SupervisedInstance<W extends SupervisedWorker, H extends HeldExecut
   /** Set when the supervisor killed the worker, to say why in place of its exit. */
   #killReason: string | undefined;
   #restartTimer: NodeJS.Timeout | undefined;
+  #healthTimer: NodeJS.Timeout | undefined;
+  /** Health checks in a row that the worker has not answered. */
+  #unansweredChecks = 0;
 
   constructor(options: SupervisedInstanceOptions<W>) {
     this.#options = options;
@@ -161,6 +175,7 @@ export class SupervisedInstance<W extends SupervisedWorker, H extends HeldExecut
     this.#state = 'closed';
     liveInstances.delete(this);
     clearTimeout(this.#restartTimer);
+    clearInterval(this.#healthTimer);
     this.#failHeld(new NereidError('UNAVAILABLE', `${this.label} was stopped before the request finished`));
     // A worker still starting is finalized once ready (#launch); one that failed to start is gone.
     if (this.#isWorkerAlive && !wasStarting) await this.#worker.finalize();
@@ -180,10 +195,15 @@ export class SupervisedInstance<W extends SupervisedWorker, H extends HeldExecut
     this.#isWorkerAlive = true;
     this.#killReason = undefined;
     let isReady = false;
-    const worker: W = this.#options.spawn((exit) => {
-      if (worker === this.#worker) this.#isWorkerAlive = false;
-      markExited();
-      if (isReady) this.#onExit(worker, exit);
+    const worker: W = this.#options.spawn({
+      exited: (exit) => {
+        if (worker === this.#worker) this.#isWorkerAlive = false;
+        markExited();
+        if (isReady) this.#onExit(worker, exit);
+      },
+      answered: () => {
+        if (worker === this.#worker) this.#unansweredChecks = 0;
+      },
     });
     this.#worker = worker;
     return worker.ready.then(
@@ -194,6 +214,7 @@ export class SupervisedInstance<W extends SupervisedWorker, H extends HeldExecut
           return;
         }
         this.#state = 'healthy';
+        this.#startHealthChecks();
       },
       (error: Error) => {
         throw new NereidError('INVALID_ARG', `${this.label}: ${error.message}`, { cause: error });
@@ -201,8 +222,31 @@ export class SupervisedInstance<W extends SupervisedWorker, H extends HeldExecut
     );
   }
 
+  /**
+   * Pings the worker every quarter of the timeout; four unanswered in a row (the timeout, give or
+   * take a quarter) mean it is hung. Checks start once the worker is ready, so a slow start is never cut short.
+   */
+  #startHealthChecks(): void {
+    const timeoutMs = this.#options.healthCheck?.timeoutMs;
+    if (timeoutMs === undefined) return;
+    this.#unansweredChecks = 0;
+    const worker = this.#worker;
+    this.#healthTimer = setInterval(() => {
+      if (this.#unansweredChecks < 4) {
+        this.#unansweredChecks++;
+        worker.ping!();
+        return;
+      }
+      clearInterval(this.#healthTimer);
+      this.#killReason = `answered no health check for ${timeoutMs / 1000} s (hung) and was killed`;
+      worker.kill();
+    }, Math.max(1, timeoutMs / 4));
+    this.#healthTimer.unref();
+  }
+
   #onExit(worker: W, exit: WorkerExit): void {
     if (worker !== this.#worker) return;
+    clearInterval(this.#healthTimer);
     const description = this.#killReason ?? exit.description;
     this.#lastExit = description;
     this.#failHeld(new NereidError('INTERNAL', `${this.label}: the ${this.#options.workerKind} ${description} while running the request`));

@@ -7,7 +7,7 @@ import type { ModelSpec } from '../../core/model-spec.js';
 import type { Tensor } from '../../core/tensor.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ExecuteResult, ModelInstance } from '../backend.js';
-import { SupervisedInstance, type SupervisedWorker, type WorkerExit } from '../supervised-instance.js';
+import { SupervisedInstance, type SupervisedWorker, type WorkerEvents } from '../supervised-instance.js';
 import { backendShape, checkOutputs } from '../tensor-io.js';
 import { epochMs, msToNs, startWorker, workerUrl } from '../worker-thread.js';
 import type { FromWorker, JsWorkerInit, ToWorker, WireCallRequest, WireCallResponse, WireRequest, WireTensor } from './js-messages.js';
@@ -56,7 +56,7 @@ export class JsInstance implements ModelInstance {
       instanceName: options.init.instanceName,
       modelName: options.spec.name,
       workerKind: 'worker thread',
-      spawn: (onExit) => this.#spawn(onExit),
+      spawn: (events) => this.#spawn(events),
       logger: options.logger,
       logComponent: 'javascript',
       executeTimeout: { ms: options.executeTimeoutMs, parameter: 'execute_timeout_ms' },
@@ -73,7 +73,7 @@ export class JsInstance implements ModelInstance {
     return this.#supervisor.isHealthy;
   }
 
-  #spawn(onExit: (exit: WorkerExit) => void): JsWorker {
+  #spawn(events: WorkerEvents): JsWorker {
     const thread = startWorker(WORKER_URL, this.#options.init);
     /** The last uncaught error of the worker, to say why it stopped. */
     let crash: string | undefined;
@@ -91,7 +91,7 @@ export class JsInstance implements ModelInstance {
         });
         thread.on('exit', (code) => {
           reject(new Error(`the worker thread exited with code ${code} before the model was initialized`));
-          onExit({ description: `exited with code ${code}${crash !== undefined ? ` (uncaught error: ${crash})` : ''}` });
+          events.exited({ description: `exited with code ${code}${crash !== undefined ? ` (uncaught error: ${crash})` : ''}` });
         });
       }),
       kill: () => void thread.terminate(),

@@ -8,7 +8,7 @@ import type { Tensor } from '../../core/tensor.js';
 import type { Logger } from '../../logging/logger.js';
 import { concatBatch, splitBatch } from '../../scheduling/batch.js';
 import type { ExecuteResult, ModelInstance } from '../backend.js';
-import { SupervisedInstance, type SupervisedWorker, type WorkerExit } from '../supervised-instance.js';
+import { SupervisedInstance, type SupervisedWorker, type WorkerEvents } from '../supervised-instance.js';
 import { backendShape, checkOutput, clientShape } from '../tensor-io.js';
 import { epochMs, msToNs, startWorker, workerUrl } from '../worker-thread.js';
 import type { CloseMessage, RunMessage, WorkerInit, WorkerReply, WorkerTensor } from './ort-messages.js';
@@ -53,7 +53,7 @@ export class OrtInstance implements ModelInstance {
       instanceName: options.name,
       modelName: options.spec.name,
       workerKind: 'worker thread',
-      spawn: (onExit) => this.#spawn(onExit),
+      spawn: (events) => this.#spawn(events),
       logger: options.logger,
       logComponent: 'onnxruntime',
     });
@@ -76,7 +76,7 @@ export class OrtInstance implements ModelInstance {
    * instead, and it exits as soon as the run in progress, if any, returns; `kill` (the execute
    * timeout, which this backend does not set, and killWorkersForTesting) is for an idle worker only.
    */
-  #spawn(onExit: (exit: WorkerExit) => void): OrtWorker {
+  #spawn(events: WorkerEvents): OrtWorker {
     const thread = startWorker(WORKER_URL, { modelPath: this.#options.modelPath, sessionOptions: this.#options.sessionOptions } satisfies WorkerInit);
     let crash: string | undefined;
     const ready = new Promise<void>((resolve, reject) => {
@@ -92,7 +92,7 @@ export class OrtInstance implements ModelInstance {
       });
       thread.on('exit', (code) => {
         reject(new Error(`the worker thread exited with code ${code} before the model was loaded`));
-        onExit({ description: `exited with code ${code}${crash !== undefined ? ` (uncaught error: ${crash})` : ''}` });
+        events.exited({ description: `exited with code ${code}${crash !== undefined ? ` (uncaught error: ${crash})` : ''}` });
       });
     });
     // A failed start is reported to whoever awaits `ready`; keep it from counting as unhandled meanwhile.

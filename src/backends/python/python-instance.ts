@@ -3,7 +3,7 @@ import type { ModelCaller } from '../../core/model-caller.js';
 import type { ModelSpec } from '../../core/model-spec.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ExecuteResult, ModelInstance } from '../backend.js';
-import { SupervisedInstance, type SupervisedWorker, type WorkerExit } from '../supervised-instance.js';
+import { SupervisedInstance, type SupervisedWorker, type WorkerEvents } from '../supervised-instance.js';
 import { backendShape } from '../tensor-io.js';
 import { runBlsRequest } from './bls-bridge.js';
 import { FrameWriter, type FrameReader } from './frame-codec.js';
@@ -31,8 +31,8 @@ interface StubWorker extends SupervisedWorker {
 
 /**
  * One model instance: a Python process running the model's TritonPythonModel, supervised by the
- * policy every backend shares (supervised-instance.ts). Besides a crash, a process that answers no
- * health check for `STUB_TIMEOUT_SECONDS` is killed as hung (stub-process.ts) and restarted the same way.
+ * policy every backend shares (supervised-instance.ts), whose health check has the timeout of config
+ * parameter `STUB_TIMEOUT_SECONDS`: a process that answers none for that long is killed as hung.
  */
 export class PythonInstance implements ModelInstance {
   readonly name: string;
@@ -47,9 +47,10 @@ export class PythonInstance implements ModelInstance {
       instanceName: options.name,
       modelName: options.spec.name,
       workerKind: 'Python process',
-      spawn: (onExit) => this.#spawn(onExit),
+      spawn: (events) => this.#spawn(events),
       logger: options.logger,
       logComponent: 'python',
+      healthCheck: { timeoutMs: options.settings.healthTimeoutMs },
     });
   }
 
@@ -101,7 +102,7 @@ export class PythonInstance implements ModelInstance {
   }
 
   /** Starts a process and initializes the model in it; ready once `initialize` has returned. */
-  #spawn(onExit: (exit: WorkerExit) => void): StubWorker {
+  #spawn(events: WorkerEvents): StubWorker {
     let resolveReady!: () => void;
     let rejectReady!: (error: Error) => void;
     const ready = new Promise<void>((resolve, reject) => {
@@ -123,7 +124,6 @@ export class PythonInstance implements ModelInstance {
       onMessage: (kind, reader) => {
         if (kind === Kind.Ready) {
           isReady = true;
-          stub.startHealthChecks();
           resolveReady();
         } else if (kind === Kind.Failed) {
           rejectReady(new Error(reader.str()));
@@ -132,10 +132,11 @@ export class PythonInstance implements ModelInstance {
           this.#receive(stub, kind, reader);
         }
       },
+      onPong: () => events.answered(),
       onExit: (exit) => {
         resolveExited();
         if (!isReady) rejectReady(new Error(`the Python process ${describeExit(exit)} before the model was initialized${tail(stub.stderrTail)}`));
-        onExit({ description: describeExit(exit) });
+        events.exited({ description: describeExit(exit) });
       },
     });
     stub.send(Kind.Init, new FrameWriter().str(this.#options.argsJson));
@@ -143,6 +144,7 @@ export class PythonInstance implements ModelInstance {
       process: stub,
       ready,
       kill: () => stub.kill(),
+      ping: () => stub.ping(),
       finalize: async () => {
         const killTimer = setTimeout(() => stub.kill(), settings.healthTimeoutMs);
         stub.send(Kind.Finalize);
