@@ -82,8 +82,8 @@ export function checkOutputs(spec: ModelSpec, outputs: readonly Tensor[], option
 
 /** One output tensor checked by the rules above (a batch output included); throws the first rule it breaks. */
 export function checkOutput(spec: ModelSpec, output: Tensor, isBatching: boolean, dataTypeHint?: string): void {
+  // NOTE: this runs for every output of every request: it builds no string or array unless a rule is broken.
   const outputSpec = spec.outputByName.get(output.name);
-  const what = `model '${spec.name}' output '${output.name}'`;
   if (outputSpec === undefined) {
     throw new NereidError(
       'INTERNAL',
@@ -91,7 +91,7 @@ export function checkOutput(spec: ModelSpec, output: Tensor, isBatching: boolean
     );
   }
   if (output.dataType !== outputSpec.dataType) {
-    throw new NereidError('INTERNAL', `${what} is ${output.dataType}, but the configuration declares ${outputSpec.dataType}${dataTypeHint === undefined ? '' : `; ${dataTypeHint}`}`);
+    throw new NereidError('INTERNAL', `${outputLabel(spec, output)} is ${output.dataType}, but the configuration declares ${outputSpec.dataType}${dataTypeHint === undefined ? '' : `; ${dataTypeHint}`}`);
   }
   const { shape } = output;
   const dims = outputSpec.reshape ?? outputSpec.dims;
@@ -104,18 +104,24 @@ export function checkOutput(spec: ModelSpec, output: Tensor, isBatching: boolean
   }
   if (!isShapeOk) {
     const expected = isBatching ? [-1, ...dims] : dims;
-    throw new NereidError('INTERNAL', `${what} has shape ${formatShape(shape)}, but the configuration expects [${expected.join(',')}]`);
+    throw new NereidError('INTERNAL', `${outputLabel(spec, output)} has shape ${formatShape(shape)}, but the configuration expects [${expected.join(',')}]`);
+  }
+  if (output.dataType === 'BYTES' && !isByteStrings(output.data)) {
+    throw new NereidError('INTERNAL', `${outputLabel(spec, output)} is BYTES, but its elements are not byte strings`);
   }
   const count = elementCount(shape);
-  if (output.dataType === 'BYTES') {
-    if (!Array.isArray(output.data) || output.data.some((element) => !(element instanceof Uint8Array))) {
-      throw new NereidError('INTERNAL', `${what} is BYTES, but its elements are not byte strings`);
-    }
-  }
   const length = (output.data as FixedSizeArray | readonly Uint8Array[]).length;
   if (length !== count) {
-    throw new NereidError('INTERNAL', `${what} has shape [${shape.join(',')}], which holds ${count} elements, but ${length} were given`);
+    throw new NereidError('INTERNAL', `${outputLabel(spec, output)} has shape [${shape.join(',')}], which holds ${count} elements, but ${length} were given`);
   }
+}
+
+const outputLabel = (spec: ModelSpec, output: Tensor): string => `model '${spec.name}' output '${output.name}'`;
+
+function isByteStrings(data: unknown): boolean {
+  if (!Array.isArray(data)) return false;
+  for (const element of data) if (!(element instanceof Uint8Array)) return false;
+  return true;
 }
 
 function toClient(output: Tensor, spec: ModelSpec, isBatching: boolean): Tensor {
