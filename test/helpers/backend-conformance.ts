@@ -195,7 +195,7 @@ export function runBackendConformance(fixture: BackendFixture): void {
       await checkDownThenRecovered(restore);
     });
 
-    test('a worker that dies under a request fails it, naming the instance, the model and the exit code', { skip: !fixture.crashesOnRequest }, async () => {
+    test('a worker that dies under a request fails it, naming the instance, the model and the exit code', { skip: fixture.crashesOnRequest ? false : 'this backend runs no model code that could end its worker' }, async () => {
       const restore = breakModelFile();
       assert.deepEqual(await infer('crashy', fp32([-1])), {
         status: 500,
