@@ -85,6 +85,13 @@ export interface SupervisedInstanceOptions<W extends SupervisedWorker> {
   readonly healthCheck?: { readonly timeoutMs: number };
 }
 
+/*
+ * NOTE: the timers here are Node's own (tests drive them with node:test's mock timers), not the
+ * schedulers' injectable Clock: the execute timeout is armed for every execution and must cost no
+ * more than one setTimeout, and the health-check interval is unref'd so that it never keeps the
+ * process alive, which the Clock's timers do not offer.
+ */
+
 /** Waits between failed restarts: 1 s, doubling up to 30 s. */
 const RESTART_DELAY_MS = 1000;
 const MAX_RESTART_DELAY_MS = 30_000;
