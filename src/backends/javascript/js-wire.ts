@@ -8,9 +8,9 @@ import { type BytesElements, type FixedSizeArray, type Tensor, elementCount, fix
 import type { WireTensor } from './js-messages.js';
 
 /**
- * A tensor as it crosses to a worker, with `shape` (the config `reshape` applied): a compact copy of its elements (the original may be a view
- * into a larger request body, which cloning would copy whole); fixed-size data is listed in
- * `transfer` to move it rather than copy it again.
+ * A tensor as it crosses to a worker, in `shape` (the config `reshape` applied): a compact copy of its
+ * elements (the original may be a view into a larger request body, which cloning would copy whole);
+ * fixed-size data is listed in `transfer` to move it rather than copy it again.
  */
 export function toWire(tensor: Tensor, transfer: ArrayBuffer[], shape: readonly number[] = tensor.shape): WireTensor {
   if (tensor.dataType === 'BYTES') {

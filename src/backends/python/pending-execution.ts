@@ -8,7 +8,6 @@ import { epochMs, msToNs } from '../worker-thread.js';
 import type { FrameReader } from './frame-codec.js';
 import { Outcome, RESPONSE_COMPLETE_FINAL, readResponse, type StubResponse } from './stub-protocol.js';
 
-
 /**
  * One batch sent to a Python process, until every request of it has its answer. A default-mode
  * model answers the whole batch in EXECUTE_DONE. A decoupled model sends RESPONSE messages, each
