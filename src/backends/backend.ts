@@ -93,18 +93,20 @@ export interface ExecuteResult {
 export interface ModelInstance {
   readonly name: string;
   /**
-   * False while the instance cannot run requests (its process or thread died and is being
-   * restarted); the model reports not ready meanwhile. Absent: always healthy.
+   * False while the instance cannot run requests (its worker thread or process died and is being
+   * restarted, see supervised-instance.ts); the model reports not ready meanwhile, and executions
+   * given to it fail at once with UNAVAILABLE. Absent: always healthy (no worker of its own).
    */
   readonly isHealthy?: boolean;
   /**
    * Runs one batch of validated requests in one execution. Each request gets the output tensors
-   * named in its `outputs` (all when undefined); one bad request fails only itself.
+   * named in its `outputs` (all when undefined), checked against the configuration and with the
+   * config `reshape` undone (tensor-io.ts); one bad request fails only itself.
    * The instance reads the requests' input tensors and keeps no reference after the promise settles.
    * A decoupled model sends each response through its request's `onResponse` and settles the
    * request with an empty list (or its error) once it has sent the last.
    */
   execute(requests: readonly InferRequest[]): Promise<ExecuteResult>;
-  /** Stops the instance; in-flight executions fail. */
+  /** Stops the instance: executions it holds fail with UNAVAILABLE, then the model finalizes. */
   close(): Promise<void>;
 }

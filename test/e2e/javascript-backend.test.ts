@@ -3,6 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { type Client, credentials } from '@grpc/grpc-js';
 import { loadGrpcServices } from '../../src/frontends/grpc/grpc-server.js';
@@ -24,6 +25,10 @@ async function readEvents(response: Response): Promise<unknown[]> {
 
 describe('JavaScript models (backend "javascript")', () => {
   let server: TestServer;
+  /** A crashed instance restarts at once; requests meanwhile are refused, so wait for it (the test runner's timeout bounds this). */
+  const waitUntilReady = async (model: string): Promise<void> => {
+    while ((await server.get(`/v2/models/${model}/ready`)).status !== 200) await sleep(20);
+  };
   const faulty = async (mode: string): Promise<{ status: number; body: { error?: string; outputs?: Array<{ data: number[] }> } }> => {
     const response = await server.post('/v2/models/js_faulty/infer', textInput('MODE', mode));
     return { status: response.status, body: (await response.json()) as { error?: string; outputs?: Array<{ data: number[] }> } };
@@ -97,15 +102,22 @@ describe('JavaScript models (backend "javascript")', () => {
       hung.body.error,
       "instance 'js_faulty_0' of model 'js_faulty' did not finish executing within 1500 ms (config parameter execute_timeout_ms); the instance is restarted",
     );
+    await waitUntilReady('js_faulty');
     assert.deepEqual((await faulty('ok')).body.outputs?.[0]?.data, [1]);
   });
 
   test('a worker that exits or throws outside execute() fails its request; a new worker serves the next ones', async () => {
     const crashed = await faulty('crash');
     assert.equal(crashed.status, 500);
-    assert.equal(crashed.body.error, "instance 'js_faulty_0' of model 'js_faulty' stopped unexpectedly (exit code 7); the instance is restarted");
+    assert.equal(crashed.body.error, "instance 'js_faulty_0' of model 'js_faulty': the worker thread exited with code 7 while running the request");
+    await waitUntilReady('js_faulty');
     const uncaught = await faulty('uncaught');
-    assert.equal(uncaught.body.error, "instance 'js_faulty_0' of model 'js_faulty' stopped unexpectedly (exit code 1): thrown outside execute; the instance is restarted");
+    assert.equal(uncaught.status, 500);
+    assert.equal(
+      uncaught.body.error,
+      "instance 'js_faulty_0' of model 'js_faulty': the worker thread exited with code 1 (uncaught error: thrown outside execute) while running the request",
+    );
+    await waitUntilReady('js_faulty');
     assert.deepEqual((await faulty('ok')).body.outputs?.[0]?.data, [1]);
     assert.equal((await server.get('/v2/models/js_faulty/ready')).status, 200);
     // Other models were never affected.

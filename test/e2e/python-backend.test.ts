@@ -236,7 +236,7 @@ describe('Python backend: Triton model.py models', () => {
       ],
       [
         'dtype',
-        "instance 'errors_0' of model 'errors': output 'OUT' is FP64 but the configuration says INT32; convert it (for example with numpy's astype) before making the pb_utils.Tensor",
+        "model 'errors' output 'OUT' is FP64, but the configuration declares INT32; convert it (for example with numpy's astype) before making the pb_utils.Tensor",
       ],
     ];
     for (const [value, message] of cases) {

@@ -7,9 +7,11 @@ import type { ModelSpec } from '../../core/model-spec.js';
 import type { Tensor } from '../../core/tensor.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ExecuteResult, ModelInstance } from '../backend.js';
+import { SupervisedInstance, type SupervisedWorker, type WorkerEvents } from '../supervised-instance.js';
+import { backendShape, checkOutputs } from '../tensor-io.js';
 import { epochMs, msToNs, startWorker, workerUrl } from '../worker-thread.js';
-import type { FromWorker, JsWorkerInit, ToWorker, WireCallRequest, WireCallResponse, WireRequest } from './js-messages.js';
-import { checkOutputs, fromWire, toWire } from './js-wire.js';
+import type { FromWorker, JsWorkerInit, ToWorker, WireCallRequest, WireCallResponse, WireRequest, WireTensor } from './js-messages.js';
+import { fromWire, toWire } from './js-wire.js';
 
 const WORKER_URL = workerUrl('./js-worker', import.meta.url);
 /** How long a closing worker may spend in `finalize()` before it is stopped. */
@@ -29,108 +31,95 @@ type Executed = Extract<FromWorker, { type: 'executed' }>;
 interface Execution {
   readonly requests: readonly InferRequest[];
   readonly resolve: (message: Executed) => void;
-  readonly reject: (error: NereidError) => void;
+  readonly fail: (error: NereidError) => void;
+}
+
+/** A worker thread as the supervisor sees it: ready once the model's `initialize` has returned. */
+interface JsWorker extends SupervisedWorker {
+  readonly thread: Worker;
 }
 
 /**
- * One instance of a JavaScript model: the model's code in its own worker thread. A worker that
- * crashes or runs past the execute timeout fails the requests it was running, and a new worker is
- * started in its place; meanwhile the instance reports itself unhealthy.
+ * One instance of a JavaScript model: the model's code in its own worker thread, supervised by the
+ * policy every backend shares (supervised-instance.ts), with `execute_timeout_ms` as its execute timeout.
  */
 export class JsInstance implements ModelInstance {
   readonly name: string;
   readonly #options: JsInstanceOptions;
-  readonly #executions = new Map<number, Execution>();
-  #worker!: Worker;
-  #started!: Promise<void>;
+  readonly #supervisor: SupervisedInstance<JsWorker, Execution>;
   #nextId = 0;
-  #isHealthy = false;
-  #isClosing = false;
-  /** The last uncaught error of the current worker, to say why it stopped. */
-  #crash: string | undefined;
 
   private constructor(options: JsInstanceOptions) {
     this.name = options.init.instanceName;
     this.#options = options;
+    this.#supervisor = new SupervisedInstance({
+      instanceName: options.init.instanceName,
+      modelName: options.spec.name,
+      workerKind: 'worker thread',
+      spawn: (events) => this.#spawn(events),
+      logger: options.logger,
+      logComponent: 'javascript',
+      executeTimeout: { ms: options.executeTimeoutMs, parameter: 'execute_timeout_ms' },
+    });
   }
 
   static async start(options: JsInstanceOptions): Promise<JsInstance> {
     const instance = new JsInstance(options);
-    instance.#spawn();
-    await instance.#started;
+    await instance.#supervisor.start();
     return instance;
   }
 
   get isHealthy(): boolean {
-    return this.#isHealthy;
+    return this.#supervisor.isHealthy;
   }
 
-  get #label(): string {
-    return `instance '${this.name}' of model '${this.#options.spec.name}'`;
+  #spawn(events: WorkerEvents): JsWorker {
+    const thread = startWorker(WORKER_URL, this.#options.init);
+    /** The last uncaught error of the worker, to say why it stopped. */
+    let crash: string | undefined;
+    const handle: JsWorker = {
+      thread,
+      ready: new Promise<void>((resolve, reject) => {
+        thread.on('message', (message: FromWorker) => {
+          if (message.type === 'ready') resolve();
+          else if (message.type === 'init-error') reject(new Error(`failed to initialize: ${message.message}`));
+          else this.#onMessage(handle, message);
+        });
+        thread.on('error', (error) => {
+          crash = error.message;
+          reject(new Error(`failed to initialize: ${error.message}`));
+        });
+        thread.on('exit', (code) => {
+          reject(new Error(`the worker thread exited with code ${code} before the model was initialized`));
+          events.exited({ description: `exited with code ${code}${crash !== undefined ? ` (uncaught error: ${crash})` : ''}` });
+        });
+      }),
+      kill: () => void thread.terminate(),
+      finalize: async () => {
+        const exited = once(thread, 'exit');
+        thread.postMessage({ type: 'close' } satisfies ToWorker);
+        const timer = setTimeout(() => void thread.terminate(), FINALIZE_TIMEOUT_MS);
+        await exited;
+        clearTimeout(timer);
+      },
+    };
+    // A failed start is reported to whoever awaits `ready`; keep it from counting as unhandled meanwhile.
+    handle.ready.catch(() => {});
+    return handle;
   }
 
-  #spawn(): void {
-    const worker = startWorker(WORKER_URL, this.#options.init);
-    this.#worker = worker;
-    this.#crash = undefined;
-    this.#started = new Promise<void>((resolve, reject) => {
-      worker.on('message', (message: FromWorker) => {
-        if (message.type === 'ready') {
-          this.#isHealthy = true;
-          resolve();
-        } else if (message.type === 'init-error') {
-          reject(new NereidError('INVALID_ARG', `model '${this.#options.spec.name}' failed to initialize: ${message.message}`));
-        } else {
-          this.#onMessage(worker, message);
-        }
-      });
-      worker.on('error', (error) => {
-        this.#crash = error.message;
-        reject(new NereidError('INVALID_ARG', `model '${this.#options.spec.name}' failed to initialize: ${error.message}`));
-      });
-      worker.on('exit', (code) => this.#onExit(worker, code));
-    });
-    this.#started.catch(() => {});
-  }
-
-  #onExit(worker: Worker, code: number): void {
-    if (worker !== this.#worker) return;
-    const wasHealthy = this.#isHealthy;
-    this.#isHealthy = false;
-    const why = this.#crash !== undefined ? `: ${this.#crash}` : '';
-    this.#failAll(new NereidError('INTERNAL', `${this.#label} stopped unexpectedly (exit code ${code})${why}; the instance is restarted`));
-    if (this.#isClosing || !wasHealthy) return;
-    this.#options.logger.warning('javascript', `${this.#label} stopped (exit code ${code})${why}; starting a new worker`);
-    this.#restart();
-  }
-
-  /** Starts a new worker in place of the current one; requests wait for it. */
-  #restart(): void {
-    this.#isHealthy = false;
-    this.#spawn();
-    this.#started.catch((error: Error) => this.#options.logger.error('javascript', `${this.#label} could not be restarted: ${error.message}`));
-  }
-
-  #failAll(error: NereidError): void {
-    for (const execution of this.#executions.values()) execution.reject(error);
-    this.#executions.clear();
-  }
-
-  #onMessage(worker: Worker, message: FromWorker): void {
+  #onMessage(worker: JsWorker, message: FromWorker): void {
     switch (message.type) {
-      case 'executed': {
-        const execution = this.#executions.get(message.id);
-        this.#executions.delete(message.id);
-        execution?.resolve(message);
+      case 'executed':
+        this.#supervisor.release(message.id)?.resolve(message);
         break;
-      }
       case 'response': {
-        const request = this.#executions.get(message.id)?.requests[message.index];
+        const request = this.#supervisor.peek(message.id)?.requests[message.index];
         if (request === undefined) break;
         try {
-          request.onResponse?.(checkOutputs(this.#options.spec, message.outputs, undefined));
+          request.onResponse?.(checkOutputs(this.#options.spec, this.#fromWorker(message.outputs), { requested: undefined }));
         } catch (error) {
-          this.#options.logger.error('javascript', `${this.#label}: a streamed response was dropped: ${(error as Error).message}`);
+          this.#options.logger.error('javascript', `${this.#supervisor.label}: a streamed response was dropped: ${(error as Error).message}`);
         }
         break;
       }
@@ -138,16 +127,20 @@ export class JsInstance implements ModelInstance {
         this.#call(worker, message.callId, message.request, message.isStream);
         break;
       case 'log':
-        this.#options.logger[message.level === 'verbose' ? 'info' : message.level]('javascript', `${this.#label}: ${message.message}`);
+        this.#options.logger[message.level === 'verbose' ? 'info' : message.level]('javascript', `${this.#supervisor.label}: ${message.message}`);
         break;
     }
   }
 
+  #fromWorker(outputs: readonly WireTensor[]): Tensor[] {
+    return outputs.map((wire) => fromWire(wire, `model '${this.#options.spec.name}' output '${wire.name}'`));
+  }
+
   /** A model-to-model call from the worker, answered with its response(s) and an end message. */
-  #call(worker: Worker, callId: number, wire: WireCallRequest, isStream: boolean): void {
+  #call(worker: JsWorker, callId: number, wire: WireCallRequest, isStream: boolean): void {
     const send = (message: ToWorker, transfer: ArrayBuffer[] = []): void => {
       // A worker replaced meanwhile no longer waits for the answer.
-      if (worker === this.#worker) worker.postMessage(message, transfer);
+      if (worker === this.#supervisor.worker) worker.thread.postMessage(message, transfer);
     };
     const respond = (response: InferResponse): void => {
       const transfer: ArrayBuffer[] = [];
@@ -179,28 +172,29 @@ export class JsInstance implements ModelInstance {
       );
   }
 
+  /**
+   * Sends the batch to the worker as one `execute(requests)` call. Inputs travel with the config
+   * `reshape` applied; outputs come back checked against the configuration (tensor-io.ts).
+   */
   async execute(requests: readonly InferRequest[]): Promise<ExecuteResult> {
     const startMs = epochMs();
-    if (!this.#isHealthy && !this.#isClosing) {
-      // A restart that failed is tried again by the next execution.
-      await this.#started.catch(() => {
-        this.#spawn();
-        return this.#started;
-      });
-    }
+    const unavailable = this.#supervisor.unavailable();
+    if (unavailable !== undefined) return { responses: requests.map(() => unavailable), timing: { inputNs: 0, inferNs: 0, outputNs: 0 } };
+    const { spec } = this.#options;
+    const isBatching = spec.maxBatchSize > 0;
     const id = this.#nextId++;
     const transfer: ArrayBuffer[] = [];
     const wires: WireRequest[] = requests.map((request) => ({
       id: request.id,
-      inputs: request.inputs.map((input) => toWire(input, transfer)),
-      requestedOutputs: (request.outputs ?? this.#options.spec.outputs).map((output) => output.name),
+      inputs: request.inputs.map((input) => toWire(input, transfer, backendShape(input.shape, spec.inputByName.get(input.name)!, isBatching))),
+      requestedOutputs: (request.outputs ?? spec.outputs).map((output) => output.name),
       parameters: request.parameters,
     }));
     let executed: Executed;
     try {
       executed = await this.#run(id, requests, wires, transfer);
     } catch (error) {
-      const failure = error instanceof NereidError ? error : new NereidError('INTERNAL', `${this.#label} failed: ${(error as Error).message}`);
+      const failure = error instanceof NereidError ? error : new NereidError('INTERNAL', `${this.#supervisor.label} failed: ${(error as Error).message}`);
       return { responses: requests.map(() => failure), timing: { inputNs: msToNs(epochMs() - startMs), inferNs: 0, outputNs: 0 } };
     }
     const responses = executed.responses.map((response, index): readonly Tensor[] | NereidError => {
@@ -210,10 +204,10 @@ export class JsInstance implements ModelInstance {
       }
       try {
         // A decoupled model's requests end with an empty list; anything else it returns is one more response.
-        const requested = this.#options.spec.isDecoupled ? undefined : wires[index]!.requestedOutputs;
-        return checkOutputs(this.#options.spec, response, requested);
+        const requested = spec.isDecoupled ? undefined : wires[index]!.requestedOutputs;
+        return checkOutputs(spec, this.#fromWorker(response), { requested });
       } catch (error) {
-        return error instanceof NereidError ? error : new NereidError('INTERNAL', `model '${this.#options.spec.name}' returned outputs Nereid cannot read: ${(error as Error).message}`);
+        return error instanceof NereidError ? error : new NereidError('INTERNAL', `model '${spec.name}' returned outputs Nereid cannot read: ${(error as Error).message}`);
       }
     });
     return {
@@ -223,56 +217,19 @@ export class JsInstance implements ModelInstance {
   }
 
   #run(id: number, requests: readonly InferRequest[], wires: readonly WireRequest[], transfer: ArrayBuffer[]): Promise<Executed> {
-    const { executeTimeoutMs } = this.#options;
     return new Promise<Executed>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const settle = (): void => clearTimeout(timer);
-      this.#executions.set(id, {
-        requests,
-        resolve: (message) => {
-          settle();
-          resolve(message);
-        },
-        reject: (error) => {
-          settle();
-          reject(error);
-        },
-      });
-      if (executeTimeoutMs > 0) {
-        timer = setTimeout(() => this.#timeOut(id, executeTimeoutMs), executeTimeoutMs);
-      }
+      this.#supervisor.hold(id, { requests, resolve, fail: reject });
       try {
-        this.#worker.postMessage({ type: 'execute', id, requests: wires } satisfies ToWorker, transfer);
+        this.#supervisor.worker.thread.postMessage({ type: 'execute', id, requests: wires } satisfies ToWorker, transfer);
       } catch (error) {
-        this.#executions.delete(id);
-        settle();
-        reject(new NereidError('INTERNAL', `${this.#label} could not be sent the requests: ${(error as Error).message}`));
+        this.#supervisor.release(id);
+        reject(new NereidError('INTERNAL', `${this.#supervisor.label} could not be sent the requests: ${(error as Error).message}`));
       }
     });
   }
 
-  /** An execution ran too long: its requests fail and the worker is replaced (stopping it is the only way to stop its code). */
-  #timeOut(id: number, timeoutMs: number): void {
-    const execution = this.#executions.get(id);
-    if (execution === undefined) return;
-    const worker = this.#worker;
-    this.#options.logger.error('javascript', `${this.#label} did not finish executing within ${timeoutMs} ms; starting a new worker`);
-    this.#failAll(new NereidError('UNAVAILABLE', `${this.#label} did not finish executing within ${timeoutMs} ms (config parameter execute_timeout_ms); the instance is restarted`));
-    this.#restart();
-    void worker.terminate();
-  }
-
-  /** Lets the model finalize, then stops its worker; requests still running fail. */
-  async close(): Promise<void> {
-    this.#isClosing = true;
-    this.#failAll(new NereidError('UNAVAILABLE', `${this.#label} was stopped before the request finished`));
-    const worker = this.#worker;
-    this.#isHealthy = false;
-    if (worker.threadId === -1) return;
-    const exited = once(worker, 'exit');
-    worker.postMessage({ type: 'close' } satisfies ToWorker);
-    const timer = setTimeout(() => void worker.terminate(), FINALIZE_TIMEOUT_MS);
-    await exited;
-    clearTimeout(timer);
+  /** Lets the model finalize (stopping its worker after 5 s), then resolves; requests still running fail. */
+  close(): Promise<void> {
+    return this.#supervisor.close();
   }
 }

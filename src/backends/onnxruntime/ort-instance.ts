@@ -3,14 +3,16 @@ import type { Worker } from 'node:worker_threads';
 import type { InferenceSession } from 'onnxruntime-node';
 import { NereidError } from '../../core/errors.js';
 import type { InferRequest } from '../../core/infer-request.js';
-import type { ModelSpec, TensorSpec } from '../../core/model-spec.js';
+import type { ModelSpec } from '../../core/model-spec.js';
 import type { Tensor } from '../../core/tensor.js';
 import type { Logger } from '../../logging/logger.js';
 import { concatBatch, splitBatch } from '../../scheduling/batch.js';
 import type { ExecuteResult, ModelInstance } from '../backend.js';
+import { SupervisedInstance, type SupervisedWorker, type WorkerEvents } from '../supervised-instance.js';
+import { backendShape, checkOutput, clientShape } from '../tensor-io.js';
 import { epochMs, msToNs, startWorker, workerUrl } from '../worker-thread.js';
 import type { CloseMessage, RunMessage, WorkerInit, WorkerReply, WorkerTensor } from './ort-messages.js';
-import { fromWorkerTensor, ortTypeOf, stringCheckedTensor, toWorkerTensor } from './ort-tensors.js';
+import { dataTypeOfOrt, fromWorkerTensor, ortTypeOf, stringCheckedTensor, toWorkerTensor } from './ort-tensors.js';
 
 const WORKER_URL = workerUrl('./ort-worker', import.meta.url);
 
@@ -18,7 +20,12 @@ type RunResult = Extract<WorkerReply, { type: 'result' }>;
 
 interface Pending {
   readonly resolve: (result: RunResult) => void;
-  readonly reject: (error: NereidError) => void;
+  readonly fail: (error: NereidError) => void;
+}
+
+/** A worker thread as the supervisor sees it: ready once its session is loaded. */
+interface OrtWorker extends SupervisedWorker {
+  readonly thread: Worker;
 }
 
 export interface OrtInstanceOptions {
@@ -30,79 +37,83 @@ export interface OrtInstanceOptions {
 }
 
 /**
- * One model instance: an ONNX Runtime session in a worker thread. Requests of a batch run one after
- * the other in the worker. If the worker dies, its in-flight requests fail with the exit code and a
- * new worker takes over for the next request.
+ * One model instance: an ONNX Runtime session in a worker thread, supervised by the policy every
+ * backend shares (supervised-instance.ts). Requests of a batch run one after the other in the worker.
  */
 export class OrtInstance implements ModelInstance {
   readonly name: string;
   readonly #options: OrtInstanceOptions;
-  readonly #pending = new Map<number, Pending>();
-  #worker!: Worker;
-  #started!: Promise<void>;
+  readonly #supervisor: SupervisedInstance<OrtWorker, Pending>;
   #nextId = 0;
-  #isClosing = false;
-  /** The current worker loaded its session; only such a worker is replaced when it dies. */
-  #isRunning = false;
 
   private constructor(options: OrtInstanceOptions) {
     this.name = options.name;
     this.#options = options;
+    this.#supervisor = new SupervisedInstance({
+      instanceName: options.name,
+      modelName: options.spec.name,
+      workerKind: 'worker thread',
+      spawn: (events) => this.#spawn(events),
+      logger: options.logger,
+      logComponent: 'onnxruntime',
+    });
   }
 
   /** Starts the worker and resolves once its session is loaded. */
   static async start(options: OrtInstanceOptions): Promise<OrtInstance> {
     const instance = new OrtInstance(options);
-    instance.#spawn();
-    await instance.#started;
+    await instance.#supervisor.start();
     return instance;
   }
 
-  #spawn(): void {
-    const worker = startWorker(WORKER_URL, { modelPath: this.#options.modelPath, sessionOptions: this.#options.sessionOptions } satisfies WorkerInit);
-    this.#worker = worker;
-    this.#isRunning = false;
-    this.#started = new Promise<void>((resolve, reject) => {
-      worker.on('message', (reply: WorkerReply) => {
-        if (reply.type === 'ready') {
-          this.#isRunning = true;
-          resolve();
-        } else if (reply.type === 'load-error') {
-          reject(new NereidError('INVALID_ARG', `ONNX Runtime cannot load the model: ${reply.message}`));
-        } else {
-          this.#settle(reply);
-        }
-      });
-      worker.on('error', (error) => {
-        reject(new NereidError('INTERNAL', `instance '${this.name}' failed: ${error.message}`));
-        this.#options.logger.error('onnxruntime', `instance '${this.name}' worker error: ${error.stack ?? error.message}`);
-      });
-      worker.on('exit', (code) => this.#onExit(worker, code));
-    });
-    // A failed start is reported to whoever awaits #started; keep it from counting as unhandled meanwhile.
-    this.#started.catch(() => {});
+  get isHealthy(): boolean {
+    return this.#supervisor.isHealthy;
   }
 
-  #onExit(worker: Worker, code: number): void {
-    if (worker !== this.#worker) return;
-    const error = new NereidError(
-      'INTERNAL',
-      `instance '${this.name}' of model '${this.#options.spec.name}' stopped unexpectedly (exit code ${code}) while running the request`,
-    );
-    for (const pending of this.#pending.values()) pending.reject(error);
-    this.#pending.clear();
-    if (!this.#isClosing && this.#isRunning) {
-      this.#options.logger.warning('onnxruntime', `instance '${this.name}' exited with code ${code}; starting a new one`);
-      this.#spawn();
-    }
+  /**
+   * NOTE: a worker is never terminated while a session runs: stopping its thread then aborts the
+   * whole process (onnxruntime-node throws into the dying environment). `finalize` asks it to stop
+   * instead, and it exits as soon as the run in progress, if any, returns; `kill` (the execute
+   * timeout, which this backend does not set, and killWorkersForTesting) is for an idle worker only.
+   */
+  #spawn(events: WorkerEvents): OrtWorker {
+    const thread = startWorker(WORKER_URL, { modelPath: this.#options.modelPath, sessionOptions: this.#options.sessionOptions } satisfies WorkerInit);
+    let crash: string | undefined;
+    const ready = new Promise<void>((resolve, reject) => {
+      thread.on('message', (reply: WorkerReply) => {
+        if (reply.type === 'ready') resolve();
+        else if (reply.type === 'load-error') reject(new Error(`ONNX Runtime cannot load the model: ${reply.message}`));
+        else this.#settle(reply);
+      });
+      thread.on('error', (error) => {
+        crash = error.message;
+        reject(new Error(`the worker thread failed: ${error.message}`));
+        this.#options.logger.error('onnxruntime', `instance '${this.name}' worker error: ${error.stack ?? error.message}`);
+      });
+      thread.on('exit', (code) => {
+        reject(new Error(`the worker thread exited with code ${code} before the model was loaded`));
+        events.exited({ description: `exited with code ${code}${crash !== undefined ? ` (uncaught error: ${crash})` : ''}` });
+      });
+    });
+    // A failed start is reported to whoever awaits `ready`; keep it from counting as unhandled meanwhile.
+    ready.catch(() => {});
+    return {
+      thread,
+      ready,
+      kill: () => void thread.terminate(),
+      finalize: async () => {
+        const exited = once(thread, 'exit');
+        thread.postMessage({ type: 'close' } satisfies CloseMessage);
+        await exited;
+      },
+    };
   }
 
   #settle(reply: Extract<WorkerReply, { id: number }>): void {
-    const pending = this.#pending.get(reply.id);
+    const pending = this.#supervisor.release(reply.id);
     if (pending === undefined) return;
-    this.#pending.delete(reply.id);
     if (reply.type === 'result') pending.resolve(reply);
-    else pending.reject(new NereidError('INTERNAL', `onnxruntime execute failure: ${reply.message}`));
+    else pending.fail(new NereidError('INTERNAL', `onnxruntime execute failure: ${reply.message}`));
   }
 
   /**
@@ -112,7 +123,8 @@ export class OrtInstance implements ModelInstance {
    */
   async execute(requests: readonly InferRequest[]): Promise<ExecuteResult> {
     const startMs = epochMs();
-    await this.#started;
+    const unavailable = this.#supervisor.unavailable();
+    if (unavailable !== undefined) return { responses: requests.map(() => unavailable), timing: { inputNs: 0, inferNs: 0, outputNs: 0 } };
     const spec = this.#options.spec;
     const responses: Array<readonly Tensor[] | NereidError> = new Array(requests.length);
     const included: number[] = [];
@@ -149,62 +161,42 @@ export class OrtInstance implements ModelInstance {
       for (const index of included) responses[index] = error;
       return { responses, timing: { inputNs: msToNs(epochMs() - startMs), inferNs: 0, outputNs: 0 } };
     }
+    const timing = { inputNs: msToNs(result.runStartMs - startMs), inferNs: msToNs(result.runEndMs - result.runStartMs), outputNs: 0 };
     const pieces = new Map<string, Tensor[]>();
-    for (const [position, name] of outputNames.entries()) {
-      const outputSpec = spec.outputByName.get(name)!;
-      const output = result.outputs[position]!;
-      const tensor = fromWorkerTensor(output, outputSpec.dataType, responseShape(output.dims, outputSpec, isBatching));
-      pieces.set(name, isBatching ? splitBatch(tensor, batchSizes) : [tensor]);
+    try {
+      for (const [position, name] of outputNames.entries()) {
+        const outputSpec = spec.outputByName.get(name)!;
+        const output = result.outputs[position]!;
+        const tensor = fromWorkerTensor(output, dataTypeOfOrt(output.type) ?? outputSpec.dataType, output.dims);
+        checkOutput(spec, tensor, isBatching);
+        const shown = outputSpec.reshape === undefined ? tensor : { ...tensor, shape: clientShape(tensor.shape, outputSpec, isBatching) };
+        pieces.set(name, isBatching ? splitBatch(shown, batchSizes) : [shown]);
+      }
+    } catch (error) {
+      // An output that breaks the configuration fails every request of the run that made it.
+      if (!(error instanceof NereidError)) throw error;
+      for (const index of included) responses[index] = error;
+      return { responses, timing: { ...timing, outputNs: msToNs(epochMs() - result.runEndMs) } };
     }
     for (const [position, index] of included.entries()) {
       const wanted = requests[index]!.outputs?.map((o) => o.name) ?? spec.outputs.map((o) => o.name);
       responses[index] = wanted.map((name) => pieces.get(name)![position]!);
     }
-    const endMs = epochMs();
-    return {
-      responses,
-      timing: {
-        inputNs: msToNs(result.runStartMs - startMs),
-        inferNs: msToNs(result.runEndMs - result.runStartMs),
-        outputNs: msToNs(endMs - result.runEndMs),
-      },
-    };
+    timing.outputNs = msToNs(epochMs() - result.runEndMs);
+    return { responses, timing };
   }
 
   #post(feeds: readonly WorkerTensor[], fetches: readonly string[], transfer: ArrayBuffer[]): Promise<RunResult> {
     const id = this.#nextId++;
     const message: RunMessage = { type: 'run', id, feeds, fetches };
     return new Promise<RunResult>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
-      this.#worker.postMessage(message, transfer);
+      this.#supervisor.hold(id, { resolve, fail: reject });
+      this.#supervisor.worker.thread.postMessage(message, transfer);
     });
   }
 
-  /**
-   * Stops the worker and resolves once it has exited. Requests still pending fail now.
-   * NOTE: a worker is never terminated from outside: stopping its thread while a session runs aborts
-   * the whole process (onnxruntime-node throws into the dying environment). It is asked to stop
-   * instead, and exits as soon as the run in progress, if any, returns.
-   */
-  async close(): Promise<void> {
-    this.#isClosing = true;
-    const error = new NereidError('UNAVAILABLE', `instance '${this.name}' of model '${this.#options.spec.name}' was stopped before the request finished`);
-    for (const pending of this.#pending.values()) pending.reject(error);
-    this.#pending.clear();
-    const exited = once(this.#worker, 'exit');
-    this.#worker.postMessage({ type: 'close' } satisfies CloseMessage);
-    await exited;
+  /** Stops the worker (see the NOTE on #spawn) and resolves once it has exited. Requests still pending fail now. */
+  close(): Promise<void> {
+    return this.#supervisor.close();
   }
-}
-
-/** The shape the session sees: the config `reshape` in place of the dims, batch dimension kept. */
-function backendShape(shape: readonly number[], spec: TensorSpec, isBatching: boolean): readonly number[] {
-  if (spec.reshape === undefined) return shape;
-  return isBatching ? [shape[0]!, ...spec.reshape] : spec.reshape;
-}
-
-/** The shape the client sees: the config dims in place of the `reshape`, batch dimension kept. */
-function responseShape(shape: readonly number[], spec: TensorSpec, isBatching: boolean): readonly number[] {
-  if (spec.reshape === undefined) return shape;
-  return isBatching ? [shape[0]!, ...spec.dims] : spec.dims;
 }

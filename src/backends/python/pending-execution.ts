@@ -3,11 +3,10 @@ import type { InferRequest } from '../../core/infer-request.js';
 import type { ModelSpec } from '../../core/model-spec.js';
 import type { Tensor } from '../../core/tensor.js';
 import type { ExecuteResult } from '../backend.js';
+import { checkOutputs } from '../tensor-io.js';
+import { epochMs, msToNs } from '../worker-thread.js';
 import type { FrameReader } from './frame-codec.js';
 import { Outcome, RESPONSE_COMPLETE_FINAL, readResponse, type StubResponse } from './stub-protocol.js';
-
-const nowMs = (): number => performance.timeOrigin + performance.now();
-const msToNs = (ms: number): number => Math.max(0, Math.round(ms * 1e6));
 
 /**
  * One batch sent to a Python process, until every request of it has its answer. A default-mode
@@ -30,7 +29,7 @@ export class PendingExecution {
     this.#requests = requests;
     this.#spec = spec;
     this.#label = label;
-    this.#startMs = nowMs();
+    this.#startMs = epochMs();
     this.#results = new Array(requests.length).fill(undefined);
     this.promise = new Promise((resolve) => (this.#resolve = resolve));
   }
@@ -89,7 +88,7 @@ export class PendingExecution {
 
   #finishIfDone(): void {
     if (this.#pythonTimes === undefined || this.#settledCount < this.#results.length) return;
-    const endMs = nowMs();
+    const endMs = epochMs();
     const { startNs, endNs } = this.#pythonTimes;
     const hasTimes = endNs > 0n;
     const pythonStartMs = hasTimes ? Number(startNs) / 1e6 : endMs;
@@ -104,32 +103,17 @@ export class PendingExecution {
     });
   }
 
-  /**
-   * The outputs of a response that the request asked for, in its order, with the config dims in
-   * place of a `reshape`. As in Triton, outputs it did not ask for are dropped and outputs the model
-   * did not produce are left out. A data type other than the config's is an error rather than a
-   * surprise for the client.
-   */
+  /** The outputs of a response that the request asked for, in its order, checked as every backend's are (tensor-io.ts). */
   #outputsOf(index: number, response: StubResponse): readonly Tensor[] | NereidError {
     if ('error' in response) return response.error;
-    const { outputs } = response;
-    const request = this.#requests[index]!;
-    const wanted = request.outputs?.map((output) => output.name) ?? this.#spec.outputs.map((output) => output.name);
-    const isBatching = this.#spec.maxBatchSize > 0;
-    const checked: Tensor[] = [];
-    for (const name of wanted) {
-      const tensor = outputs.find((output) => output.name === name);
-      if (tensor === undefined) continue;
-      const spec = this.#spec.outputByName.get(name)!;
-      if (tensor.dataType !== spec.dataType) {
-        return new NereidError(
-          'INTERNAL',
-          `${this.#label}: output '${name}' is ${tensor.dataType} but the configuration says ${spec.dataType}; convert it (for example with numpy's astype) before making the pb_utils.Tensor`,
-        );
-      }
-      const shape = spec.reshape === undefined ? tensor.shape : isBatching ? [tensor.shape[0]!, ...spec.dims] : spec.dims;
-      checked.push(shape === tensor.shape ? tensor : { ...tensor, shape });
+    const requested = this.#requests[index]!.outputs?.map((output) => output.name) ?? this.#spec.outputs.map((output) => output.name);
+    try {
+      return checkOutputs(this.#spec, response.outputs, { requested, dataTypeHint: DATA_TYPE_HINT });
+    } catch (error) {
+      if (error instanceof NereidError) return error;
+      throw error;
     }
-    return checked;
   }
 }
+
+const DATA_TYPE_HINT = "convert it (for example with numpy's astype) before making the pb_utils.Tensor";

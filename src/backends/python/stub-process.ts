@@ -17,19 +17,16 @@ const LOG_LEVELS = ['info', 'warning', 'error', 'verbose'] as const;
 /** How long the channel may outlive the process (a forked child of the model holding its end) before it is closed. */
 const CHANNEL_DRAIN_MS = 1000;
 
-/** How a stub process ended: its exit code or signal, and whether Nereid killed it as hung. */
+/** How a stub process ended: its exit code or signal. */
 export interface StubExit {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
-  /** Set when the process stopped answering health checks and was killed. */
-  readonly hungAfterMs?: number;
   /** Set when the interpreter could not be started at all. */
   readonly startError?: string;
 }
 
 export function describeExit(exit: StubExit): string {
   if (exit.startError !== undefined) return `could not be started (${exit.startError})`;
-  if (exit.hungAfterMs !== undefined) return `answered no health check for ${exit.hungAfterMs / 1000} s (hung) and was killed`;
   if (exit.signal !== null) return `was killed by signal ${exit.signal}`;
   return `exited with code ${exit.code}`;
 }
@@ -44,6 +41,8 @@ export interface StubProcessOptions {
   readonly logger: Logger;
   /** Every message except PONG and LOG, which the process handles itself. */
   readonly onMessage: (kind: number, reader: FrameReader) => void;
+  /** The process answered a `ping`. */
+  readonly onPong?: () => void;
   /** Once, after the process has exited and its channel is drained. */
   readonly onExit: (exit: StubExit) => void;
 }
@@ -51,18 +50,15 @@ export interface StubProcessOptions {
 /**
  * One Python process running nereid_python_stub.py, and the channel to it: a Unix socket on fd 3
  * carrying frames (frame-codec.ts) both ways. Its stdout and stderr become log lines; LOG messages
- * from pb_utils.Logger are logged at their level. Once `startHealthChecks` is called the process is
- * pinged, and killed if it stops answering (a hang).
+ * from pb_utils.Logger are logged at their level. `ping` sends a health check, which a thread of the
+ * process answers (PONG, passed to `onPong`); deciding when it is hung is its supervisor's job.
  */
 export class StubProcess {
   readonly #options: StubProcessOptions;
   readonly #child: ChildProcess;
   readonly #channel: Socket;
   readonly #stderrTail: string[] = [];
-  #healthTimer: NodeJS.Timeout | undefined;
-  #lastPongMs = 0;
   #pingSequence = 0;
-  #hungAfterMs: number | undefined;
   #exit: Pick<StubExit, 'code' | 'signal' | 'startError'> | undefined;
   #isChannelClosed = false;
   #hasReportedExit = false;
@@ -110,19 +106,9 @@ export class StubProcess {
     this.#channel.uncork();
   }
 
-  /** Pings the process every timeout/4 from now on; no answer within the timeout kills it. */
-  startHealthChecks(): void {
-    const timeoutMs = this.#options.settings.healthTimeoutMs;
-    this.#lastPongMs = performance.now();
-    this.#healthTimer = setInterval(() => {
-      if (performance.now() - this.#lastPongMs > timeoutMs) {
-        this.#hungAfterMs = timeoutMs;
-        this.kill();
-        return;
-      }
-      this.send(Kind.Ping, new FrameWriter().u32(this.#pingSequence++));
-    }, Math.max(1, timeoutMs / 4));
-    this.#healthTimer.unref();
+  /** Sends a health check; the answer comes to `onPong`. */
+  ping(): void {
+    this.send(Kind.Ping, new FrameWriter().u32(this.#pingSequence++));
   }
 
   kill(): void {
@@ -132,7 +118,7 @@ export class StubProcess {
   #receive(kind: number, body: Uint8Array): void {
     const reader = new FrameReader(body);
     if (kind === Kind.Pong) {
-      this.#lastPongMs = performance.now();
+      this.#options.onPong?.();
     } else if (kind === Kind.Log) {
       const level = LOG_LEVELS[reader.u8()] ?? 'info';
       const where = reader.str();
@@ -171,7 +157,6 @@ export class StubProcess {
   #reportExit(): void {
     if (this.#exit === undefined || !this.#isChannelClosed || this.#hasReportedExit) return;
     this.#hasReportedExit = true;
-    clearInterval(this.#healthTimer);
-    this.#options.onExit({ ...this.#exit, ...(this.#hungAfterMs !== undefined ? { hungAfterMs: this.#hungAfterMs } : {}) });
+    this.#options.onExit(this.#exit);
   }
 }
