@@ -70,20 +70,6 @@ async function autoCompleteConfig(files: ModelFiles, config: ModelConfig, contex
   return completed;
 }
 
-/**
- * Refuses what this backend does not implement rather than ignoring it: ragged batching needs
- * batch_input tensors made from the batch, which it cannot produce.
- */
-function checkSupported(config: ModelConfig): void {
-  const ragged = config.input.find((input) => input.allowRaggedBatch);
-  if (ragged !== undefined || config.batchInput.length > 0) {
-    throw new NereidError(
-      'UNSUPPORTED',
-      `model '${config.name}': ragged batching (${ragged !== undefined ? `allow_ragged_batch on input '${ragged.name}'` : 'batch_input'}) is not supported by Nereid's onnxruntime backend; remove it so requests of equal shapes batch together`,
-    );
-  }
-}
-
 /** Checks the config's inputs and outputs against the graph, as Triton's onnxruntime backend does at load. */
 function checkAgainstModel(spec: ModelSpec, info: OnnxModelInfo): void {
   const batchDims = spec.maxBatchSize > 0 ? 1 : 0;
@@ -153,7 +139,6 @@ export const onnxRuntimeBackend: Backend = {
   defaultModelFilename: DEFAULT_MODEL_FILENAME,
   autoCompleteConfig,
   async loadModel(files, config, spec, context) {
-    checkSupported(config);
     const modelPath = await resolveModelPath(files, config);
     checkAgainstModel(spec, await readOnnxModelInfo(modelPath));
     return new OnnxRuntimeModel(modelPath, config, spec, context);
