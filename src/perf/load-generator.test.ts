@@ -49,7 +49,7 @@ describe('load generation', () => {
     });
     assert.equal(samples.sentCount, 20, 'due at 0, 5, …, 95 ms');
     assert.equal(state.inFlight, 0);
-    assert.ok(samples.sendSpanMs < 100 && samples.durationMs >= 100, 'the window is at least its interval');
+    assert.ok(samples.durationMs >= 100, 'the window is at least its interval');
     assert.ok(samples.averageSendLagUs! >= 0);
   });
 
