@@ -3,9 +3,10 @@ import type { InferRequest } from '../core/infer-request.js';
 import type { Tensor } from '../core/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from './clock.js';
-import { type QueuedRequest, executeBatch } from './execute-batch.js';
+import { type QueuedRequest, batchSizeOf, executeBatch } from './execute-batch.js';
+import { InflightRequests } from './inflight-requests.js';
 import type { InstancePool } from './instance-pool.js';
-import { type CloseOptions, type Scheduler, waitForDrain } from './scheduler.js';
+import type { CloseOptions, Scheduler } from './scheduler.js';
 
 /** A priority level's queue policy (config ModelQueuePolicy), times in microseconds; 0 means none. */
 export interface QueuePolicy {
@@ -88,13 +89,12 @@ export class DynamicBatcher implements Scheduler {
   #nextSequence = 0;
   #nextDelivery = 0;
   readonly #held = new Map<number, () => void>();
-  #inflightCount = 0;
-  #isClosing = false;
-  #drained: (() => void) | undefined;
+  readonly #inflight: InflightRequests;
 
   constructor(options: DynamicBatcherOptions) {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
+    this.#inflight = new InflightRequests(options.modelName, this.#clock);
     const levelCount = Math.max(1, options.priorityLevels);
     // Without priority levels only the default policy applies (Triton's PriorityQueue).
     this.#levels = Array.from({ length: levelCount }, (_, index) => ({
@@ -107,7 +107,7 @@ export class DynamicBatcher implements Scheduler {
   }
 
   get inflightCount(): number {
-    return this.#inflightCount;
+    return this.#inflight.count;
   }
 
   /** Requests waiting in the queue, not yet executing. */
@@ -116,18 +116,23 @@ export class DynamicBatcher implements Scheduler {
   }
 
   enqueue(request: InferRequest): Promise<readonly Tensor[]> {
-    const model = `model '${this.#options.modelName}'`;
-    if (this.#isClosing) return Promise.reject(new NereidError('UNAVAILABLE', `${model} is unloading and takes no new requests`));
+    // Refusals reject the returned promise, as the Scheduler contract says; enqueue never throws.
+    try {
+      this.#inflight.accept();
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const levelNumber = this.#levelOf(readInteger(request, 'priority'));
     const timeoutUs = readInteger(request, 'timeout');
     const level = this.#levels[levelNumber - 1]!;
     const { policy } = level;
     const waiting = level.queue.length + level.delayed.length;
     if (policy.maxQueueSize > 0 && waiting >= policy.maxQueueSize) {
+      this.#inflight.settle(); // accepted just above; it ends here
       return Promise.reject(
         new NereidError(
           'UNAVAILABLE',
-          `${idPrefix(request)}Exceeds maximum queue size: ${model} already has ${waiting} request(s) waiting at priority level ${levelNumber} (max_queue_size ${policy.maxQueueSize})`,
+          `${idPrefix(request)}Exceeds maximum queue size: model '${this.#options.modelName}' already has ${waiting} request(s) waiting at priority level ${levelNumber} (max_queue_size ${policy.maxQueueSize})`,
         ),
       );
     }
@@ -138,20 +143,18 @@ export class DynamicBatcher implements Scheduler {
       effectiveTimeoutUs = timeoutUs;
     }
     const nowUs = this.#clock.nowUs();
-    this.#inflightCount++;
     return new Promise<readonly Tensor[]>((resolve, reject) => {
       const entry: Entry = {
         request,
-        batchSize: this.#options.maxBatchSize > 0 ? (request.inputs[0]?.shape[0] ?? 1) : 1,
+        batchSize: batchSizeOf(request, this.#options.maxBatchSize > 0),
         enqueuedUs: nowUs,
         deadlineUs: effectiveTimeoutUs > 0 ? nowUs + effectiveTimeoutUs : Number.POSITIVE_INFINITY,
         shapeKey: shapeKeyOf(request),
         settle: (result) => {
           const finish = (): void => {
-            this.#inflightCount--;
             if (result instanceof NereidError) reject(result);
             else resolve(result);
-            if (this.#inflightCount === 0) this.#drained?.();
+            this.#inflight.settle();
           };
           // Requests that never left the queue (timed out, unloaded) are answered at once.
           if (entry.sequence === undefined || !this.#options.preserveOrdering) finish();
@@ -289,9 +292,7 @@ export class DynamicBatcher implements Scheduler {
   }
 
   async close(options?: CloseOptions): Promise<void> {
-    this.#isClosing = true;
-    const drained = new Promise<void>((resolve) => (this.#drained = resolve));
-    if (!(await waitForDrain(this.#inflightCount, drained, options))) {
+    if (!(await this.#inflight.close(options))) {
       const error = new NereidError('UNAVAILABLE', `model '${this.#options.modelName}' was unloaded before the request ran`);
       for (const level of this.#levels) {
         for (const entry of level.queue.splice(0).concat(level.delayed.splice(0))) entry.settle(error);
