@@ -1,24 +1,20 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { deferred } from '../util/deferred.js';
 import { KeyedMutex } from './keyed-mutex.js';
 
 /** A task the test finishes by hand, recording when it starts. */
 function gate(log: string[], name: string): { task: () => Promise<string>; open: () => void; fail: (error: Error) => void } {
-  let open!: () => void;
-  let fail!: (error: Error) => void;
-  const done = new Promise<void>((resolve, reject) => {
-    open = resolve;
-    fail = reject;
-  });
+  const done = deferred();
   return {
     task: async () => {
       log.push(`start ${name}`);
-      await done;
+      await done.promise;
       log.push(`end ${name}`);
       return name;
     },
-    open,
-    fail,
+    open: done.resolve,
+    fail: done.reject,
   };
 }
 

@@ -1,8 +1,9 @@
 import { type ModelConfig, type ModelQueuePolicy, ModelQueuePolicy_TimeoutAction } from '../protocol/gen/model_config_pb.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { DirectScheduler } from './direct-scheduler.js';
-import { DynamicBatcher, type QueuePolicy } from './dynamic-batcher.js';
+import { DynamicBatcher } from './dynamic-batcher.js';
 import type { InstancePool } from './instance-pool.js';
+import type { QueuePolicy } from './priority-queue.js';
 import type { Scheduler } from './scheduler.js';
 
 function queuePolicyOf(policy: ModelQueuePolicy | undefined): QueuePolicy {

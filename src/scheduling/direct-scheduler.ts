@@ -3,9 +3,10 @@ import type { InferRequest } from '../core/infer-request.js';
 import type { Tensor } from '../core/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from './clock.js';
-import { executeBatch } from './execute-batch.js';
+import { batchSizeOf, executeBatch } from './execute-batch.js';
 import type { InstancePool } from './instance-pool.js';
-import { type CloseOptions, type Scheduler, waitForDrain } from './scheduler.js';
+import { InflightRequests } from './inflight-requests.js';
+import type { CloseOptions, Scheduler } from './scheduler.js';
 
 export interface DirectSchedulerOptions {
   readonly modelName: string;
@@ -23,39 +24,34 @@ export interface DirectSchedulerOptions {
 export class DirectScheduler implements Scheduler {
   readonly #options: DirectSchedulerOptions;
   readonly #clock: Clock;
-  #inflightCount = 0;
+  readonly #inflight: InflightRequests;
   #executingCount = 0;
-  #isClosing = false;
-  #drained: (() => void) | undefined;
 
   constructor(options: DirectSchedulerOptions) {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
+    this.#inflight = new InflightRequests(options.modelName, this.#clock);
   }
 
   get inflightCount(): number {
-    return this.#inflightCount;
+    return this.#inflight.count;
   }
 
   get queuedCount(): number {
-    return this.#inflightCount - this.#executingCount;
+    return this.#inflight.count - this.#executingCount;
   }
 
   async enqueue(request: InferRequest): Promise<readonly Tensor[]> {
-    if (this.#isClosing) {
-      throw new NereidError('UNAVAILABLE', `model '${this.#options.modelName}' is unloading and takes no new requests`);
-    }
-    this.#inflightCount++;
+    this.#inflight.accept();
     const enqueuedUs = this.#clock.nowUs();
     try {
       const instance = await this.#options.pool.acquire();
       this.#executingCount++;
       try {
         let result: readonly Tensor[] | NereidError | undefined;
-        const batchSize = this.#options.isBatching ? request.inputs[0]!.shape[0]! : 1;
         await executeBatch({
           instance,
-          batch: [{ request, batchSize, enqueuedUs, settle: (settled) => (result = settled) }],
+          batch: [{ request, batchSize: batchSizeOf(request, this.#options.isBatching), enqueuedUs, settle: (settled) => (result = settled) }],
           statistics: this.#options.statistics,
           clock: this.#clock,
           startUs: this.#clock.nowUs(),
@@ -67,14 +63,13 @@ export class DirectScheduler implements Scheduler {
         this.#options.pool.release(instance);
       }
     } finally {
-      this.#inflightCount--;
-      if (this.#inflightCount === 0) this.#drained?.();
+      this.#inflight.settle();
     }
   }
 
   async close(options?: CloseOptions): Promise<void> {
-    this.#isClosing = true;
-    await waitForDrain(this.#inflightCount, new Promise<void>((resolve) => (this.#drained = resolve)), options);
+    // Requests still waiting for an instance are refused by the pool as it closes.
+    await this.#inflight.close(options);
     await this.#options.pool.close();
   }
 }

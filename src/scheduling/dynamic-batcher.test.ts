@@ -6,8 +6,9 @@ import type { InferRequest } from '../core/infer-request.js';
 import type { Tensor } from '../core/tensor.js';
 import { ModelStatistics } from '../metrics/model-statistics.js';
 import { FakeClock } from '../../test/helpers/fake-clock.js';
-import { DynamicBatcher, type DynamicBatcherOptions, type QueuePolicy } from './dynamic-batcher.js';
+import { DynamicBatcher, type DynamicBatcherOptions } from './dynamic-batcher.js';
 import { InstancePool } from './instance-pool.js';
+import type { QueuePolicy } from './priority-queue.js';
 
 /** An instance whose executions the test completes by hand; each request gets its own input back. */
 class FakeInstance implements ModelInstance {

@@ -3,19 +3,13 @@ import type { InferRequest } from '../core/infer-request.js';
 import type { Tensor } from '../core/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from './clock.js';
-import { type QueuedRequest, executeBatch } from './execute-batch.js';
+import { type QueuedRequest, batchSizeOf, executeBatch } from './execute-batch.js';
+import { InflightRequests } from './inflight-requests.js';
 import type { InstancePool } from './instance-pool.js';
-import { type CloseOptions, type Scheduler, waitForDrain } from './scheduler.js';
+import { PriorityQueue, type PriorityQueueOptions, type QueueEntry } from './priority-queue.js';
+import type { CloseOptions, Scheduler } from './scheduler.js';
 
-/** A priority level's queue policy (config ModelQueuePolicy), times in microseconds; 0 means none. */
-export interface QueuePolicy {
-  readonly timeoutAction: 'REJECT' | 'DELAY';
-  readonly defaultTimeoutUs: number;
-  readonly allowTimeoutOverride: boolean;
-  readonly maxQueueSize: number;
-}
-
-export interface DynamicBatcherOptions {
+export interface DynamicBatcherOptions extends PriorityQueueOptions {
   readonly modelName: string;
   readonly pool: InstancePool;
   readonly statistics: ModelStatistics;
@@ -25,28 +19,13 @@ export interface DynamicBatcherOptions {
   readonly preferredBatchSizes: readonly number[];
   readonly maxQueueDelayUs: number;
   readonly preserveOrdering: boolean;
-  /** 0: one level, and request priorities are ignored. */
-  readonly priorityLevels: number;
-  readonly defaultPriorityLevel: number;
-  readonly defaultQueuePolicy: QueuePolicy;
-  /** Policies of particular levels (config priority_queue_policy), by level. */
-  readonly priorityQueuePolicies: ReadonlyMap<number, QueuePolicy>;
 }
 
-interface Entry extends QueuedRequest {
+interface Entry extends QueuedRequest, QueueEntry {
   /** Dispatch order, for preserve_ordering: set when the request leaves the queue in a batch. */
   sequence?: number;
-  /** When REJECT or DELAY applies; Infinity without a timeout. */
-  deadlineUs: number;
   /** Requests batch together only when their inputs' non-batch shapes (and names) are equal. */
   readonly shapeKey: string;
-}
-
-interface Level {
-  readonly policy: QueuePolicy;
-  readonly queue: Entry[];
-  /** Requests whose timeout passed under timeout_action DELAY: served after the level's others. */
-  readonly delayed: Entry[];
 }
 
 type Decision = { readonly batch: Entry[] } | { readonly waitUntilUs: number } | undefined;
@@ -74,100 +53,82 @@ function shapeKeyOf(request: InferRequest): string {
  * counting its own batch size. The batch leaves at once when it reaches a preferred size (the largest
  * reached), when it cannot grow (full, or the next request does not fit or does not match), when
  * max_queue_delay_microseconds is 0, or when the oldest queued request has waited that long;
- * otherwise it waits for more requests until then.
+ * otherwise it waits for more requests until then. The queue, its priority levels and their
+ * policies are the PriorityQueue's.
  *
  *   level 1: [queue ...][delayed ...]   level 2: [queue ...][delayed ...]   ...   → batch → idle instance
  */
 export class DynamicBatcher implements Scheduler {
   readonly #options: DynamicBatcherOptions;
   readonly #clock: Clock;
-  readonly #levels: Level[];
+  readonly #queue: PriorityQueue<Entry>;
   readonly #preferred: ReadonlySet<number>;
   readonly #maxPreferred: number;
   #timer: unknown;
   #nextSequence = 0;
   #nextDelivery = 0;
   readonly #held = new Map<number, () => void>();
-  #inflightCount = 0;
-  #isClosing = false;
-  #drained: (() => void) | undefined;
+  readonly #inflight: InflightRequests;
 
   constructor(options: DynamicBatcherOptions) {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
-    const levelCount = Math.max(1, options.priorityLevels);
-    // Without priority levels only the default policy applies (Triton's PriorityQueue).
-    this.#levels = Array.from({ length: levelCount }, (_, index) => ({
-      policy: (options.priorityLevels > 0 ? options.priorityQueuePolicies.get(index + 1) : undefined) ?? options.defaultQueuePolicy,
-      queue: [],
-      delayed: [],
-    }));
+    this.#inflight = new InflightRequests(options.modelName, this.#clock);
+    this.#queue = new PriorityQueue(options);
     this.#preferred = new Set(options.preferredBatchSizes);
     this.#maxPreferred = Math.max(...options.preferredBatchSizes);
   }
 
   get inflightCount(): number {
-    return this.#inflightCount;
+    return this.#inflight.count;
   }
 
   /** Requests waiting in the queue, not yet executing. */
   get queuedCount(): number {
-    return this.#levels.reduce((sum, level) => sum + level.queue.length + level.delayed.length, 0);
+    return this.#queue.size;
   }
 
   enqueue(request: InferRequest): Promise<readonly Tensor[]> {
-    const model = `model '${this.#options.modelName}'`;
-    if (this.#isClosing) return Promise.reject(new NereidError('UNAVAILABLE', `${model} is unloading and takes no new requests`));
-    const levelNumber = this.#levelOf(readInteger(request, 'priority'));
-    const timeoutUs = readInteger(request, 'timeout');
-    const level = this.#levels[levelNumber - 1]!;
-    const { policy } = level;
-    const waiting = level.queue.length + level.delayed.length;
+    // Refusals reject the returned promise, as the Scheduler contract says; enqueue never throws.
+    try {
+      this.#inflight.accept();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const levelNumber = this.#queue.levelOf(readInteger(request, 'priority'));
+    const policy = this.#queue.policyOf(levelNumber);
+    const waiting = this.#queue.waitingAt(levelNumber);
     if (policy.maxQueueSize > 0 && waiting >= policy.maxQueueSize) {
+      this.#inflight.settle(); // accepted just above; it ends here
       return Promise.reject(
         new NereidError(
           'UNAVAILABLE',
-          `${idPrefix(request)}Exceeds maximum queue size: ${model} already has ${waiting} request(s) waiting at priority level ${levelNumber} (max_queue_size ${policy.maxQueueSize})`,
+          `${idPrefix(request)}Exceeds maximum queue size: model '${this.#options.modelName}' already has ${waiting} request(s) waiting at priority level ${levelNumber} (max_queue_size ${policy.maxQueueSize})`,
         ),
       );
     }
-    // A request's timeout may only shorten a default one; with no default timeout it has no effect
-    // (Triton's PolicyQueue::Enqueue).
-    let effectiveTimeoutUs = policy.defaultTimeoutUs;
-    if (policy.allowTimeoutOverride && timeoutUs !== undefined && timeoutUs > 0 && timeoutUs < effectiveTimeoutUs) {
-      effectiveTimeoutUs = timeoutUs;
-    }
     const nowUs = this.#clock.nowUs();
-    this.#inflightCount++;
     return new Promise<readonly Tensor[]>((resolve, reject) => {
       const entry: Entry = {
         request,
-        batchSize: this.#options.maxBatchSize > 0 ? (request.inputs[0]?.shape[0] ?? 1) : 1,
+        batchSize: batchSizeOf(request, this.#options.maxBatchSize > 0),
         enqueuedUs: nowUs,
-        deadlineUs: effectiveTimeoutUs > 0 ? nowUs + effectiveTimeoutUs : Number.POSITIVE_INFINITY,
+        deadlineUs: this.#queue.deadlineOf(levelNumber, readInteger(request, 'timeout'), nowUs),
         shapeKey: shapeKeyOf(request),
         settle: (result) => {
           const finish = (): void => {
-            this.#inflightCount--;
             if (result instanceof NereidError) reject(result);
             else resolve(result);
-            if (this.#inflightCount === 0) this.#drained?.();
+            this.#inflight.settle();
           };
           // Requests that never left the queue (timed out, unloaded) are answered at once.
           if (entry.sequence === undefined || !this.#options.preserveOrdering) finish();
           else this.#deliver(entry.sequence, finish);
         },
       };
-      level.queue.push(entry);
+      this.#queue.push(levelNumber, entry);
       this.#schedule();
     });
-  }
-
-  /** Priority 0, absent or beyond the levels means the default level (Triton's InferenceRequest::SetPriority). */
-  #levelOf(priority: number | undefined): number {
-    if (this.#options.priorityLevels === 0) return 1;
-    if (priority === undefined || priority === 0 || priority > this.#options.priorityLevels) return this.#options.defaultPriorityLevel;
-    return priority;
   }
 
   /** With preserve_ordering: hands results back in the order their requests left the queue. */
@@ -187,7 +148,7 @@ export class DynamicBatcher implements Scheduler {
       this.#timer = undefined;
     }
     const nowUs = this.#clock.nowUs();
-    this.#applyTimeouts(nowUs);
+    this.#queue.expire(nowUs, this.#rejectTimedOut);
     let wakeUs = Number.POSITIVE_INFINITY;
     while (this.#options.pool.idleCount > 0) {
       const decision = this.#formBatch(nowUs);
@@ -198,9 +159,7 @@ export class DynamicBatcher implements Scheduler {
       }
       this.#dispatch(decision.batch, nowUs);
     }
-    for (const level of this.#levels) {
-      for (const entry of level.queue) wakeUs = Math.min(wakeUs, entry.deadlineUs);
-    }
+    wakeUs = Math.min(wakeUs, this.#queue.nextDeadlineUs);
     if (wakeUs !== Number.POSITIVE_INFINITY) {
       this.#timer = this.#clock.setTimer(() => {
         this.#timer = undefined;
@@ -209,38 +168,17 @@ export class DynamicBatcher implements Scheduler {
     }
   }
 
-  #applyTimeouts(nowUs: number): void {
-    for (const level of this.#levels) {
-      for (let index = 0; index < level.queue.length; ) {
-        const entry = level.queue[index]!;
-        if (entry.deadlineUs > nowUs) {
-          index++;
-          continue;
-        }
-        level.queue.splice(index, 1);
-        if (level.policy.timeoutAction === 'DELAY') {
-          entry.deadlineUs = Number.POSITIVE_INFINITY;
-          level.delayed.push(entry);
-        } else {
-          this.#options.statistics.recordRequest('REJECTED', (nowUs - entry.enqueuedUs) * 1000);
-          entry.settle(
-            new NereidError(
-              'UNAVAILABLE',
-              `${idPrefix(entry.request)}Request timeout expired: the request waited ${Math.round(nowUs - entry.enqueuedUs)} µs in the queue of model '${this.#options.modelName}'`,
-            ),
-          );
-        }
-      }
-    }
-  }
-
-  /** Queued requests in the order batches take them: by priority level, each level's delayed ones last. */
-  *#ordered(): Generator<Entry> {
-    for (const level of this.#levels) {
-      yield* level.queue;
-      yield* level.delayed;
-    }
-  }
+  /** timeout_action REJECT: a request still queued at its deadline fails. Made once, not per schedule. */
+  readonly #rejectTimedOut = (entry: Entry, nowUs: number): void => {
+    const waitedUs = nowUs - entry.enqueuedUs;
+    this.#options.statistics.recordRequest('REJECTED', waitedUs * 1000);
+    entry.settle(
+      new NereidError(
+        'UNAVAILABLE',
+        `${idPrefix(entry.request)}Request timeout expired: the request waited ${Math.round(waitedUs)} µs in the queue of model '${this.#options.modelName}'`,
+      ),
+    );
+  };
 
   /** Triton's GetDynamicBatch: which requests to send now, or until when to wait for more. */
   #formBatch(nowUs: number): Decision {
@@ -252,7 +190,7 @@ export class DynamicBatcher implements Scheduler {
     let preferredCount = 0;
     let cannotGrow = false;
     let oldestUs = Number.POSITIVE_INFINITY;
-    for (const entry of this.#ordered()) {
+    for (const entry of this.#queue.ordered()) {
       if (chosen.length > 0) {
         if (total + entry.batchSize > this.#maxPreferred && preferredCount === 0) preferredCount = chosen.length;
         if (total + entry.batchSize > maxBatchSize || entry.shapeKey !== chosen[0]!.shapeKey) {
@@ -274,12 +212,7 @@ export class DynamicBatcher implements Scheduler {
   }
 
   #dispatch(batch: readonly Entry[], nowUs: number): void {
-    const taken = new Set(batch);
-    for (const level of this.#levels) {
-      for (const list of [level.queue, level.delayed]) {
-        for (let index = list.length - 1; index >= 0; index--) if (taken.has(list[index]!)) list.splice(index, 1);
-      }
-    }
+    this.#queue.remove(batch);
     for (const entry of batch) entry.sequence = this.#nextSequence++;
     const instance = this.#options.pool.tryAcquire()!;
     void executeBatch({ instance, batch, statistics: this.#options.statistics, clock: this.#clock, startUs: nowUs }).finally(() => {
@@ -289,13 +222,9 @@ export class DynamicBatcher implements Scheduler {
   }
 
   async close(options?: CloseOptions): Promise<void> {
-    this.#isClosing = true;
-    const drained = new Promise<void>((resolve) => (this.#drained = resolve));
-    if (!(await waitForDrain(this.#inflightCount, drained, options))) {
+    if (!(await this.#inflight.close(options))) {
       const error = new NereidError('UNAVAILABLE', `model '${this.#options.modelName}' was unloaded before the request ran`);
-      for (const level of this.#levels) {
-        for (const entry of level.queue.splice(0).concat(level.delayed.splice(0))) entry.settle(error);
-      }
+      for (const entry of this.#queue.clear()) entry.settle(error);
     }
     if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
     await this.#options.pool.close();

@@ -1,10 +1,6 @@
 import type { ModelInstance } from '../backends/backend.js';
 import { NereidError } from '../core/errors.js';
-
-interface Waiter {
-  readonly resolve: (instance: ModelInstance) => void;
-  readonly reject: (error: NereidError) => void;
-}
+import { type Deferred, deferred } from '../util/deferred.js';
 
 /**
  * The idle instances of one model version and the batches waiting for one.
@@ -14,7 +10,7 @@ interface Waiter {
 export class InstancePool {
   readonly #idle: ModelInstance[];
   readonly #all: readonly ModelInstance[];
-  readonly #waiting: Waiter[] = [];
+  readonly #waiting: Array<Deferred<ModelInstance>> = [];
   #isClosed = false;
 
   constructor(instances: readonly ModelInstance[]) {
@@ -36,7 +32,9 @@ export class InstancePool {
     if (this.#isClosed) return Promise.reject(this.#closedError());
     const instance = this.#idle.pop();
     if (instance !== undefined) return Promise.resolve(instance);
-    return new Promise((resolve, reject) => this.#waiting.push({ resolve, reject }));
+    const waiter = deferred<ModelInstance>();
+    this.#waiting.push(waiter);
+    return waiter.promise;
   }
 
   release(instance: ModelInstance): void {

@@ -25,21 +25,3 @@ export interface CloseOptions {
   readonly isForced?: boolean;
   readonly drainTimeoutMs?: number;
 }
-
-/**
- * Waits for `drained` unless forced, for at most `drainTimeoutMs`; true when everything settled.
- * The schedulers' common part of close().
- */
-export async function waitForDrain(inflightCount: number, drained: Promise<void>, options: CloseOptions | undefined): Promise<boolean> {
-  if (inflightCount === 0) return true;
-  if (options?.isForced === true) return false;
-  if (options?.drainTimeoutMs === undefined) {
-    await drained;
-    return true;
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), options.drainTimeoutMs)));
-  const isDrained = await Promise.race([drained.then(() => true), expired]);
-  clearTimeout(timer);
-  return isDrained;
-}

@@ -5,7 +5,10 @@ import type { ModelSpec } from '../../core/model-spec.js';
 import type { Tensor } from '../../core/tensor.js';
 import type { ModelStatistics } from '../../metrics/model-statistics.js';
 import { type Clock, systemClock } from '../../scheduling/clock.js';
-import { type CloseOptions, type Scheduler, waitForDrain } from '../../scheduling/scheduler.js';
+import { batchSizeOf } from '../../scheduling/execute-batch.js';
+import { InflightRequests } from '../../scheduling/inflight-requests.js';
+import type { CloseOptions, Scheduler } from '../../scheduling/scheduler.js';
+import { type Deferred, deferred } from '../../util/deferred.js';
 import type { PlanStep } from './ensemble-plan.js';
 
 export interface EnsembleSchedulerOptions {
@@ -16,20 +19,12 @@ export interface EnsembleSchedulerOptions {
   readonly clock?: Clock;
 }
 
-/** A tensor that some step will produce; rejected when that step (or one before it) fails. */
-class PendingTensor {
-  readonly promise: Promise<Tensor | undefined>;
-  resolve!: (tensor: Tensor | undefined) => void;
-  reject!: (error: unknown) => void;
-
-  constructor() {
-    this.promise = new Promise((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-    // A failure is reported once, by the step that failed; readers that never come are fine.
-    this.promise.catch(() => {});
-  }
+/** A tensor that some step will produce (undefined when it did not); rejected when that step, or one before it, fails. */
+function pendingTensor(): Deferred<Tensor | undefined> {
+  const pending = deferred<Tensor | undefined>();
+  // A failure is reported once, by the step that failed; readers that never come are fine.
+  pending.promise.catch(() => {});
+  return pending;
 }
 
 /**
@@ -41,17 +36,16 @@ class PendingTensor {
 export class EnsembleScheduler implements Scheduler {
   readonly #options: EnsembleSchedulerOptions;
   readonly #clock: Clock;
-  #inflightCount = 0;
-  #isClosing = false;
-  #drained: (() => void) | undefined;
+  readonly #inflight: InflightRequests;
 
   constructor(options: EnsembleSchedulerOptions) {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
+    this.#inflight = new InflightRequests(options.spec.name, this.#clock);
   }
 
   get inflightCount(): number {
-    return this.#inflightCount;
+    return this.#inflight.count;
   }
 
   /** An ensemble holds no queue of its own: its steps wait in the composing models' queues. */
@@ -61,13 +55,12 @@ export class EnsembleScheduler implements Scheduler {
 
   async enqueue(request: InferRequest): Promise<readonly Tensor[]> {
     const { spec, statistics } = this.#options;
-    if (this.#isClosing) throw new NereidError('UNAVAILABLE', `model '${spec.name}' is unloading and takes no new requests`);
-    this.#inflightCount++;
+    this.#inflight.accept();
     const startUs = this.#clock.nowUs();
     try {
       const outputs = await this.#run(request);
       const durationNs = (this.#clock.nowUs() - startUs) * 1000;
-      const batchSize = spec.maxBatchSize > 0 ? request.inputs[0]!.shape[0]! : 1;
+      const batchSize = batchSizeOf(request, spec.maxBatchSize > 0);
       statistics.recordExecution({ batchSize, inferenceCount: batchSize, queueNs: [0], timing: { inputNs: 0, inferNs: durationNs, outputNs: 0 } });
       statistics.recordRequest('SUCCESS', durationNs);
       return outputs;
@@ -75,20 +68,19 @@ export class EnsembleScheduler implements Scheduler {
       statistics.recordRequest('BACKEND', (this.#clock.nowUs() - startUs) * 1000);
       throw error;
     } finally {
-      this.#inflightCount--;
-      if (this.#inflightCount === 0) this.#drained?.();
+      this.#inflight.settle();
     }
   }
 
   async #run(request: InferRequest): Promise<Tensor[]> {
     const { spec, steps } = this.#options;
-    const tensors = new Map<string, PendingTensor>();
+    const tensors = new Map<string, Deferred<Tensor | undefined>>();
     for (const input of spec.inputs) {
-      const pending = new PendingTensor();
+      const pending = pendingTensor();
       pending.resolve(request.inputs.find((tensor) => tensor.name === input.name));
       tensors.set(input.name, pending);
     }
-    for (const step of steps) for (const { tensor } of step.outputs) tensors.set(tensor, new PendingTensor());
+    for (const step of steps) for (const { tensor } of step.outputs) tensors.set(tensor, pendingTensor());
 
     const runStep = async (step: PlanStep): Promise<void> => {
       try {
@@ -128,8 +120,8 @@ export class EnsembleScheduler implements Scheduler {
     });
   }
 
+  /** Waits for the ensemble's requests only; their steps are the composing models' to finish or fail. */
   async close(options?: CloseOptions): Promise<void> {
-    this.#isClosing = true;
-    await waitForDrain(this.#inflightCount, new Promise<void>((resolve) => (this.#drained = resolve)), options);
+    await this.#inflight.close(options);
   }
 }

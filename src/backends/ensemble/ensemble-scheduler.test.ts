@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { NereidError } from '../../core/errors.js';
+import type { InferRequest, InferResponse } from '../../core/infer-request.js';
+import type { ModelCaller } from '../../core/model-caller.js';
+import type { ModelSpec, TensorSpec } from '../../core/model-spec.js';
+import { ModelStatistics } from '../../metrics/model-statistics.js';
+import { type Deferred, deferred } from '../../util/deferred.js';
+import { EnsembleScheduler } from './ensemble-scheduler.js';
+
+const tensorSpec = (name: string): TensorSpec => ({ name, dataType: 'INT32', dims: [1], isOptional: false });
+const spec: ModelSpec = {
+  name: 'pipe',
+  version: 1,
+  platform: 'ensemble',
+  backend: '',
+  maxBatchSize: 0,
+  isDecoupled: false,
+  inputs: [tensorSpec('IN')],
+  outputs: [tensorSpec('OUT')],
+  inputByName: new Map([['IN', tensorSpec('IN')]]),
+  outputByName: new Map([['OUT', tensorSpec('OUT')]]),
+};
+
+/** One step, model 'inner' (INPUT0 ← IN, OUTPUT0 → OUT), whose calls the test answers by hand. */
+function setup(): { scheduler: EnsembleScheduler; calls: Array<Deferred<InferResponse>> } {
+  const calls: Array<Deferred<InferResponse>> = [];
+  const caller: ModelCaller = {
+    infer: () => {
+      const call = deferred<InferResponse>();
+      calls.push(call);
+      return call.promise;
+    },
+    inferStream: () => Promise.reject(new Error('not used')),
+  };
+  const scheduler = new EnsembleScheduler({
+    spec,
+    steps: [{ index: 0, modelName: 'inner', modelVersion: undefined, inputs: [{ modelInput: 'INPUT0', tensor: 'IN' }], outputs: [{ modelOutput: 'OUTPUT0', tensor: 'OUT' }] }],
+    caller,
+    statistics: new ModelStatistics('pipe', 1),
+  });
+  return { scheduler, calls };
+}
+
+const request = (id: string): InferRequest => ({ modelName: 'pipe', id, parameters: {}, inputs: [{ name: 'IN', dataType: 'INT32', shape: [1], data: new Int32Array([7]) }] });
+const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+test('close refuses new requests and waits for the running one to finish', async () => {
+  const { scheduler, calls } = setup();
+  const running = scheduler.enqueue(request('r0'));
+  await flush();
+  let isClosed = false;
+  const closing = scheduler.close().then(() => (isClosed = true));
+  await assert.rejects(scheduler.enqueue(request('r1')), { status: 'UNAVAILABLE', message: "model 'pipe' is unloading and takes no new requests" });
+  await flush();
+  assert.equal(isClosed, false);
+  assert.equal(scheduler.inflightCount, 1);
+  calls[0]!.resolve({ modelName: 'inner', modelVersion: '1', id: 'r0', parameters: {}, outputs: [{ name: 'OUTPUT0', dataType: 'INT32', shape: [1], data: new Int32Array([14]) }] });
+  assert.deepEqual(await running, [{ name: 'OUT', dataType: 'INT32', shape: [1], data: new Int32Array([14]) }]);
+  await closing;
+  assert.equal(scheduler.inflightCount, 0);
+});
+
+test('a failing step fails the request with its status, named in the message', async () => {
+  const { scheduler, calls } = setup();
+  const failing = scheduler.enqueue(request('r0'));
+  await flush();
+  calls[0]!.reject(new NereidError('UNAVAILABLE', "model 'inner' is unloading and takes no new requests"));
+  await assert.rejects(failing, {
+    status: 'UNAVAILABLE',
+    message: "ensemble 'pipe' step 0 (model 'inner'): model 'inner' is unloading and takes no new requests",
+  });
+  assert.equal(scheduler.inflightCount, 0);
+});
