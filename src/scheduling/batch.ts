@@ -1,6 +1,12 @@
 import type { DataType } from '../core/data-type.js';
 import { NereidError } from '../core/errors.js';
+import type { InferRequest } from '../core/infer-request.js';
 import { type BytesElements, type FixedSizeArray, type Tensor, type TensorData, asBytes, viewFixedSize } from '../core/tensor.js';
+
+/** The inferences a request carries: its batch dimension for a model that batches (max_batch_size > 0), else 1. */
+export function batchSizeOf(request: InferRequest, isBatching: boolean): number {
+  return isBatching ? (request.inputs[0]?.shape[0] ?? 1) : 1;
+}
 
 /**
  * Concatenates the tensors of one input across the requests of a batch, along the batch (first)

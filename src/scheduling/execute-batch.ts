@@ -15,11 +15,6 @@ export interface QueuedRequest {
   settle(result: readonly Tensor[] | NereidError): void;
 }
 
-/** The inferences a request carries: its batch dimension for a model that batches (max_batch_size > 0), else 1. */
-export function batchSizeOf(request: InferRequest, isBatching: boolean): number {
-  return isBatching ? (request.inputs[0]?.shape[0] ?? 1) : 1;
-}
-
 export interface ExecuteBatchOptions {
   /** Reserved by the caller for this batch. */
   readonly instance: ModelInstance;

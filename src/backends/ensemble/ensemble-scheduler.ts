@@ -5,7 +5,7 @@ import type { ModelSpec } from '../../core/model-spec.js';
 import type { Tensor } from '../../core/tensor.js';
 import type { ModelStatistics } from '../../metrics/model-statistics.js';
 import { type Clock, systemClock } from '../../scheduling/clock.js';
-import { batchSizeOf } from '../../scheduling/execute-batch.js';
+import { batchSizeOf } from '../../scheduling/batch.js';
 import { InflightRequests } from '../../scheduling/inflight-requests.js';
 import type { CloseOptions, Scheduler } from '../../scheduling/scheduler.js';
 import { type Deferred, deferred } from '../../util/deferred.js';

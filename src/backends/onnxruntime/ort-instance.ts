@@ -6,7 +6,7 @@ import type { InferRequest } from '../../core/infer-request.js';
 import type { ModelSpec } from '../../core/model-spec.js';
 import type { Tensor } from '../../core/tensor.js';
 import type { Logger } from '../../logging/logger.js';
-import { concatBatch, splitBatch } from '../../scheduling/batch.js';
+import { batchSizeOf, concatBatch, splitBatch } from '../../scheduling/batch.js';
 import type { ExecuteResult, ModelInstance } from '../backend.js';
 import { SupervisedInstance, type SupervisedWorker, type WorkerEvents } from '../supervised-instance.js';
 import { backendShape, checkOutput, clientShape } from '../tensor-io.js';
@@ -141,7 +141,7 @@ export class OrtInstance implements ModelInstance {
     if (included.length === 0) return { responses, timing: { inputNs: msToNs(epochMs() - startMs), inferNs: 0, outputNs: 0 } };
 
     const isBatching = spec.maxBatchSize > 0;
-    const batchSizes = included.map((index) => (isBatching ? requests[index]!.inputs[0]!.shape[0]! : 1));
+    const batchSizes = included.map((index) => batchSizeOf(requests[index]!, isBatching));
     const feeds: WorkerTensor[] = [];
     const transfer: ArrayBuffer[] = [];
     for (const input of feedsByRequest[0]!) {
