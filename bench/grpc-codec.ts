@@ -1,7 +1,8 @@
 /**
  * What the protobuf codec costs a 600 KB ModelInfer: the four conversions grpc-js makes per call
  * (the client encodes the request, the server decodes it, encodes its response, the client decodes
- * that), each with its message's serializer as given to grpc-js.
+ * that), with @grpc/proto-loader's serializers, plain `toBinary`, and the serializers
+ * src/protocol/grpc-service.ts gives grpc-js.
  *
  *   npm run bench:grpc-codec      (BENCH_ROUNDS [9], BENCH_ITERATIONS [2000])
  *
@@ -12,8 +13,9 @@
  */
 import { fileURLToPath } from 'node:url';
 import { loadSync } from '@grpc/proto-loader';
-import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { type DescMessage, type Message, create, toBinary } from '@bufbuild/protobuf';
 import { ModelInferRequestSchema, ModelInferResponseSchema } from '../src/protocol/gen/grpc_service_pb.js';
+import { inferenceService, serializeMessage } from '../src/protocol/grpc-service.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 2000);
@@ -70,8 +72,8 @@ function protoLoaderCodec(): Codec {
   };
 }
 
-function bufbuildCodec(): Codec {
-  const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/** `serialize`: grpc-service.ts's serializer (one copy of the raw contents), or plain `toBinary`. */
+function bufbuildCodec(name: string, serialize: (schema: DescMessage, message: Message) => Buffer): Codec {
   const request = create(ModelInferRequestSchema, {
     modelName: 'big',
     id: 'request-1',
@@ -88,40 +90,47 @@ function bufbuildCodec(): Codec {
     rawOutputContents: [tensor],
   });
   return {
-    name: '@bufbuild/protobuf 2.17 (generated types)',
-    encodeRequest: () => asBuffer(toBinary(ModelInferRequestSchema, request)),
-    decodeRequest: (wire) => fromBinary(ModelInferRequestSchema, wire),
-    encodeResponse: () => asBuffer(toBinary(ModelInferResponseSchema, response)),
-    decodeResponse: (wire) => fromBinary(ModelInferResponseSchema, wire),
+    name,
+    encodeRequest: () => serialize(ModelInferRequestSchema, request),
+    decodeRequest: (wire) => inferenceService.modelInfer.requestDeserialize(wire),
+    encodeResponse: () => serialize(ModelInferResponseSchema, response),
+    decodeResponse: (wire) => inferenceService.modelInfer.responseDeserialize(wire),
   };
 }
 
-/** The median over ROUNDS of the time per call of `run`, in microseconds. */
-function medianMicros(run: () => unknown): number {
-  for (let i = 0; i < ITERATIONS / 4; i++) run();
-  const rounds: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < ITERATIONS; i++) run();
-    rounds.push(Number(process.hrtime.bigint() - start) / 1000 / ITERATIONS);
-  }
-  rounds.sort((a, b) => a - b);
-  return rounds[Math.floor(rounds.length / 2)]!;
+/** Times ITERATIONS calls of `run`: microseconds per call. */
+function microsPerCall(run: () => unknown): number {
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < ITERATIONS; i++) run();
+  return Number(process.hrtime.bigint() - start) / 1000 / ITERATIONS;
 }
 
-const rows: string[] = [];
-for (const codec of [protoLoaderCodec(), bufbuildCodec()]) {
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+const codecs = [
+  protoLoaderCodec(),
+  bufbuildCodec('@bufbuild/protobuf 2.17, toBinary as it is', (schema, message) => {
+    const bytes = toBinary(schema, message);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }),
+  bufbuildCodec('@bufbuild/protobuf 2.17, serializeMessage (src/protocol/grpc-service.ts)', serializeMessage),
+];
+const operations = codecs.map((codec) => {
   const requestWire = codec.encodeRequest();
   const responseWire = codec.encodeResponse();
-  const figures = [
-    medianMicros(() => codec.encodeRequest()),
-    medianMicros(() => codec.decodeRequest(requestWire)),
-    medianMicros(() => codec.encodeResponse()),
-    medianMicros(() => codec.decodeResponse(responseWire)),
-  ];
-  rows.push(`| ${codec.name} | ${figures.map((micros) => micros.toFixed(1)).join(' | ')} |`);
+  return [() => codec.encodeRequest(), () => codec.decodeRequest(requestWire), () => codec.encodeResponse(), () => codec.decodeResponse(responseWire)];
+});
+// The codecs take turns within each round, so that the machine's load drifts over both alike.
+const rounds = operations.map((runs) => runs.map((): number[] => []));
+for (let round = -1; round < ROUNDS; round++) {
+  operations.forEach((runs, codec) =>
+    runs.forEach((run, operation) => {
+      const micros = microsPerCall(run);
+      if (round >= 0) rounds[codec]![operation]!.push(micros);
+    }),
+  );
 }
 console.log(`600 KB ModelInfer (${TENSOR_BYTES} tensor bytes), median of ${ROUNDS} rounds of ${ITERATIONS}, µs per conversion:\n`);
 console.log('| codec | encode request | decode request | encode response | decode response |');
 console.log('|---|---|---|---|---|');
-for (const row of rows) console.log(row);
+codecs.forEach((codec, index) => console.log(`| ${codec.name} | ${rounds[index]!.map((values) => median(values).toFixed(1)).join(' | ')} |`));
