@@ -1,8 +1,8 @@
 /**
  * What the protobuf codec costs a 600 KB ModelInfer: the four conversions grpc-js makes per call
  * (the client encodes the request, the server decodes it, encodes its response, the client decodes
- * that), with @grpc/proto-loader's serializers, plain `toBinary`, and the serializers
- * src/protocol/grpc-service.ts gives grpc-js.
+ * that), with the serializers src/protocol/grpc-service.ts gives grpc-js, beside plain `toBinary`.
+ * (Until the commit that removed @grpc/proto-loader, this script measured it too: docs/benchmarks.md.)
  *
  *   npm run bench:grpc-codec      (BENCH_ROUNDS [9], BENCH_ITERATIONS [2000])
  *
@@ -11,8 +11,6 @@
  * times BENCH_ITERATIONS conversions back to back after a warm-up; the figure is the median round's
  * time per conversion.
  */
-import { fileURLToPath } from 'node:url';
-import { loadSync } from '@grpc/proto-loader';
 import { type DescMessage, type Message, create, toBinary } from '@bufbuild/protobuf';
 import { ModelInferRequestSchema, ModelInferResponseSchema } from '../src/protocol/gen/grpc_service_pb.js';
 import { inferenceService, serializeMessage } from '../src/protocol/grpc-service.js';
@@ -30,47 +28,6 @@ interface Codec {
 }
 
 const tensor = Buffer.from(new Float32Array(TENSOR_BYTES / 4).map((_, i) => i / 7).buffer);
-
-function protoLoaderCodec(): Codec {
-  const definition = loadSync(['grpc_service.proto'], {
-    includeDirs: [fileURLToPath(new URL('../src/protocol/proto', import.meta.url))],
-    keepCase: true,
-    longs: String,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  const method = (definition['inference.GRPCInferenceService'] as Record<string, {
-    requestSerialize(value: object): Buffer;
-    requestDeserialize(wire: Buffer): unknown;
-    responseSerialize(value: object): Buffer;
-    responseDeserialize(wire: Buffer): unknown;
-  }>).ModelInfer!;
-  const request = {
-    model_name: 'big',
-    model_version: '',
-    id: 'request-1',
-    parameters: { priority: { uint64_param: '1' } },
-    inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: ['1', '153600'], parameters: {} }],
-    outputs: [{ name: 'OUTPUT0', parameters: {} }],
-    raw_input_contents: [tensor],
-  };
-  const response = {
-    model_name: 'big',
-    model_version: '1',
-    id: 'request-1',
-    parameters: {},
-    outputs: [{ name: 'OUTPUT0', datatype: 'FP32', shape: ['1', '153600'] }],
-    raw_output_contents: [tensor],
-  };
-  return {
-    name: '@grpc/proto-loader 0.8 (protobufjs 7)',
-    encodeRequest: () => method.requestSerialize(request),
-    decodeRequest: (wire) => method.requestDeserialize(wire),
-    encodeResponse: () => method.responseSerialize(response),
-    decodeResponse: (wire) => method.responseDeserialize(wire),
-  };
-}
 
 /** `serialize`: grpc-service.ts's serializer (one copy of the raw contents), or plain `toBinary`. */
 function bufbuildCodec(name: string, serialize: (schema: DescMessage, message: Message) => Buffer): Codec {
@@ -108,7 +65,6 @@ function microsPerCall(run: () => unknown): number {
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 const codecs = [
-  protoLoaderCodec(),
   bufbuildCodec('@bufbuild/protobuf 2.17, toBinary as it is', (schema, message) => {
     const bytes = toBinary(schema, message);
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

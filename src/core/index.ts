@@ -3,6 +3,7 @@ export { InferenceServer } from './inference-server.js';
 export type { InferenceServerOptions, ModelMetadata, ServerMetadata, TensorMetadata } from './inference-server.js';
 export { RequestRouter } from './request-router.js';
 export type { ModelCaller } from './model-caller.js';
+export type { ModelSpec, TensorSpec } from './model-spec.js';
 export { NereidError, STATUS_CODES } from './errors.js';
 export type { StatusCode } from './errors.js';
 export type { InferRequest, InferResponse, RequestedOutput } from './infer-request.js';
@@ -17,7 +18,7 @@ export {
   viewFixedSize,
 } from './tensor.js';
 export type { BytesElements, FixedSizeArray, ParameterValue, Parameters, Tensor, TensorData } from './tensor.js';
-export { modelConfigToProtoJson, modelConfigToTritonJson } from '../config/model-config-json.js';
+export { modelConfigToTritonJson } from '../config/model-config-json.js';
 export type { BatchStatistics, Duration, ModelStatisticsSnapshot } from '../metrics/model-statistics.js';
 export type { IndexEntry, ModelState } from '../repository/model-lifecycle.js';
 export type { LogSettingsMessage } from './log-settings.js';

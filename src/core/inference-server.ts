@@ -8,6 +8,7 @@ import { NereidError } from './errors.js';
 import type { InferRequest, InferResponse } from './infer-request.js';
 import type { DataType } from './data-type.js';
 import type { ModelCaller } from './model-caller.js';
+import type { ModelSpec } from './model-spec.js';
 
 export interface ServerMetadata {
   readonly name: string;
@@ -101,6 +102,11 @@ export class InferenceServer {
       inputs: spec.inputs.map((input) => ({ name: input.name, datatype: input.dataType, shape: [...batchPrefix, ...input.dims] })),
       outputs: spec.outputs.map((output) => ({ name: output.name, datatype: output.dataType, shape: [...batchPrefix, ...output.dims] })),
     };
+  }
+
+  /** What the model version is (batching, decoupled, its tensors): what front ends decide by, rather than its configuration. */
+  modelSpec(name: string, version?: number): ModelSpec {
+    return this.#options.repository.getModel(name, version).spec;
   }
 
   /** The model version's configuration with the defaults filled in. */
