@@ -1,6 +1,7 @@
 import { type MessageInitShape, create } from '@bufbuild/protobuf';
-import { isDataType } from '../core/data-type.js';
-import type { ParameterValue, TensorData } from '../core/tensor.js';
+import { isDataType } from '../protocol/data-type.js';
+import type { ParameterValue } from '../protocol/parameters.js';
+import type { TensorData } from '../protocol/tensor-data.js';
 import { ClientError } from './errors.js';
 import { outputDataFromBytes, outputDataFromJson } from './http-codec.js';
 import { type PreparedInput, inputBytes } from './infer-input.js';

@@ -1,4 +1,4 @@
-import { isDataType } from '../core/data-type.js';
+import { isDataType } from '../protocol/data-type.js';
 import type {
   ModelMetadataResponse,
   ModelMetadataResponse_TensorMetadata,

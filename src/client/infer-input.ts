@@ -1,5 +1,5 @@
-import { BIG_INTEGER_RANGES, type DataType, INTEGER_RANGES, isDataType } from '../core/data-type.js';
-import { type FixedSizeArray, allocateFixedSize, asBytes, elementCount, fixedSizeArrayType, serializeBytes } from '../core/tensor.js';
+import { BIG_INTEGER_RANGES, type DataType, INTEGER_RANGES, isDataType } from '../protocol/data-type.js';
+import { type FixedSizeArray, allocateFixedSize, asBytes, elementCount, fixedSizeArrayType, serializeBytes } from '../protocol/tensor-data.js';
 import { ClientError } from './errors.js';
 import type { InferInput } from './types.js';
 

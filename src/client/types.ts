@@ -1,9 +1,10 @@
-import type { DataType } from '../core/data-type.js';
-import type { ParameterValue } from '../core/tensor.js';
+import type { DataType } from '../protocol/data-type.js';
+import type { ParameterValue } from '../protocol/parameters.js';
 import type { InferResult } from './infer-result.js';
 
-export type { DataType } from '../core/data-type.js';
-export type { ParameterValue, TensorData, TensorDataByType } from '../core/tensor.js';
+export type { DataType } from '../protocol/data-type.js';
+export type { ParameterValue } from '../protocol/parameters.js';
+export type { TensorData, TensorDataByType } from '../protocol/tensor-data.js';
 
 /** Request, tensor or load parameters (KServe v2 `parameters`); bigint for 64-bit values beyond 2^53. */
 export type Parameters = Readonly<Record<string, ParameterValue>>;

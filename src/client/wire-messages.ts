@@ -1,5 +1,5 @@
-import { isDataType } from '../core/data-type.js';
-import type { ParameterValue } from '../core/tensor.js';
+import { isDataType } from '../protocol/data-type.js';
+import type { ParameterValue } from '../protocol/parameters.js';
 import { ClientError } from './errors.js';
 import type { Duration, InferOptions, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata, TensorMetadata } from './types.js';
 

@@ -7,17 +7,7 @@ export type { ModelSpec, TensorSpec } from './model-spec.js';
 export { NereidError, STATUS_CODES } from './errors.js';
 export type { StatusCode } from './errors.js';
 export type { InferRequest, InferResponse, RequestedOutput } from './infer-request.js';
-export { BIG_INTEGER_RANGES, INTEGER_RANGES, dataTypeByteSize, isDataType } from './data-type.js';
-export type { DataType } from './data-type.js';
-export {
-  allocateFixedSize,
-  asBytes,
-  deserializeBytes,
-  elementCount,
-  serializeBytes,
-  viewFixedSize,
-} from './tensor.js';
-export type { BytesElements, FixedSizeArray, ParameterValue, Parameters, Tensor, TensorData } from './tensor.js';
+export type { Tensor } from './tensor.js';
 export { modelConfigToTritonJson } from '../config/model-config-json.js';
 export type { BatchStatistics, Duration, ModelStatisticsSnapshot } from '../metrics/model-statistics.js';
 export type { IndexEntry, ModelState } from '../repository/model-lifecycle.js';

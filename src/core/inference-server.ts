@@ -6,7 +6,7 @@ import type { IndexEntry } from '../repository/model-lifecycle.js';
 import type { RepositoryManager } from '../repository/repository-manager.js';
 import { NereidError } from './errors.js';
 import type { InferRequest, InferResponse } from './infer-request.js';
-import type { DataType } from './data-type.js';
+import type { DataType } from '../protocol/data-type.js';
 import type { ModelCaller } from './model-caller.js';
 import type { ModelSpec } from './model-spec.js';
 

@@ -1,5 +1,5 @@
-import type { DataType } from '../core/data-type.js';
-import type { ParameterValue } from '../core/tensor.js';
+import type { DataType } from './data-type.js';
+import type { ParameterValue } from './parameters.js';
 import type { InferParameter, InferTensorContents } from './gen/grpc_service_pb.js';
 
 /** The typed-contents fields of InferTensorContents. */

@@ -1,6 +1,7 @@
-import type { DataType } from '../core/data-type.js';
+import type { DataType } from '../protocol/data-type.js';
 import { NereidError } from '../core/errors.js';
-import { type BytesElements, type FixedSizeArray, type Tensor, type TensorData, asBytes, viewFixedSize } from '../core/tensor.js';
+import { type BytesElements, type FixedSizeArray, type TensorData, asBytes, viewFixedSize } from '../protocol/tensor-data.js';
+import type { Tensor } from '../core/tensor.js';
 
 /**
  * Concatenates the tensors of one input across the requests of a batch, along the batch (first)

@@ -1,17 +1,9 @@
 import { create } from '@bufbuild/protobuf';
-import {
-  type DataType,
-  type InferRequest,
-  type InferResponse,
-  NereidError,
-  type ParameterValue,
-  type Tensor,
-  asBytes,
-  elementCount,
-  isDataType,
-  serializeBytes,
-} from '../../core/index.js';
-import type { JsonValue } from '../http/json-body.js';
+import { type DataType, isDataType } from '../../protocol/data-type.js';
+import { type InferRequest, type InferResponse, NereidError, type Tensor } from '../../core/index.js';
+import type { ParameterValue } from '../../protocol/parameters.js';
+import { asBytes, elementCount, serializeBytes } from '../../protocol/tensor-data.js';
+import type { JsonValue } from '../../protocol/json-body.js';
 import { parseModelVersion } from '../model-version.js';
 import { tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson } from '../tensor-json.js';

@@ -1,19 +1,9 @@
-import {
-  type InferRequest,
-  type InferResponse,
-  type ModelMetadata,
-  NereidError,
-  type ParameterValue,
-  type Parameters,
-  type RequestedOutput,
-  type Tensor,
-  asBytes,
-  dataTypeByteSize,
-  elementCount,
-  isDataType,
-  serializeBytes,
-} from '../../core/index.js';
-import { type JsonValue, parseJsonBody } from './json-body.js';
+import { type InferRequest, type InferResponse, type ModelMetadata, NereidError, type RequestedOutput, type Tensor } from '../../core/index.js';
+import type { ParameterValue, Parameters } from '../../protocol/parameters.js';
+import { asBytes, elementCount, serializeBytes } from '../../protocol/tensor-data.js';
+import { dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
+import type { JsonValue } from '../../protocol/json-body.js';
+import { parseRequestJson } from './request-json.js';
 import { tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson, tensorDataToJson } from '../tensor-json.js';
 
@@ -113,7 +103,7 @@ export function decodeInferRequest(
     );
   }
   const jsonEnd = headerLength ?? body.byteLength;
-  const json = parseJsonBody(body.toString('utf8', 0, jsonEnd), 'inference request');
+  const json = parseRequestJson(body.toString('utf8', 0, jsonEnd), 'inference request');
   if (!isObject(json)) throw new NereidError('INVALID_ARG', 'the inference request must be a JSON object');
   const id = json.id ?? '';
   if (typeof id !== 'string') throw new NereidError('INVALID_ARG', `'id' must be a string, got ${JSON.stringify(id)}`);
