@@ -4,8 +4,7 @@ export type { InferenceServerOptions, ModelMetadata, ServerMetadata, TensorMetad
 export { RequestRouter } from './request-router.js';
 export type { ModelCaller } from './model-caller.js';
 export type { ModelSpec, TensorSpec } from './model-spec.js';
-export { NereidError, STATUS_CODES } from './errors.js';
-export type { StatusCode } from './errors.js';
+export { NereidError } from './errors.js';
 export type { InferRequest, InferResponse, RequestedOutput } from './infer-request.js';
 export type { Tensor } from './tensor.js';
 export { modelConfigToTritonJson } from '../config/model-config-json.js';

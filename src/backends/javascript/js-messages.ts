@@ -4,7 +4,7 @@
  * arrays of byte strings for BYTES.
  */
 import type { DataType } from '../../protocol/data-type.js';
-import type { StatusCode } from '../../core/errors.js';
+import type { StatusCode } from '../../protocol/status-code.js';
 import type { ParameterValue } from '../../protocol/parameters.js';
 
 export interface WireTensor {

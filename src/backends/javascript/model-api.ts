@@ -4,7 +4,7 @@
  * TypeScript authors can `import type { ModelRequest, ... } from 'nereid/model'`.
  */
 import type { DataType } from '../../protocol/data-type.js';
-import type { StatusCode } from '../../core/errors.js';
+import type { StatusCode } from '../../protocol/status-code.js';
 
 /** Element values a model may give for an output; converted to the data type's typed array. */
 export type TensorValues = ArrayBufferView | ReadonlyArray<number | bigint | boolean | string | Uint8Array>;

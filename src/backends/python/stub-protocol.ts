@@ -21,7 +21,8 @@
  *                                                    LOG           u8 level, str where, str message
  */
 import type { DataType } from '../../protocol/data-type.js';
-import { NereidError, type StatusCode } from '../../core/errors.js';
+import { NereidError } from '../../core/errors.js';
+import type { StatusCode } from '../../protocol/status-code.js';
 import type { Parameters, ParameterValue } from '../../protocol/parameters.js';
 import type { Tensor } from '../../core/tensor.js';
 import { asBytes, deserializeBytes, serializeBytes, viewFixedSize, type FixedSizeArray, type BytesElements } from '../../protocol/tensor-data.js';
