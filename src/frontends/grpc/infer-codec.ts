@@ -1,5 +1,5 @@
 import { create } from '@bufbuild/protobuf';
-import { type DataType, isDataType } from '../../protocol/data-type.js';
+import { DATA_TYPE_NAMES, type DataType, isDataType } from '../../protocol/data-type.js';
 import { type InferRequest, type InferResponse, NereidError, type Tensor } from '../../core/index.js';
 import type { ParameterValue } from '../../protocol/parameters.js';
 import { asBytes, elementCount, serializeBytes } from '../../protocol/tensor-data.js';
@@ -51,7 +51,7 @@ export function decodeModelInferRequest(message: ModelInferRequest): InferReques
     if (!isDataType(input.datatype)) {
       throw new NereidError(
         'INVALID_ARG',
-        `input '${name}': unknown datatype "${input.datatype}"; expected one of BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, FP32, FP64, BYTES, BF16`,
+        `input '${name}': unknown datatype "${input.datatype}"; expected one of ${DATA_TYPE_NAMES.join(', ')}`,
       );
     }
     const shape = input.shape.map((dim) => Number(dim));

@@ -1,7 +1,7 @@
 import { type InferRequest, type InferResponse, type ModelMetadata, NereidError, type RequestedOutput, type Tensor } from '../../core/index.js';
 import type { ParameterValue, Parameters } from '../../protocol/parameters.js';
 import { asBytes, elementCount, serializeBytes } from '../../protocol/tensor-data.js';
-import { dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
+import { DATA_TYPE_NAMES, dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
 import type { JsonValue } from '../../protocol/json-body.js';
 import { parseRequestJson } from './request-json.js';
 import { tensorDataFromBytes } from '../tensor-bytes.js';
@@ -125,7 +125,7 @@ export function decodeInferRequest(
     if (!isDataType(dataType)) {
       throw new NereidError(
         'INVALID_ARG',
-        `input '${name}': unknown datatype ${JSON.stringify(dataType)}; expected one of BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, FP32, FP64, BYTES, BF16`,
+        `input '${name}': unknown datatype ${JSON.stringify(dataType)}; expected one of ${DATA_TYPE_NAMES.join(', ')}`,
       );
     }
     const shape = readShape(input, name);
