@@ -1,6 +1,6 @@
 /** The core's public surface: front ends import from here and nowhere else in the core. */
 export { InferenceServer } from './inference-server.js';
-export type { InferenceServerOptions, ModelMetadata, ServerMetadata, TensorMetadata } from './inference-server.js';
+export type { InferenceServerOptions } from './inference-server.js';
 export { RequestRouter } from './request-router.js';
 export type { ModelCaller } from './model-caller.js';
 export type { ModelSpec, TensorSpec } from './model-spec.js';

@@ -1,6 +1,7 @@
 import { type MessageInitShape, create } from '@bufbuild/protobuf';
 import { type ServerUnaryCall, type sendUnaryData, status as GrpcStatus } from '@grpc/grpc-js';
-import type { Duration, InferenceServer, ModelStatisticsSnapshot, TensorMetadata } from '../../core/index.js';
+import type { Duration, InferenceServer, ModelStatisticsSnapshot } from '../../core/index.js';
+import type { TensorMetadata } from '../../protocol/metadata.js';
 import type { Logger } from '../../logging/logger.js';
 import {
   type LogSettingsResponse_SettingValue,

@@ -1,4 +1,5 @@
-import { type InferRequest, type InferResponse, type ModelMetadata, NereidError, type RequestedOutput, type Tensor } from '../../core/index.js';
+import { type InferRequest, type InferResponse, NereidError, type RequestedOutput, type Tensor } from '../../core/index.js';
+import type { ModelMetadata } from '../../protocol/metadata.js';
 import type { ParameterValue, Parameters } from '../../protocol/parameters.js';
 import { asBytes, elementCount, serializeBytes } from '../../protocol/tensor-data.js';
 import { DATA_TYPE_NAMES, dataTypeByteSize, isDataType } from '../../protocol/data-type.js';

@@ -20,7 +20,7 @@ export function decodeGenerateRequest(server: InferenceServer, target: Target, b
     throw new NereidError('INVALID_ARG', `generate request must be a JSON object such as {"text_input": "...", "parameters": {...}}`);
   }
   const metadata = server.modelMetadata(target.modelName, target.modelVersion);
-  const isBatching = server.modelConfig(target.modelName, target.modelVersion).maxBatchSize > 0;
+  const isBatching = server.modelSpec(target.modelName, target.modelVersion).maxBatchSize > 0;
   const inputs: InferRequest['inputs'][number][] = [];
   const parameters: Parameters = {};
   const addParameter = (key: string, value: JsonValue): void => {

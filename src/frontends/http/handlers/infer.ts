@@ -27,7 +27,7 @@ export async function handleInfer(
     headerLength === 0
       ? (() => {
           const metadata = server.modelMetadata(target.modelName, target.modelVersion);
-          const isBatching = server.modelConfig(target.modelName, target.modelVersion).maxBatchSize > 0;
+          const isBatching = server.modelSpec(target.modelName, target.modelVersion).maxBatchSize > 0;
           return decodeRawInferRequest(body, target, metadata, isBatching);
         })()
       : decodeInferRequest(body, target, headerLength);
