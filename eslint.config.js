@@ -28,4 +28,38 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The client library shares only the protocol layer with the server (docs/architecture.md); its tests too.
+    files: ['src/client/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/core/*', '**/frontends/*', '**/repository/*', '**/scheduling/*', '**/backends/*', '**/config/*', '**/metrics/*', '**/logging/*', '**/cli/*', '**/perf/*', '**/server.js'],
+              message: 'The client imports only src/protocol/ and itself.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The protocol layer is shared by the server and the client: it imports nothing of either.
+    files: ['src/protocol/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/core/*', '**/frontends/*', '**/repository/*', '**/scheduling/*', '**/backends/*', '**/config/*', '**/metrics/*', '**/logging/*', '**/cli/*', '**/perf/*', '**/client/*', '**/server.js'],
+              message: 'src/protocol/ imports only itself (and npm packages).',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -22,8 +22,8 @@
  */
 import { NereidError } from '../core/errors.js';
 import type { ModelSpec, TensorSpec } from '../core/model-spec.js';
-import type { FixedSizeArray, Tensor } from '../core/tensor.js';
-import { elementCount } from '../core/tensor.js';
+import type { Tensor } from '../core/tensor.js';
+import { type FixedSizeArray, elementCount } from '../protocol/tensor-data.js';
 
 /** The shape the model sees: the config `reshape` in place of the dims, batch dimension kept. */
 export function backendShape(shape: readonly number[], spec: TensorSpec, isBatching: boolean): readonly number[] {

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { STATUS_CODES } from '../core/errors.js';
-import { GRPC_STATUS } from '../frontends/grpc/errors.js';
-import { HTTP_STATUS } from '../frontends/http/errors.js';
+import { GRPC_STATUS, HTTP_STATUS, STATUS_CODES } from '../protocol/status-code.js';
 import { statusFromGrpc, statusFromHttp } from './errors.js';
 
 test("the client reads back every status the server's tables write", () => {

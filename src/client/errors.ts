@@ -1,6 +1,6 @@
-import type { StatusCode } from '../core/errors.js';
+import type { StatusCode } from '../protocol/status-code.js';
 
-export type { StatusCode } from '../core/errors.js';
+export type { StatusCode } from '../protocol/status-code.js';
 
 /**
  * The base of every error the client throws, so that `catch (e) { if (e instanceof ClientError) … }`
@@ -65,7 +65,7 @@ export class ConnectionError extends ClientError {
   override readonly name = 'ConnectionError';
 }
 
-/** Triton's HTTP statuses read back as error codes (the inverse of frontends/http/errors.ts). */
+/** Triton's HTTP statuses read back as error codes (the inverse of protocol/status-code.ts HTTP_STATUS). */
 export function statusFromHttp(httpStatus: number): StatusCode {
   switch (httpStatus) {
     case 400:
@@ -83,7 +83,7 @@ export function statusFromHttp(httpStatus: number): StatusCode {
   }
 }
 
-/** gRPC codes (numbers of @grpc/grpc-js `status`) read back as error codes (the inverse of frontends/grpc/errors.ts). */
+/** gRPC codes (numbers of @grpc/grpc-js `status`) read back as error codes (the inverse of protocol/status-code.ts GRPC_STATUS). */
 const STATUS_BY_GRPC_CODE: ReadonlyMap<number, StatusCode> = new Map([
   [1, 'CANCELLED'],
   [2, 'UNKNOWN'],

@@ -1,7 +1,24 @@
-import { type CallOptions as GrpcCallOptions, type ChannelOptions, type Client, type ClientDuplexStream, Metadata, type ServiceError, credentials } from '@grpc/grpc-js';
-import { loadGrpcServices } from '../frontends/grpc/grpc-services.js';
+import { type Message, type MessageInitShape, create } from '@bufbuild/protobuf';
+import { type CallOptions as GrpcCallOptions, type ChannelOptions, Client, type MethodDefinition, Metadata, type ServiceError, credentials } from '@grpc/grpc-js';
+import {
+  ModelConfigRequestSchema,
+  ModelMetadataRequestSchema,
+  ModelReadyRequestSchema,
+  ModelRepositoryParameterSchema,
+  ModelStatisticsRequestSchema,
+  RepositoryIndexRequestSchema,
+  RepositoryModelLoadRequestSchema,
+  RepositoryModelUnloadRequestSchema,
+  ServerLiveRequestSchema,
+  ServerMetadataRequestSchema,
+  ServerReadyRequestSchema,
+} from '../protocol/gen/grpc_service_pb.js';
+import { ModelConfigSchema } from '../protocol/gen/model_config_pb.js';
+import { inferenceService } from '../protocol/grpc-service.js';
+import { toPlainObject } from '../protocol/plain-object.js';
 import { AbortError, type ClientError, ConnectionError, ServerError, TimeoutError, statusFromGrpc } from './errors.js';
-import { decodeModelInferResponse, encodeModelInferRequest, parameterMessage, parameterMessages } from './grpc-codec.js';
+import { decodeModelInferResponse, encodeModelInferRequest } from './grpc-codec.js';
+import { indexEntryFromGrpc, modelMetadataFromGrpc, serverMetadataFromGrpc, statisticsFromGrpc } from './grpc-messages.js';
 import { prepareInput } from './infer-input.js';
 import type { InferResult } from './infer-result.js';
 import { InferStream, type StreamOptions } from './infer-stream.js';
@@ -15,13 +32,14 @@ import type {
   ModelConfig,
   ModelMetadata,
   ModelStatistics,
+  ParameterValue,
   RepositoryIndexEntry,
   RepositoryIndexOptions,
   ServerMetadata,
   UnloadModelOptions,
   VersionOptions,
 } from './types.js';
-import { configText, indexEntryFromWire, modelMetadataFromWire, serverMetadataFromWire, statisticsFromWire, versionString } from './wire-messages.js';
+import { configText, versionString } from './wire-messages.js';
 
 export interface GrpcClientOptions {
   /** Default `timeoutMs` of every call (its gRPC deadline); none by default. */
@@ -38,15 +56,27 @@ const FLOW_CONTROL_WINDOW_BYTES = 16 * 1024 * 1024;
 const COMPRESSION_ALGORITHM: Record<Compression, number> = { none: 0, deflate: 1, gzip: 2 };
 
 /** One unary call: the RPC, its request message, the call's options. */
-interface UnaryCall extends CallOptions {
-  readonly method: string;
-  readonly message: object;
+interface UnaryCall<Request, Response> extends CallOptions {
+  readonly method: MethodDefinition<Request, Response>;
+  readonly message: Request;
   readonly compression?: Compression;
 }
 
-type UnaryMethod = (request: object, metadata: Metadata, options: GrpcCallOptions, callback: (error: ServiceError | null, response: unknown) => void) => { cancel(): void };
+type RepositoryParameterInit = MessageInitShape<typeof ModelRepositoryParameterSchema>;
 
-let services: ReturnType<typeof loadGrpcServices> | undefined;
+/**
+ * A load parameter as a ModelRepositoryParameter, which has no double or uint64 member: such a value
+ * travels unset, as Triton's clients send it.
+ */
+function repositoryParameter(value: ParameterValue): RepositoryParameterInit {
+  if (typeof value === 'boolean') return { parameterChoice: { case: 'boolParam', value } };
+  if (typeof value === 'string') return { parameterChoice: { case: 'stringParam', value } };
+  const integer = typeof value === 'bigint' ? value : Number.isSafeInteger(value) ? BigInt(value) : undefined;
+  return integer !== undefined && integer >= INT64_MIN && integer <= INT64_MAX ? { parameterChoice: { case: 'int64Param', value: integer } } : {};
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
 
 /**
  * A client of the KServe v2 gRPC protocol (inference.GRPCInferenceService) with Triton's extensions,
@@ -75,17 +105,17 @@ export class GrpcClient implements InferenceClient {
   }
 
   async isServerLive(options: CallOptions = {}): Promise<boolean> {
-    return ((await this.#unary('server liveness', { ...options, method: 'ServerLive', message: {} })) as { live: boolean }).live;
+    return (await this.#unary('server liveness', { ...options, method: inferenceService.serverLive, message: create(ServerLiveRequestSchema) })).live;
   }
 
   async isServerReady(options: CallOptions = {}): Promise<boolean> {
-    return ((await this.#unary('server readiness', { ...options, method: 'ServerReady', message: {} })) as { ready: boolean }).ready;
+    return (await this.#unary('server readiness', { ...options, method: inferenceService.serverReady, message: create(ServerReadyRequestSchema) })).ready;
   }
 
   async isModelReady(modelName: string, options: VersionOptions = {}): Promise<boolean> {
     try {
-      const request = { name: modelName, version: versionString(options.version) };
-      return ((await this.#unary(`readiness of model '${modelName}'`, { ...options, method: 'ModelReady', message: request })) as { ready: boolean }).ready;
+      const request = create(ModelReadyRequestSchema, { name: modelName, version: versionString(options.version) });
+      return (await this.#unary(`readiness of model '${modelName}'`, { ...options, method: inferenceService.modelReady, message: request })).ready;
     } catch (error) {
       // Over HTTP an unknown model answers 400, which reads as not ready; some servers answer gRPC with an error too.
       if (error instanceof ServerError) return false;
@@ -94,46 +124,49 @@ export class GrpcClient implements InferenceClient {
   }
 
   async serverMetadata(options: CallOptions = {}): Promise<ServerMetadata> {
-    return serverMetadataFromWire(await this.#unary('server metadata', { ...options, method: 'ServerMetadata', message: {} }));
+    return serverMetadataFromGrpc(await this.#unary('server metadata', { ...options, method: inferenceService.serverMetadata, message: create(ServerMetadataRequestSchema) }));
   }
 
   async modelMetadata(modelName: string, options: VersionOptions = {}): Promise<ModelMetadata> {
-    const request = { name: modelName, version: versionString(options.version) };
-    return modelMetadataFromWire(await this.#unary(`metadata of model '${modelName}'`, { ...options, method: 'ModelMetadata', message: request }));
+    const request = create(ModelMetadataRequestSchema, { name: modelName, version: versionString(options.version) });
+    return modelMetadataFromGrpc(await this.#unary(`metadata of model '${modelName}'`, { ...options, method: inferenceService.modelMetadata, message: request }));
   }
 
+  /** The configuration in the .proto's field names, with every field (64-bit integers and enums as strings: plain-object.ts). */
   async modelConfig(modelName: string, options: VersionOptions = {}): Promise<ModelConfig> {
-    const request = { name: modelName, version: versionString(options.version) };
-    return ((await this.#unary(`config of model '${modelName}'`, { ...options, method: 'ModelConfig', message: request })) as { config: ModelConfig }).config;
+    const request = create(ModelConfigRequestSchema, { name: modelName, version: versionString(options.version) });
+    const { config } = await this.#unary(`config of model '${modelName}'`, { ...options, method: inferenceService.modelConfig, message: request });
+    return toPlainObject(ModelConfigSchema, config ?? create(ModelConfigSchema));
   }
 
   async repositoryIndex(options: RepositoryIndexOptions = {}): Promise<RepositoryIndexEntry[]> {
-    const response = (await this.#unary('repository index', { ...options, method: 'RepositoryIndex', message: { repository_name: '', ready: options.ready === true } })) as { models?: unknown[] };
-    return (response.models ?? []).map(indexEntryFromWire);
+    const request = create(RepositoryIndexRequestSchema, { ready: options.ready === true });
+    return (await this.#unary('repository index', { ...options, method: inferenceService.repositoryIndex, message: request })).models.map(indexEntryFromGrpc);
   }
 
   async loadModel(modelName: string, options: LoadModelOptions = {}): Promise<void> {
-    const parameters: Record<string, object> = parameterMessages(options.parameters);
-    if (options.config !== undefined) parameters.config = { string_param: configText(options.config) };
-    for (const [path, bytes] of Object.entries(options.files ?? {})) {
-      parameters[`file:${path}`] = { bytes_param: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
-    }
-    await this.#unary(`load of model '${modelName}'`, { ...options, method: 'RepositoryModelLoad', message: { repository_name: '', model_name: modelName, parameters } });
+    const parameters = Object.fromEntries(Object.entries(options.parameters ?? {}).map(([key, value]) => [key, repositoryParameter(value)]));
+    if (options.config !== undefined) parameters.config = { parameterChoice: { case: 'stringParam', value: configText(options.config) } };
+    for (const [path, bytes] of Object.entries(options.files ?? {})) parameters[`file:${path}`] = { parameterChoice: { case: 'bytesParam', value: bytes } };
+    const request = create(RepositoryModelLoadRequestSchema, { modelName, parameters });
+    await this.#unary(`load of model '${modelName}'`, { ...options, method: inferenceService.repositoryModelLoad, message: request });
   }
 
   async unloadModel(modelName: string, options: UnloadModelOptions = {}): Promise<void> {
-    const parameters = options.unloadDependents === true ? { unload_dependents: parameterMessage(true) } : {};
-    await this.#unary(`unload of model '${modelName}'`, { ...options, method: 'RepositoryModelUnload', message: { repository_name: '', model_name: modelName, parameters } });
+    const parameters: Record<string, RepositoryParameterInit> = options.unloadDependents === true ? { unload_dependents: repositoryParameter(true) } : {};
+    const request = create(RepositoryModelUnloadRequestSchema, { modelName, parameters });
+    await this.#unary(`unload of model '${modelName}'`, { ...options, method: inferenceService.repositoryModelUnload, message: request });
   }
 
   async modelStatistics(modelName?: string, options: VersionOptions = {}): Promise<ModelStatistics[]> {
-    const request = { name: modelName ?? '', version: versionString(options.version) };
-    return statisticsFromWire(await this.#unary(modelName === undefined ? 'statistics' : `statistics of model '${modelName}'`, { ...options, method: 'ModelStatistics', message: request }));
+    const request = create(ModelStatisticsRequestSchema, { name: modelName ?? '', version: versionString(options.version) });
+    const what = modelName === undefined ? 'statistics' : `statistics of model '${modelName}'`;
+    return statisticsFromGrpc(await this.#unary(what, { ...options, method: inferenceService.modelStatistics, message: request }));
   }
 
   async infer(modelName: string, inputs: readonly InferInput[], options: InferOptions = {}): Promise<InferResult> {
     const request = encodeModelInferRequest(modelName, inputs.map(prepareInput), options);
-    return decodeModelInferResponse(await this.#unary(`inference of model '${modelName}'`, { ...options, method: 'ModelInfer', message: request }));
+    return decodeModelInferResponse(await this.#unary(`inference of model '${modelName}'`, { ...options, method: inferenceService.modelInfer, message: request }));
   }
 
   /**
@@ -145,11 +178,9 @@ export class GrpcClient implements InferenceClient {
     if (this.#isClosed) throw new AbortError('the stream', 'the client was closed');
     const compression = options.compression ?? this.#options.compression ?? 'none';
     const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs;
-    const open = (): ClientDuplexStream<object, unknown> =>
-      (this.#channel(compression) as unknown as { ModelStreamInfer: (metadata: Metadata, options: GrpcCallOptions) => ClientDuplexStream<object, unknown> }).ModelStreamInfer(
-        new Metadata(),
-        timeoutMs !== undefined ? { deadline: Date.now() + timeoutMs } : {},
-      );
+    const { path, requestSerialize, responseDeserialize } = inferenceService.modelStreamInfer;
+    const open = () =>
+      this.#channel(compression).makeBidiStreamRequest(path, requestSerialize, responseDeserialize, new Metadata(), timeoutMs !== undefined ? { deadline: Date.now() + timeoutMs } : {});
     const stream = new InferStream(open, { ...options, timeoutMs }, (error, what) => grpcClientError(error, what, timeoutMs));
     this.#inFlight.add(stream.cancelWith);
     stream.whenFinished.then(() => this.#inFlight.delete(stream.cancelWith));
@@ -167,8 +198,7 @@ export class GrpcClient implements InferenceClient {
   #channel(compression: Compression): Client {
     let channel = this.#channels.get(compression);
     if (channel === undefined) {
-      services ??= loadGrpcServices();
-      channel = new services.inference(this.#target, credentials.createInsecure(), {
+      channel = new Client(this.#target, credentials.createInsecure(), {
         'grpc.max_receive_message_length': -1,
         'grpc.max_send_message_length': -1,
         'grpc-node.flow_control_window': FLOW_CONTROL_WINDOW_BYTES,
@@ -180,7 +210,7 @@ export class GrpcClient implements InferenceClient {
     return channel;
   }
 
-  #unary(what: string, call: UnaryCall): Promise<unknown> {
+  #unary<Request extends Message, Response extends Message>(what: string, call: UnaryCall<Request, Response>): Promise<Response> {
     const { method, message, signal } = call;
     if (this.#isClosed) return Promise.reject(new AbortError(what, 'the client was closed'));
     if (signal?.aborted === true) return Promise.reject(new AbortError(what, signal.reason));
@@ -189,10 +219,10 @@ export class GrpcClient implements InferenceClient {
     const callOptions: GrpcCallOptions = timeoutMs !== undefined ? { deadline: Date.now() + timeoutMs } : {};
     return new Promise((resolve, reject) => {
       let cancelledWith: ClientError | undefined;
-      const grpcCall = (channel as unknown as Record<string, UnaryMethod>)[method]!.call(channel, message, new Metadata(), callOptions, (error, response) => {
+      const grpcCall = channel.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, message, new Metadata(), callOptions, (error, response) => {
         signal?.removeEventListener('abort', onAbort);
         this.#inFlight.delete(cancel);
-        if (error === null) resolve(response);
+        if (error === null) resolve(response!);
         else reject(cancelledWith ?? grpcClientError(error, what, timeoutMs));
       });
       const cancel = (error: ClientError): void => {

@@ -1,7 +1,6 @@
 import { type Agent as HttpAgent, type IncomingHttpHeaders, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { promisify } from 'node:util';
-import { deflate, gunzip, gzip, inflate } from 'node:zlib';
+import { compressBody, decompressBody } from '../protocol/content-encoding.js';
 import { ConnectionPool } from './connection-pool.js';
 import { AbortError, ClientError, ConnectionError, ServerError, TimeoutError, statusFromHttp } from './errors.js';
 import { decodeHttpInferResponse, encodeHttpInferRequest } from './http-codec.js';
@@ -34,8 +33,6 @@ const SMALL_BODY_BYTES = 16 * 1024;
 /** How long a kept-alive connection may sit idle (see ConnectionPoolOptions.idleTimeoutMs). */
 const IDLE_CONNECTION_TIMEOUT_MS = 4000;
 
-const compress = { gzip: promisify(gzip), deflate: promisify(deflate) };
-const decompress = { gzip: promisify(gunzip), deflate: promisify(inflate) };
 
 export interface HttpClientOptions {
   /** Default `timeoutMs` of every call; none by default. */
@@ -196,7 +193,7 @@ export class HttpClient implements InferenceClient {
     let body = encoded.chunks;
     const compression = options.compression ?? this.#options.compression ?? 'none';
     if (compression !== 'none') {
-      body = [await compress[compression](Buffer.concat(encoded.chunks as Uint8Array[], encoded.byteLength))];
+      body = [await compressBody[compression](Buffer.concat(encoded.chunks as Uint8Array[], encoded.byteLength))];
       headers['content-encoding'] = compression;
       headers['accept-encoding'] = compression;
     }
@@ -232,7 +229,7 @@ export class HttpClient implements InferenceClient {
     if (encoding === undefined) return reply;
     if (encoding === 'gzip' || encoding === 'deflate') {
       try {
-        return { ...reply, body: await decompress[encoding](reply.body) };
+        return { ...reply, body: await decompressBody[encoding](reply.body) };
       } catch (error) {
         throw new ClientError(`${what}: cannot ${encoding}-decompress the answer: ${(error as Error).message}`, { cause: error });
       }

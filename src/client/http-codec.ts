@@ -1,10 +1,12 @@
-import { type DataType, isDataType } from '../core/data-type.js';
-import { type ParameterValue, type TensorData, allocateFixedSize, deserializeBytes, elementCount, viewFixedSize } from '../core/tensor.js';
+import { type DataType, isDataType } from '../protocol/data-type.js';
+import type { ParameterValue } from '../protocol/parameters.js';
+import { type TensorData, allocateFixedSize, deserializeBytes, elementCount, viewFixedSize } from '../protocol/tensor-data.js';
 import { ClientError } from './errors.js';
 import { type PreparedInput, inputBytes, inputJsonValues } from './infer-input.js';
 import { InferResult, type InferOutput } from './infer-result.js';
 import type { InferOptions } from './types.js';
 import { requestParameters } from './wire-messages.js';
+import { parseJsonBody } from '../protocol/json-body.js';
 
 /** An encoded request body: the JSON header, then the binary tensors, to be written in order. */
 export interface EncodedInferRequest {
@@ -108,19 +110,13 @@ export function encodeHttpInferRequest(inputs: readonly PreparedInput[], options
   return { chunks: [header, ...tensors], headerLength: tensors.length > 0 ? header.byteLength : undefined, byteLength };
 }
 
-let jsonBodyModule: Promise<typeof import('../frontends/http/json-body.js')> | undefined;
-
 /**
  * Parses the JSON of an inference response. JSON.parse suffices unless the text holds an integer beyond
- * 2^53 (INT64/UINT64 data) or bare NaN/Infinity; those go through the server's own lossless parser.
- * NOTE: it is imported on first need because its module loads the server's core, which a client that
- * only ever sees binary data never needs.
+ * 2^53 (INT64/UINT64 data) or bare NaN/Infinity; those go through the lossless parser the server uses.
  */
-export async function parseInferJson(text: string): Promise<unknown> {
+export function parseInferJson(text: string): unknown {
   try {
-    if (!/\d{16}|NaN|Infinity/.test(text)) return JSON.parse(text);
-    jsonBodyModule ??= import('../frontends/http/json-body.js');
-    return (await jsonBodyModule).parseJsonBody(text, 'inference response');
+    return /\d{16}|NaN|Infinity/.test(text) ? parseJsonBody(text, 'inference response') : JSON.parse(text);
   } catch (error) {
     throw new ClientError(`the server's inference response is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
@@ -175,7 +171,7 @@ export async function decodeHttpInferResponse(body: Buffer, headerLength: number
     throw new ClientError(`Inference-Header-Content-Length is ${headerLength} but the response body has ${body.byteLength} bytes`);
   }
   const jsonEnd = headerLength ?? body.byteLength;
-  const json = (await parseInferJson(body.toString('utf8', 0, jsonEnd))) as Wire;
+  const json = parseInferJson(body.toString('utf8', 0, jsonEnd)) as Wire;
   let offset = jsonEnd;
   const outputs: InferOutput[] = (Array.isArray(json.outputs) ? json.outputs : []).map((value: unknown) => {
     const output = value as Wire;

@@ -1,5 +1,5 @@
-import { BIG_INTEGER_RANGES, type DataType, INTEGER_RANGES, isDataType } from '../core/data-type.js';
-import { type FixedSizeArray, allocateFixedSize, asBytes, elementCount, fixedSizeArrayType, serializeBytes } from '../core/tensor.js';
+import { BIG_INTEGER_RANGES, DATA_TYPE_NAMES, type DataType, INTEGER_RANGES, isDataType } from '../protocol/data-type.js';
+import { type FixedSizeArray, allocateFixedSize, asBytes, elementCount, fixedSizeArrayType, serializeBytes } from '../protocol/tensor-data.js';
 import { ClientError } from './errors.js';
 import type { InferInput } from './types.js';
 
@@ -50,7 +50,7 @@ export function prepareInput(input: InferInput): PreparedInput {
   if (typeof input.name !== 'string' || input.name === '') throw new ClientError('every input needs a name');
   const datatype: unknown = input.datatype;
   if (!isDataType(datatype)) {
-    fail(input, `unknown datatype ${JSON.stringify(datatype)}; expected one of BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, FP32, FP64, BYTES, BF16`);
+    fail(input, `unknown datatype ${JSON.stringify(datatype)}; expected one of ${DATA_TYPE_NAMES.join(', ')}`);
   }
   if (!Array.isArray(input.shape) || !input.shape.every((dim) => Number.isSafeInteger(dim) && dim >= 0)) {
     fail(input, `shape must be an array of non-negative integers, got ${JSON.stringify(input.shape)}`);

@@ -1,5 +1,6 @@
-import type { DataType } from '../core/data-type.js';
-import type { ParameterValue, TensorData, TensorDataByType } from '../core/tensor.js';
+import type { DataType } from '../protocol/data-type.js';
+import type { ParameterValue } from '../protocol/parameters.js';
+import type { TensorData, TensorDataByType } from '../protocol/tensor-data.js';
 import { ClientError } from './errors.js';
 
 /**

@@ -4,6 +4,7 @@ import { decodeModelInferResponse, encodeModelInferRequest } from './grpc-codec.
 import { prepareInput } from './infer-input.js';
 import type { InferResult } from './infer-result.js';
 import type { Compression, InferInput, InferOptions } from './types.js';
+import type { ModelInferRequest, ModelStreamInferResponse } from '../protocol/gen/grpc_service_pb.js';
 
 export interface StreamOptions {
   /** The deadline of the whole stream; default: the client's `timeoutMs`. */
@@ -21,11 +22,6 @@ export type StreamResponse =
   | { readonly id: string; readonly result: InferResult; readonly error?: undefined }
   | { readonly id: string; readonly result?: undefined; readonly error: ClientError };
 
-interface ModelStreamInferResponse {
-  error_message: string;
-  infer_response: { id?: string } | null;
-}
-
 /**
  * A ModelStreamInfer call (GrpcClient.stream): `send` writes requests, iteration yields their
  * responses as the server answers them. Iterate it once; breaking out of the loop cancels the stream.
@@ -34,7 +30,7 @@ interface ModelStreamInferResponse {
  *     a next() with nothing waiting parks in #waiter until 'data' or the end arrives
  */
 export class InferStream implements AsyncIterable<StreamResponse> {
-  readonly #call: ClientDuplexStream<object, unknown>;
+  readonly #call: ClientDuplexStream<ModelInferRequest, ModelStreamInferResponse>;
   readonly #responses: StreamResponse[] = [];
   #waiter: { resolve: (result: IteratorResult<StreamResponse>) => void; reject: (error: Error) => void } | undefined;
   #isInputEnded = false;
@@ -49,7 +45,7 @@ export class InferStream implements AsyncIterable<StreamResponse> {
   readonly whenFinished: Promise<void>;
 
   constructor(
-    open: () => ClientDuplexStream<object, unknown>,
+    open: () => ClientDuplexStream<ModelInferRequest, ModelStreamInferResponse>,
     options: StreamOptions,
     toError: (error: ServiceError, what: string) => ClientError,
   ) {
@@ -144,13 +140,14 @@ export class InferStream implements AsyncIterable<StreamResponse> {
 }
 
 function responseOf(message: ModelStreamInferResponse): StreamResponse {
-  const id = message.infer_response?.id ?? '';
-  if (message.error_message !== '') {
+  const id = message.inferResponse?.id ?? '';
+  if (message.errorMessage !== '') {
     // A stream carries only the message of a failed request, no status code.
-    return { id, error: new ServerError('UNKNOWN', message.error_message, { protocol: 'grpc', grpcCode: undefined }) };
+    return { id, error: new ServerError('UNKNOWN', message.errorMessage, { protocol: 'grpc', grpcCode: undefined }) };
   }
   try {
-    return { id, result: decodeModelInferResponse(message.infer_response) };
+    if (message.inferResponse === undefined) return { id, error: new ClientError('a stream response came with neither infer_response nor error_message') };
+    return { id, result: decodeModelInferResponse(message.inferResponse) };
   } catch (error) {
     return { id, error: error instanceof ClientError ? error : new ClientError(String(error)) };
   }

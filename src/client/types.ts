@@ -1,9 +1,12 @@
-import type { DataType } from '../core/data-type.js';
-import type { ParameterValue } from '../core/tensor.js';
+import type { DataType } from '../protocol/data-type.js';
+import type { ModelMetadata, ServerMetadata } from '../protocol/metadata.js';
+import type { ParameterValue } from '../protocol/parameters.js';
 import type { InferResult } from './infer-result.js';
 
-export type { DataType } from '../core/data-type.js';
-export type { ParameterValue, TensorData, TensorDataByType } from '../core/tensor.js';
+export type { DataType } from '../protocol/data-type.js';
+export type { ModelMetadata, ServerMetadata, TensorMetadata } from '../protocol/metadata.js';
+export type { ParameterValue } from '../protocol/parameters.js';
+export type { TensorData, TensorDataByType } from '../protocol/tensor-data.js';
 
 /** Request, tensor or load parameters (KServe v2 `parameters`); bigint for 64-bit values beyond 2^53. */
 export type Parameters = Readonly<Record<string, ParameterValue>>;
@@ -96,27 +99,6 @@ export interface InferOptions extends VersionOptions {
    * for a compressed response (`Accept-Encoding`). Default: the client's, else none.
    */
   readonly compression?: Compression;
-}
-
-export interface ServerMetadata {
-  readonly name: string;
-  readonly version: string;
-  readonly extensions: readonly string[];
-}
-
-export interface TensorMetadata {
-  readonly name: string;
-  readonly datatype: DataType;
-  /** -1 for a variable dimension; with the batch dimension first when the model batches. */
-  readonly shape: readonly number[];
-}
-
-export interface ModelMetadata {
-  readonly name: string;
-  readonly versions: readonly string[];
-  readonly platform: string;
-  readonly inputs: readonly TensorMetadata[];
-  readonly outputs: readonly TensorMetadata[];
 }
 
 /**

@@ -1,12 +1,12 @@
-import { isDataType } from '../core/data-type.js';
-import type { ParameterValue } from '../core/tensor.js';
+import { isDataType } from '../protocol/data-type.js';
+import type { ParameterValue } from '../protocol/parameters.js';
 import { ClientError } from './errors.js';
 import type { Duration, InferOptions, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata, TensorMetadata } from './types.js';
 
 /**
- * The protocol messages both clients read, brought to the client's camelCase types. The HTTP JSON and
- * the gRPC messages (as @grpc/proto-loader decodes them: wire names, 64-bit integers as strings) share
- * their field names, so one reader serves both; numbers are taken from either form.
+ * The HTTP protocol's JSON replies brought to the client's camelCase types (the gRPC replies:
+ * grpc-messages.ts), and what both clients send alike: versions, infer parameters, the `config` load
+ * parameter. Numbers are taken from JSON numbers or decimal strings.
  */
 type Wire = Record<string, unknown>;
 

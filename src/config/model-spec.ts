@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DataType as ConfigDataType, type ModelConfig } from '../protocol/gen/model_config_pb.js';
-import { type DataType, dataTypeFromConfig, dataTypeToConfig } from '../core/data-type.js';
+import { type DataType, dataTypeFromConfig, dataTypeToConfig } from '../protocol/data-type.js';
 import { NereidError } from '../core/errors.js';
 import type { ModelSpec, TensorSpec } from '../core/model-spec.js';
 

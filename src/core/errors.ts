@@ -1,28 +1,4 @@
-/**
- * The one error type of the server. Every failure that a client should see travels as a NereidError;
- * each front end maps `status` to its transport once (frontends/http/errors.ts, frontends/grpc/errors.ts),
- * as Triton's TRITONSERVER_Error codes are mapped by its HTTP and gRPC servers.
- */
-export type StatusCode =
-  | 'INVALID_ARG'
-  | 'NOT_FOUND'
-  | 'UNAVAILABLE'
-  | 'UNSUPPORTED'
-  | 'ALREADY_EXISTS'
-  | 'CANCELLED'
-  | 'INTERNAL'
-  | 'UNKNOWN';
-
-export const STATUS_CODES: readonly StatusCode[] = [
-  'INVALID_ARG',
-  'NOT_FOUND',
-  'UNAVAILABLE',
-  'UNSUPPORTED',
-  'ALREADY_EXISTS',
-  'CANCELLED',
-  'INTERNAL',
-  'UNKNOWN',
-];
+import type { StatusCode } from '../protocol/status-code.js';
 
 /**
  * Why an error happened, for code that acts on it (a status, a header, a retry) rather than only showing
@@ -42,6 +18,11 @@ export interface NereidErrorOptions {
   readonly details?: Readonly<Record<string, string>>;
 }
 
+/**
+ * The one error type of the server. Every failure that a client should see travels as a NereidError;
+ * each front end maps `status` to its transport once (the tables of protocol/status-code.ts),
+ * as Triton's TRITONSERVER_Error codes are mapped by its HTTP and gRPC servers.
+ */
 export class NereidError extends Error {
   override readonly name = 'NereidError';
   readonly reason: ErrorReason | undefined;

@@ -1,24 +1,14 @@
 /** The core's public surface: front ends import from here and nowhere else in the core. */
 export { InferenceServer } from './inference-server.js';
-export type { InferenceServerOptions, ModelMetadata, ServerMetadata, TensorMetadata } from './inference-server.js';
+export type { InferenceServerOptions } from './inference-server.js';
 export { RequestRouter } from './request-router.js';
 export type { ModelCaller } from './model-caller.js';
 export type { ModelSpec, TensorSpec } from './model-spec.js';
-export { NereidError, STATUS_CODES } from './errors.js';
-export type { ErrorReason, NereidErrorOptions, StatusCode } from './errors.js';
+export { NereidError } from './errors.js';
+export type { ErrorReason, NereidErrorOptions } from './errors.js';
 export type { InferRequest, InferResponse, RequestedOutput } from './infer-request.js';
-export { BIG_INTEGER_RANGES, INTEGER_RANGES, dataTypeByteSize, isDataType } from './data-type.js';
-export type { DataType } from './data-type.js';
-export {
-  allocateFixedSize,
-  asBytes,
-  deserializeBytes,
-  elementCount,
-  serializeBytes,
-  viewFixedSize,
-} from './tensor.js';
-export type { BytesElements, FixedSizeArray, ParameterValue, Parameters, Tensor, TensorData } from './tensor.js';
-export { modelConfigToProtoJson, modelConfigToTritonJson } from '../config/model-config-json.js';
+export type { Tensor } from './tensor.js';
+export { modelConfigToTritonJson } from '../config/model-config-json.js';
 export type { BatchStatistics, Duration, ModelStatisticsSnapshot } from '../metrics/model-statistics.js';
 export type { IndexEntry, ModelState } from '../repository/model-lifecycle.js';
 export type { LogSettingsMessage } from './log-settings.js';

@@ -1,4 +1,5 @@
-import type { Parameters, Tensor } from './tensor.js';
+import type { Parameters } from '../protocol/parameters.js';
+import type { Tensor } from './tensor.js';
 
 /** An output the client asked for, with its per-output parameters (for example `binary_data`). */
 export interface RequestedOutput {

@@ -6,29 +6,9 @@ import type { IndexEntry } from '../repository/model-lifecycle.js';
 import type { RepositoryManager } from '../repository/repository-manager.js';
 import { NereidError } from './errors.js';
 import type { InferRequest, InferResponse } from './infer-request.js';
-import type { DataType } from './data-type.js';
 import type { ModelCaller } from './model-caller.js';
 import type { ModelSpec } from './model-spec.js';
-
-export interface ServerMetadata {
-  readonly name: string;
-  readonly version: string;
-  readonly extensions: readonly string[];
-}
-
-export interface TensorMetadata {
-  readonly name: string;
-  readonly datatype: DataType;
-  readonly shape: readonly number[];
-}
-
-export interface ModelMetadata {
-  readonly name: string;
-  readonly versions: readonly string[];
-  readonly platform: string;
-  readonly inputs: readonly TensorMetadata[];
-  readonly outputs: readonly TensorMetadata[];
-}
+import type { ModelMetadata, ServerMetadata } from '../protocol/metadata.js';
 
 export interface InferenceServerOptions {
   readonly repository: RepositoryManager;

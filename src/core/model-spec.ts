@@ -1,4 +1,4 @@
-import type { DataType } from './data-type.js';
+import type { DataType } from '../protocol/data-type.js';
 
 /** What a request is checked against: one input or output of a loaded model, from its configuration. */
 export interface TensorSpec {

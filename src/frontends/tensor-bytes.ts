@@ -1,4 +1,6 @@
-import { type DataType, NereidError, type Tensor, dataTypeByteSize, deserializeBytes, elementCount, viewFixedSize } from '../core/index.js';
+import { type DataType, dataTypeByteSize } from '../protocol/data-type.js';
+import { NereidError, type Tensor } from '../core/index.js';
+import { deserializeBytes, elementCount, viewFixedSize } from '../protocol/tensor-data.js';
 
 /** How a protocol names the bytes it carries a tensor in, for error messages. */
 export interface BytesSource {

@@ -1,14 +1,7 @@
-import {
-  BIG_INTEGER_RANGES,
-  type BytesElements,
-  type DataType,
-  type FixedSizeArray,
-  INTEGER_RANGES,
-  NereidError,
-  type TensorData,
-  allocateFixedSize,
-} from '../core/index.js';
-import type { JsonValue } from './http/json-body.js';
+import { BIG_INTEGER_RANGES, type DataType, INTEGER_RANGES } from '../protocol/data-type.js';
+import { type BytesElements, type FixedSizeArray, type TensorData, allocateFixedSize } from '../protocol/tensor-data.js';
+import { NereidError } from '../core/index.js';
+import type { JsonValue } from '../protocol/json-body.js';
 
 function describe(value: JsonValue): string {
   return typeof value === 'bigint' ? value.toString() : JSON.stringify(value);

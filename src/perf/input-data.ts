@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import type { DataType } from '../core/data-type.js';
-import { type FixedSizeArray, allocateFixedSize, deserializeBytes, elementCount, viewFixedSize } from '../core/tensor.js';
+import type { DataType } from '../protocol/data-type.js';
+import { type FixedSizeArray, allocateFixedSize, deserializeBytes, elementCount, viewFixedSize } from '../protocol/tensor-data.js';
 import { ClientError, type InferInput, type ModelMetadata } from '../client/index.js';
 import { prepareInput } from '../client/infer-input.js';
 import type { InputDataSource } from './perf-options.js';

@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import type { ModelInstance } from '../backends/backend.js';
 import type { ModelConfig, ModelWarmup } from '../protocol/gen/model_config_pb.js';
 import { dataTypeOfConfig } from '../config/model-spec.js';
-import { dataTypeByteSize } from '../core/data-type.js';
+import { dataTypeByteSize } from '../protocol/data-type.js';
 import { NereidError } from '../core/errors.js';
 import type { InferRequest } from '../core/infer-request.js';
 import type { ModelSpec } from '../core/model-spec.js';
-import { type Tensor, allocateFixedSize, deserializeBytes, elementCount, viewFixedSize } from '../core/tensor.js';
+import type { Tensor } from '../core/tensor.js';
+import { allocateFixedSize, deserializeBytes, elementCount, viewFixedSize } from '../protocol/tensor-data.js';
 import { validateRequest } from '../core/validate-request.js';
 
 /** The data of one warmup input: zeros, random bytes, or the file `<model>/warmup/<name>` (raw, as binary data). */

@@ -1,5 +1,5 @@
 import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
-import type { DataType } from '../../core/data-type.js';
+import type { DataType } from '../../protocol/data-type.js';
 import { NereidError } from '../../core/errors.js';
 import type { ModelSpec } from '../../core/model-spec.js';
 

@@ -3,9 +3,9 @@
  * model's code. Tensor data travels by structured clone: typed arrays for fixed-size data types,
  * arrays of byte strings for BYTES.
  */
-import type { DataType } from '../../core/data-type.js';
-import type { StatusCode } from '../../core/errors.js';
-import type { ParameterValue } from '../../core/tensor.js';
+import type { DataType } from '../../protocol/data-type.js';
+import type { StatusCode } from '../../protocol/status-code.js';
+import type { ParameterValue } from '../../protocol/parameters.js';
 
 export interface WireTensor {
   readonly name: string;

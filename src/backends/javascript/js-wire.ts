@@ -4,7 +4,8 @@
  * configuration in tensor-io.ts, before any client sees it.
  */
 import { NereidError } from '../../core/errors.js';
-import { type BytesElements, type FixedSizeArray, type Tensor, elementCount, fixedSizeArrayType } from '../../core/tensor.js';
+import { type BytesElements, type FixedSizeArray, elementCount, fixedSizeArrayType } from '../../protocol/tensor-data.js';
+import type { Tensor } from '../../core/tensor.js';
 import type { WireTensor } from './js-messages.js';
 
 /**

@@ -6,7 +6,7 @@
 import { register } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
-import { STATUS_CODES, type StatusCode } from '../../core/errors.js';
+import { STATUS_CODES, type StatusCode } from '../../protocol/status-code.js';
 import { epochMs } from '../worker-thread.js';
 import type { FromWorker, JsWorkerInit, ToWorker, WireCallResponse, WireError, WireRequest, WireTensor } from './js-messages.js';
 import type { CallResponse, InitializeArgs, JavaScriptModel, ModelCall, ModelRequest, ModelResponse, ResponseSender } from './model-api.js';

@@ -3,8 +3,8 @@
  * a model imports nothing from Nereid at run time; what it needs arrives in `initialize(args)`.
  * TypeScript authors can `import type { ModelRequest, ... } from 'nereid/model'`.
  */
-import type { DataType } from '../../core/data-type.js';
-import type { StatusCode } from '../../core/errors.js';
+import type { DataType } from '../../protocol/data-type.js';
+import type { StatusCode } from '../../protocol/status-code.js';
 
 /** Element values a model may give for an output; converted to the data type's typed array. */
 export type TensorValues = ArrayBufferView | ReadonlyArray<number | bigint | boolean | string | Uint8Array>;

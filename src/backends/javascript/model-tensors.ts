@@ -2,8 +2,8 @@
  * Worker-side conversions between the tensors a JavaScript model sees (strings for BYTES, plain
  * arrays accepted for outputs) and the tensors that cross threads.
  */
-import { type DataType, isDataType } from '../../core/data-type.js';
-import { fixedSizeArrayType } from '../../core/tensor.js';
+import { type DataType, isDataType } from '../../protocol/data-type.js';
+import { fixedSizeArrayType } from '../../protocol/tensor-data.js';
 import type { WireTensor } from './js-messages.js';
 import type { ModelTensor, OutputTensor } from './model-api.js';
 

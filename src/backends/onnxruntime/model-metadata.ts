@@ -1,5 +1,5 @@
 import { InferenceSession } from 'onnxruntime-node';
-import type { DataType } from '../../core/data-type.js';
+import type { DataType } from '../../protocol/data-type.js';
 import { NereidError } from '../../core/errors.js';
 import { dataTypeOfOrt } from './ort-tensors.js';
 

@@ -20,9 +20,12 @@
  *                                                    PONG          u32 sequence
  *                                                    LOG           u8 level, str where, str message
  */
-import type { DataType } from '../../core/data-type.js';
-import { NereidError, type StatusCode } from '../../core/errors.js';
-import { type Parameters, type ParameterValue, type Tensor, asBytes, deserializeBytes, serializeBytes, viewFixedSize, type FixedSizeArray, type BytesElements } from '../../core/tensor.js';
+import type { DataType } from '../../protocol/data-type.js';
+import { NereidError } from '../../core/errors.js';
+import type { StatusCode } from '../../protocol/status-code.js';
+import type { Parameters, ParameterValue } from '../../protocol/parameters.js';
+import type { Tensor } from '../../core/tensor.js';
+import { asBytes, deserializeBytes, serializeBytes, viewFixedSize, type FixedSizeArray, type BytesElements } from '../../protocol/tensor-data.js';
 import type { FrameReader, FrameWriter } from './frame-codec.js';
 
 export const Kind = {

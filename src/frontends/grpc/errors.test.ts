@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { status } from '@grpc/grpc-js';
-import { NereidError, STATUS_CODES } from '../../core/index.js';
+import { NereidError } from '../../core/index.js';
+import { GRPC_STATUS, STATUS_CODES } from '../../protocol/status-code.js';
 import { silentLogger } from '../../logging/logger.js';
-import { GRPC_STATUS, grpcError } from './errors.js';
+import { grpcError } from './errors.js';
 
 test("every status code maps to Triton's gRPC code", () => {
   assert.deepEqual(Object.fromEntries(STATUS_CODES.map((code) => [code, GRPC_STATUS[code]])), {

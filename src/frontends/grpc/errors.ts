@@ -1,18 +1,7 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { NereidError, type StatusCode } from '../../core/index.js';
+import { NereidError } from '../../core/index.js';
+import { GRPC_STATUS } from '../../protocol/status-code.js';
 import type { Logger } from '../../logging/logger.js';
-
-/** Triton's mapping of error codes to gRPC status codes (src/grpc/grpc_utils.cc). */
-export const GRPC_STATUS: Record<StatusCode, GrpcStatus> = {
-  INVALID_ARG: GrpcStatus.INVALID_ARGUMENT,
-  ALREADY_EXISTS: GrpcStatus.ALREADY_EXISTS,
-  CANCELLED: GrpcStatus.CANCELLED,
-  UNKNOWN: GrpcStatus.UNKNOWN,
-  NOT_FOUND: GrpcStatus.NOT_FOUND,
-  UNAVAILABLE: GrpcStatus.UNAVAILABLE,
-  UNSUPPORTED: GrpcStatus.UNIMPLEMENTED,
-  INTERNAL: GrpcStatus.INTERNAL,
-};
 
 export interface GrpcError {
   readonly code: GrpcStatus;

@@ -3,11 +3,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { credentials } from '@grpc/grpc-js';
+import { create } from '@bufbuild/protobuf';
+import { Client, credentials } from '@grpc/grpc-js';
 import { InferenceServer, RequestRouter } from '../../core/index.js';
 import { silentLogger } from '../../logging/logger.js';
 import { RepositoryManager } from '../../repository/repository-manager.js';
-import { FLOW_CONTROL_WINDOW_BYTES, GrpcFrontend, loadGrpcServices } from './grpc-server.js';
+import { ServerLiveRequestSchema, ServerLiveResponseSchema } from '../../protocol/gen/grpc_service_pb.js';
+import { inferenceService } from '../../protocol/grpc-service.js';
+import { FLOW_CONTROL_WINDOW_BYTES, GrpcFrontend } from './grpc-server.js';
 
 test('connections and streams get the 16 MiB flow-control window', async () => {
   const router = new RequestRouter((name, version) => repository.getModel(name, version));
@@ -33,15 +36,15 @@ test('connections and streams get the 16 MiB flow-control window', async () => {
     http2MinPingIntervalWithoutDataMs: 300_000,
   });
   const port = await frontend.listen(0, '127.0.0.1');
-  const Client = loadGrpcServices().inference;
   const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
   try {
+    const { path, requestSerialize, responseDeserialize } = inferenceService.serverLive;
     const live = await new Promise((resolve, reject) =>
-      (client as unknown as { ServerLive: (r: object, cb: (e: Error | null, r: unknown) => void) => void }).ServerLive({}, (error, response) =>
+      client.makeUnaryRequest(path, requestSerialize, responseDeserialize, create(ServerLiveRequestSchema), (error, response) =>
         error !== null ? reject(error) : resolve(response),
       ),
     );
-    assert.deepEqual(live, { live: true });
+    assert.deepEqual(live, create(ServerLiveResponseSchema, { live: true }));
     const windows = frontend.flowControlWindows();
     assert.equal(windows.length, 1);
     assert.equal(windows[0]!.streamBytes, FLOW_CONTROL_WINDOW_BYTES);

@@ -2,10 +2,11 @@ import type { Http2Server, Http2Session } from 'node:http2';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { InferenceServer } from '../../core/index.js';
 import type { Logger } from '../../logging/logger.js';
-import { loadGrpcServices } from './grpc-services.js';
+import { healthService, inferenceService } from '../../protocol/grpc-service.js';
 import { createHealthService, createInferenceService } from './service.js';
 
-export { loadGrpcServices } from './grpc-services.js';
+// NOTE: the end-to-end tests call the server through these plain-object clients (test/e2e/grpc.test.ts).
+export { loadGrpcServices } from '../../protocol/plain-object-clients.js';
 
 /**
  * The HTTP/2 flow-control window of every connection and stream: 16 MiB instead of 64 KiB, which
@@ -59,9 +60,8 @@ export class GrpcFrontend {
     });
     const internals = this.#server as unknown as GrpcServerInternals;
     internals.commonServerOptions.settings = { ...internals.commonServerOptions.settings, initialWindowSize: FLOW_CONTROL_WINDOW_BYTES };
-    const services = loadGrpcServices();
-    this.#server.addService(services.inference.service, createInferenceService(options.server, options.logger) as never);
-    this.#server.addService(services.health.service, createHealthService(options.server) as never);
+    this.#server.addService(inferenceService, createInferenceService(options.server, options.logger));
+    this.#server.addService(healthService, createHealthService(options.server));
   }
 
   /** Listens (insecure, as Triton's default) and resolves with the bound port. */

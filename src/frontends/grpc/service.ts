@@ -1,45 +1,86 @@
-import { type ServerUnaryCall, type ServerWritableStream, type ServerDuplexStream, type sendUnaryData, status as GrpcStatus } from '@grpc/grpc-js';
-import { type InferenceServer, NereidError, modelConfigToProtoJson } from '../../core/index.js';
+import { type MessageInitShape, create } from '@bufbuild/protobuf';
+import { type ServerUnaryCall, type sendUnaryData, status as GrpcStatus } from '@grpc/grpc-js';
+import type { Duration, InferenceServer, ModelStatisticsSnapshot } from '../../core/index.js';
+import type { TensorMetadata } from '../../protocol/metadata.js';
 import type { Logger } from '../../logging/logger.js';
-import { statisticsMessage } from '../statistics-message.js';
+import {
+  type LogSettingsResponse_SettingValue,
+  type ModelInferRequest,
+  type ModelStatistics,
+  type ModelStreamInferResponse,
+  type StatisticDuration,
+  ModelMetadataResponse_TensorMetadataSchema,
+  LogSettingsResponseSchema,
+  ModelConfigResponseSchema,
+  ModelMetadataResponseSchema,
+  ModelReadyResponseSchema,
+  ModelStatisticsResponseSchema,
+  ModelStatisticsSchema,
+  ModelStreamInferResponseSchema,
+  RepositoryIndexResponseSchema,
+  RepositoryModelLoadResponseSchema,
+  RepositoryModelUnloadResponseSchema,
+  ServerLiveResponseSchema,
+  ServerMetadataResponseSchema,
+  ServerReadyResponseSchema,
+  StatisticDurationSchema,
+} from '../../protocol/gen/grpc_service_pb.js';
+import { HealthCheckResponseSchema, HealthCheckResponse_ServingStatus } from '../../protocol/gen/health_pb.js';
+import type { HealthHandlers, InferenceHandlers } from '../../protocol/grpc-service.js';
+import { parseModelVersion } from '../model-version.js';
 import { grpcError } from './errors.js';
-import { type ModelInferRequestMessage, type ModelInferResponseMessage, decodeModelInferRequest, encodeModelInferResponse } from './infer-codec.js';
-
-/** ModelRepositoryParameter as proto-loader hands it over (oneofs named, longs as strings, bytes as Buffers). */
-interface RepositoryParameterMessage {
-  parameter_choice?: 'bool_param' | 'int64_param' | 'string_param' | 'bytes_param';
-  bool_param?: boolean;
-  int64_param?: string;
-  string_param?: string;
-  bytes_param?: Buffer;
-}
-
-/** LogSettingsRequest.SettingValue as proto-loader hands it over. */
-interface LogSettingValueMessage {
-  parameter_choice?: 'bool_param' | 'uint32_param' | 'string_param';
-  bool_param?: boolean;
-  uint32_param?: number;
-  string_param?: string;
-}
+import { decodeModelInferRequest, encodeModelInferResponse } from './infer-codec.js';
 
 type Unary<Request, Response> = (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>) => void;
 
-interface NameVersion {
-  name: string;
-  version: string;
+/** A count or nanoseconds as an int64 field. */
+const int64 = (value: number): bigint => BigInt(Math.trunc(value));
+
+const durationMessage = (duration: Duration): StatisticDuration => create(StatisticDurationSchema, { count: int64(duration.count), ns: int64(duration.ns) });
+
+/** One model version's statistics as the statistics extension's message (docs/protocol/extension_statistics.md). */
+function statisticsMessage(stats: ModelStatisticsSnapshot): ModelStatistics {
+  return create(ModelStatisticsSchema, {
+    name: stats.name,
+    version: stats.version,
+    lastInference: int64(stats.lastInference),
+    inferenceCount: int64(stats.inferenceCount),
+    executionCount: int64(stats.executionCount),
+    inferenceStats: {
+      success: durationMessage(stats.success),
+      fail: durationMessage(stats.fail),
+      queue: durationMessage(stats.queue),
+      computeInput: durationMessage(stats.computeInput),
+      computeInfer: durationMessage(stats.computeInfer),
+      computeOutput: durationMessage(stats.computeOutput),
+      cacheHit: durationMessage(stats.cacheHit),
+      cacheMiss: durationMessage(stats.cacheMiss),
+    },
+    batchStats: stats.batchStats.map((batch) => ({
+      batchSize: int64(batch.batchSize),
+      computeInput: durationMessage(batch.computeInput),
+      computeInfer: durationMessage(batch.computeInfer),
+      computeOutput: durationMessage(batch.computeOutput),
+    })),
+  });
 }
 
-function parseVersion(version: string): number | undefined {
-  if (version === '') return undefined;
-  if (!/^[0-9]+$/.test(version)) throw new NereidError('INVALID_ARG', `version must be a number or empty, got '${version}'`);
-  return Number(version);
+const tensorMetadata = (tensor: TensorMetadata): MessageInitShape<typeof ModelMetadataResponse_TensorMetadataSchema> => ({
+  name: tensor.name,
+  datatype: tensor.datatype,
+  shape: tensor.shape.map((dim) => BigInt(dim)),
+});
+
+function logSettingValue(value: string | number | boolean): LogSettingsResponse_SettingValue['parameterChoice'] {
+  if (typeof value === 'boolean') return { case: 'boolParam', value };
+  return typeof value === 'number' ? { case: 'uint32Param', value } : { case: 'stringParam', value };
 }
 
 /**
  * The handlers of inference.GRPCInferenceService: each translates its message to a call of the core
  * and back, as the HTTP handlers do, so a request behaves the same whichever front end it came through.
  */
-export function createInferenceService(server: InferenceServer, logger: Logger): Record<string, unknown> {
+export function createInferenceService(server: InferenceServer, logger: Logger): InferenceHandlers {
   /** Runs `handle` and answers with its result, or with the error mapped to a gRPC status. */
   const unary =
     <Request, Response>(handle: (request: Request) => Response | Promise<Response>): Unary<Request, Response> =>
@@ -51,64 +92,66 @@ export function createInferenceService(server: InferenceServer, logger: Logger):
           (error: unknown) => callback(grpcError(error, logger)),
         );
     };
-  const notImplemented = (what: string): Unary<unknown, unknown> => (_call, callback) =>
+  const notImplemented = (what: string): Unary<unknown, never> => (_call, callback) =>
     callback({ code: GrpcStatus.UNIMPLEMENTED, details: `${what} is not implemented by this server yet` });
 
   return {
-    ServerLive: unary(() => ({ live: server.isLive() })),
-    ServerReady: unary(() => ({ ready: server.isReady() })),
-    ModelReady: unary((request: NameVersion) => ({ ready: server.isModelReady(request.name, parseVersion(request.version)) })),
-    ServerMetadata: unary(() => server.serverMetadata()),
-    ModelMetadata: unary((request: NameVersion) => server.modelMetadata(request.name, parseVersion(request.version))),
-    ModelConfig: unary((request: NameVersion) => ({ config: modelConfigToProtoJson(server.modelConfig(request.name, parseVersion(request.version))) })),
-    ModelStatistics: unary((request: NameVersion) => ({
-      model_stats: server.modelStatistics(request.name === '' ? undefined : request.name, parseVersion(request.version)).map(statisticsMessage),
-    })),
-    ModelInfer: unary(async (request: ModelInferRequestMessage) => encodeModelInferResponse(await server.infer(decodeModelInferRequest(request)))),
-    ModelStreamInfer: (call: ServerDuplexStream<ModelInferRequestMessage, unknown>) => streamInfer(server, logger, call),
-    RepositoryIndex: unary((request: { ready: boolean }) => ({ models: server.repositoryIndex(request.ready) })),
-    RepositoryModelLoad: unary(async (request: { model_name: string; parameters: Record<string, RepositoryParameterMessage> }) => {
+    serverLive: unary(() => create(ServerLiveResponseSchema, { live: server.isLive() })),
+    serverReady: unary(() => create(ServerReadyResponseSchema, { ready: server.isReady() })),
+    modelReady: unary((request) => create(ModelReadyResponseSchema, { ready: server.isModelReady(request.name, parseModelVersion(request.version)) })),
+    serverMetadata: unary(() => {
+      const metadata = server.serverMetadata();
+      return create(ServerMetadataResponseSchema, { ...metadata, extensions: [...metadata.extensions] });
+    }),
+    modelMetadata: unary((request) => {
+      const metadata = server.modelMetadata(request.name, parseModelVersion(request.version));
+      return create(ModelMetadataResponseSchema, {
+        ...metadata,
+        versions: [...metadata.versions],
+        inputs: metadata.inputs.map(tensorMetadata),
+        outputs: metadata.outputs.map(tensorMetadata),
+      });
+    }),
+    modelConfig: unary((request) => create(ModelConfigResponseSchema, { config: server.modelConfig(request.name, parseModelVersion(request.version)) })),
+    modelStatistics: unary((request) =>
+      create(ModelStatisticsResponseSchema, {
+        modelStats: server.modelStatistics(request.name === '' ? undefined : request.name, parseModelVersion(request.version)).map(statisticsMessage),
+      }),
+    ),
+    modelInfer: unary(async (request) => encodeModelInferResponse(await server.infer(decodeModelInferRequest(request)))),
+    modelStreamInfer: (call) => streamInfer(server, logger, call),
+    repositoryIndex: unary((request) => create(RepositoryIndexResponseSchema, { models: server.repositoryIndex(request.ready) })),
+    repositoryModelLoad: unary(async (request) => {
       const parameters = Object.fromEntries(
-        Object.entries(request.parameters ?? {}).flatMap(([key, parameter]) => {
-          const choice = parameter.parameter_choice;
-          const value = choice === undefined ? undefined : parameter[choice];
-          return value === undefined ? [] : [[key, typeof value === 'string' && choice === 'int64_param' ? BigInt(value) : value]];
-        }),
+        Object.entries(request.parameters).flatMap(([key, { parameterChoice: choice }]) => (choice.case === undefined ? [] : [[key, choice.value]])),
       );
-      await server.loadModel(request.model_name, parameters);
-      return {};
+      await server.loadModel(request.modelName, parameters);
+      return create(RepositoryModelLoadResponseSchema);
     }),
-    RepositoryModelUnload: unary(async (request: { model_name: string }) => {
-      await server.unloadModel(request.model_name);
-      return {};
+    repositoryModelUnload: unary(async (request) => {
+      await server.unloadModel(request.modelName);
+      return create(RepositoryModelUnloadResponseSchema);
     }),
-    SystemSharedMemoryStatus: notImplemented('SystemSharedMemoryStatus (the system shared memory extension)'),
-    SystemSharedMemoryRegister: notImplemented('SystemSharedMemoryRegister (the system shared memory extension)'),
-    SystemSharedMemoryUnregister: notImplemented('SystemSharedMemoryUnregister (the system shared memory extension)'),
-    CudaSharedMemoryStatus: cudaUnsupported,
-    CudaSharedMemoryRegister: cudaUnsupported,
-    CudaSharedMemoryUnregister: cudaUnsupported,
-    TraceSetting: notImplemented('TraceSetting (the trace extension)'),
-    LogSettings: unary((request: { settings: Record<string, LogSettingValueMessage> }) => {
+    systemSharedMemoryStatus: notImplemented('SystemSharedMemoryStatus (the system shared memory extension)'),
+    systemSharedMemoryRegister: notImplemented('SystemSharedMemoryRegister (the system shared memory extension)'),
+    systemSharedMemoryUnregister: notImplemented('SystemSharedMemoryUnregister (the system shared memory extension)'),
+    cudaSharedMemoryStatus: cudaUnsupported,
+    cudaSharedMemoryRegister: cudaUnsupported,
+    cudaSharedMemoryUnregister: cudaUnsupported,
+    traceSetting: notImplemented('TraceSetting (the trace extension)'),
+    logSettings: unary((request) => {
       const changes = Object.fromEntries(
-        Object.entries(request.settings ?? {}).flatMap(([key, setting]) =>
-          setting.parameter_choice === undefined ? [] : [[key, setting[setting.parameter_choice]]],
-        ),
+        Object.entries(request.settings).flatMap(([key, { parameterChoice: choice }]) => (choice.case === undefined ? [] : [[key, choice.value]])),
       );
       const settings = server.logSettings(changes);
-      return {
-        settings: Object.fromEntries(
-          Object.entries(settings).map(([key, value]) => [
-            key,
-            typeof value === 'boolean' ? { bool_param: value } : typeof value === 'number' ? { uint32_param: value } : { string_param: value },
-          ]),
-        ),
-      };
+      return create(LogSettingsResponseSchema, {
+        settings: Object.fromEntries(Object.entries(settings).map(([key, value]) => [key, { parameterChoice: logSettingValue(value) }])),
+      });
     }),
   };
 }
 
-const cudaUnsupported: Unary<unknown, unknown> = (_call, callback) =>
+const cudaUnsupported: Unary<unknown, never> = (_call, callback) =>
   callback({ code: GrpcStatus.UNIMPLEMENTED, details: 'CUDA shared memory is not supported: this server has no GPU support' });
 
 /**
@@ -120,35 +163,44 @@ const cudaUnsupported: Unary<unknown, unknown> = (_call, callback) =>
  * the stream with error_message and the stream carries on. The stream ends once the client has
  * finished sending and every answer is out.
  */
-function streamInfer(server: InferenceServer, logger: Logger, call: ServerDuplexStream<ModelInferRequestMessage, unknown>): void {
+const streamInfer = (server: InferenceServer, logger: Logger, call: Parameters<InferenceHandlers['modelStreamInfer']>[0]): void => {
   let pending = 0;
   let isInputDone = false;
   const finishIfDone = (): void => {
     if (isInputDone && pending === 0) call.end();
   };
-  const write = (reply: unknown): void => {
+  const write = (reply: ModelStreamInferResponse): void => {
     if (!call.cancelled && !call.destroyed) call.write(reply);
   };
-  call.on('data', (message: ModelInferRequestMessage) => {
+  call.on('data', (message: ModelInferRequest) => {
     pending++;
-    const header = { model_name: message.model_name, model_version: message.model_version, id: message.id };
-    const isEmptyFinalWanted = message.parameters?.triton_enable_empty_final_response?.bool_param === true;
+    const header = { modelName: message.modelName, modelVersion: message.modelVersion, id: message.id };
+    const emptyFinal = message.parameters.triton_enable_empty_final_response?.parameterChoice;
+    const isEmptyFinalWanted = emptyFinal?.case === 'boolParam' && emptyFinal.value;
     let isDecoupled = false;
     Promise.resolve()
       .then(() => {
         const request = decodeModelInferRequest(message);
-        isDecoupled = server.modelConfig(request.modelName, request.modelVersion).modelTransactionPolicy?.decoupled === true;
+        isDecoupled = server.modelSpec(request.modelName, request.modelVersion).isDecoupled;
         return server.inferStream(request, (response) =>
-          write({ error_message: '', infer_response: encodeModelInferResponse({ ...response, parameters: { ...response.parameters, triton_final_response: !isDecoupled } }) }),
+          write(
+            create(ModelStreamInferResponseSchema, {
+              inferResponse: encodeModelInferResponse({ ...response, parameters: { ...response.parameters, triton_final_response: !isDecoupled } }),
+            }),
+          ),
         );
       })
       .then(
         () => {
           if (isDecoupled && isEmptyFinalWanted) {
-            write({ error_message: '', infer_response: { ...header, parameters: { triton_final_response: { bool_param: true } } } });
+            write(
+              create(ModelStreamInferResponseSchema, {
+                inferResponse: { ...header, parameters: { triton_final_response: { parameterChoice: { case: 'boolParam', value: true } } } },
+              }),
+            );
           }
         },
-        (error: unknown) => write({ error_message: grpcError(error, logger).details, infer_response: header as Partial<ModelInferResponseMessage> }),
+        (error: unknown) => write(create(ModelStreamInferResponseSchema, { errorMessage: grpcError(error, logger).details, inferResponse: header })),
       )
       .then(() => {
         pending--;
@@ -160,20 +212,21 @@ function streamInfer(server: InferenceServer, logger: Logger, call: ServerDuplex
     finishIfDone();
   });
   call.on('error', (error) => logger.verbose(1, 'grpc', `stream error: ${error.message}`));
-}
+};
 
 /** grpc.health.v1.Health: SERVING while the server is ready, for the whole server or the inference service. */
-export function createHealthService(server: InferenceServer): Record<string, unknown> {
+export function createHealthService(server: InferenceServer): HealthHandlers {
   return {
-    Check: (call: ServerUnaryCall<{ service: string }, unknown>, callback: sendUnaryData<unknown>) => {
+    check: (call, callback) => {
       const { service } = call.request;
       if (service !== '' && service !== 'inference.GRPCInferenceService') {
         callback({ code: GrpcStatus.NOT_FOUND, details: `unknown service '${service}'; this server has '' and 'inference.GRPCInferenceService'` });
         return;
       }
-      callback(null, { status: server.isReady() ? 'SERVING' : 'NOT_SERVING' });
+      const status = server.isReady() ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING;
+      callback(null, create(HealthCheckResponseSchema, { status }));
     },
-    Watch: (call: ServerWritableStream<{ service: string }, unknown>) => {
+    watch: (call) => {
       call.emit('error', { code: GrpcStatus.UNIMPLEMENTED, details: 'Watch is not implemented; poll Check instead' });
     },
   };

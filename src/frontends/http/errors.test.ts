@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { NereidError, STATUS_CODES } from '../../core/index.js';
+import { NereidError } from '../../core/index.js';
+import { HTTP_STATUS, STATUS_CODES } from '../../protocol/status-code.js';
 import { silentLogger } from '../../logging/logger.js';
-import { HTTP_STATUS, errorReply } from './errors.js';
+import { errorReply } from './errors.js';
 
 test("every status code maps to Triton's HTTP status", () => {
   assert.deepEqual(

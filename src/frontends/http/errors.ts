@@ -1,18 +1,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
-import { type ErrorReason, NereidError, type StatusCode } from '../../core/index.js';
+import { type ErrorReason, NereidError } from '../../core/index.js';
+import { HTTP_STATUS } from '../../protocol/status-code.js';
 import type { Logger } from '../../logging/logger.js';
-
-/** Triton's mapping of error codes to HTTP statuses (docs/protocol/README.md, src/http_server.cc). */
-export const HTTP_STATUS: Record<StatusCode, number> = {
-  INVALID_ARG: 400,
-  ALREADY_EXISTS: 400,
-  CANCELLED: 400,
-  UNKNOWN: 400,
-  NOT_FOUND: 404,
-  UNAVAILABLE: 503,
-  UNSUPPORTED: 501,
-  INTERNAL: 500,
-};
 
 /**
  * The reasons whose HTTP answer differs from their status code's: a method the path does not take is

@@ -1,8 +1,7 @@
 import { type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { promisify } from 'node:util';
-import { deflate, gzip, inflate, gunzip } from 'node:zlib';
 import { type InferenceServer, NereidError } from '../../core/index.js';
+import { compressBody, decompressBody } from '../../protocol/content-encoding.js';
 import type { Logger } from '../../logging/logger.js';
 import { errorReply } from './errors.js';
 import { handleHealth, handleServerMetadata } from './handlers/health.js';
@@ -27,10 +26,6 @@ function acceptedEncoding(header: string | undefined): 'gzip' | 'deflate' | unde
   return allowed.has('gzip') ? 'gzip' : allowed.has('deflate') ? 'deflate' : undefined;
 }
 
-const gunzipAsync = promisify(gunzip);
-const inflateAsync = promisify(inflate);
-const gzipAsync = promisify(gzip);
-const deflateAsync = promisify(deflate);
 
 export interface HttpFrontendOptions {
   readonly server: InferenceServer;
@@ -160,7 +155,7 @@ export class HttpFrontend {
       });
     }
     try {
-      return await (encoding === 'gzip' ? gunzipAsync : inflateAsync)(body, { maxOutputLength: limit });
+      return await decompressBody[encoding](body, { maxOutputLength: limit });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge('more than that once decompressed');
       throw new NereidError('INVALID_ARG', `cannot decompress the ${encoding} request body: ${(error as Error).message}`);
@@ -173,7 +168,7 @@ export class HttpFrontend {
     let chunks = reply.chunks;
     const encoding = reply.isCompressible === true ? acceptedEncoding(req.headers['accept-encoding']) : undefined;
     if (encoding !== undefined && chunks.length > 0) {
-      chunks = [await (encoding === 'gzip' ? gzipAsync : deflateAsync)(Buffer.concat(chunks))];
+      chunks = [await compressBody[encoding](Buffer.concat(chunks))];
       headers['content-encoding'] = encoding;
     }
     if (reply.stream !== undefined) {

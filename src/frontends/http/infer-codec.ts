@@ -1,19 +1,10 @@
-import {
-  type InferRequest,
-  type InferResponse,
-  type ModelMetadata,
-  NereidError,
-  type ParameterValue,
-  type Parameters,
-  type RequestedOutput,
-  type Tensor,
-  asBytes,
-  dataTypeByteSize,
-  elementCount,
-  isDataType,
-  serializeBytes,
-} from '../../core/index.js';
-import { type JsonValue, parseJsonBody } from './json-body.js';
+import { type InferRequest, type InferResponse, NereidError, type RequestedOutput, type Tensor } from '../../core/index.js';
+import type { ModelMetadata } from '../../protocol/metadata.js';
+import type { ParameterValue, Parameters } from '../../protocol/parameters.js';
+import { asBytes, elementCount, serializeBytes } from '../../protocol/tensor-data.js';
+import { DATA_TYPE_NAMES, dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
+import type { JsonValue } from '../../protocol/json-body.js';
+import { parseRequestJson } from './request-json.js';
 import { tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson, tensorDataToJson } from '../tensor-json.js';
 
@@ -113,7 +104,7 @@ export function decodeInferRequest(
     );
   }
   const jsonEnd = headerLength ?? body.byteLength;
-  const json = parseJsonBody(body.toString('utf8', 0, jsonEnd), 'inference request');
+  const json = parseRequestJson(body.toString('utf8', 0, jsonEnd), 'inference request');
   if (!isObject(json)) throw new NereidError('INVALID_ARG', 'the inference request must be a JSON object');
   const id = json.id ?? '';
   if (typeof id !== 'string') throw new NereidError('INVALID_ARG', `'id' must be a string, got ${JSON.stringify(id)}`);
@@ -135,7 +126,7 @@ export function decodeInferRequest(
     if (!isDataType(dataType)) {
       throw new NereidError(
         'INVALID_ARG',
-        `input '${name}': unknown datatype ${JSON.stringify(dataType)}; expected one of BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, FP32, FP64, BYTES, BF16`,
+        `input '${name}': unknown datatype ${JSON.stringify(dataType)}; expected one of ${DATA_TYPE_NAMES.join(', ')}`,
       );
     }
     const shape = readShape(input, name);

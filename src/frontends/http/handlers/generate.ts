@@ -1,6 +1,9 @@
-import { type InferRequest, type InferResponse, type InferenceServer, NereidError, type Parameters, elementCount } from '../../../core/index.js';
+import { type InferRequest, type InferResponse, type InferenceServer, NereidError } from '../../../core/index.js';
+import type { Parameters } from '../../../protocol/parameters.js';
+import { elementCount } from '../../../protocol/tensor-data.js';
 import { tensorDataFromJson, tensorDataToJson } from '../../tensor-json.js';
-import { type JsonValue, parseJsonBody } from '../json-body.js';
+import type { JsonValue } from '../../../protocol/json-body.js';
+import { parseRequestJson } from '../request-json.js';
 import type { Reply } from '../reply.js';
 import { AsyncQueue } from '../../../util/async-queue.js';
 import { deferred } from '../../../util/deferred.js';
@@ -14,7 +17,7 @@ type Target = { readonly modelName: string; readonly modelVersion: number | unde
  * request parameters.
  */
 export function decodeGenerateRequest(server: InferenceServer, target: Target, body: Buffer): InferRequest {
-  const json = parseJsonBody(body.toString('utf8'), 'generate request');
+  const json = parseRequestJson(body.toString('utf8'), 'generate request');
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     throw new NereidError('INVALID_ARG', `generate request must be a JSON object such as {"text_input": "...", "parameters": {...}}`);
   }

@@ -1,5 +1,5 @@
 import { type IndexEntry, type InferenceServer, NereidError } from '../../../core/index.js';
-import { parseJsonBody } from '../json-body.js';
+import { parseRequestJson } from '../request-json.js';
 import { type Reply, emptyReply, jsonReply } from '../reply.js';
 
 /** An index entry as Triton writes it: version and reason only when there is one. */
@@ -16,7 +16,7 @@ export function indexEntryMessage(entry: IndexEntry): object {
 export function handleRepositoryIndex(server: InferenceServer, body: Buffer): Reply {
   let isReadyOnly = false;
   if (body.byteLength > 0) {
-    const json = parseJsonBody(body.toString('utf8'), 'repository index request');
+    const json = parseRequestJson(body.toString('utf8'), 'repository index request');
     const ready = typeof json === 'object' && json !== null && !Array.isArray(json) ? json.ready : undefined;
     if (ready !== undefined && typeof ready !== 'boolean') {
       throw new NereidError('INVALID_ARG', `'ready' must be true or false, got ${JSON.stringify(ready)}`);
@@ -36,7 +36,7 @@ export async function handleRepositoryModel(
     await server.unloadModel(route.modelName);
     return emptyReply(200);
   }
-  const json = body.byteLength > 0 ? parseJsonBody(body.toString('utf8'), 'load request') : undefined;
+  const json = body.byteLength > 0 ? parseRequestJson(body.toString('utf8'), 'load request') : undefined;
   const raw = typeof json === 'object' && json !== null && !Array.isArray(json) ? json.parameters : undefined;
   const parameters: Record<string, string | Uint8Array | boolean | number | bigint> = {};
   if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {

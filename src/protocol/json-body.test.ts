@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseJsonBody } from './json-body.js';
+import { JsonBodyError, parseJsonBody } from './json-body.js';
 
 test('plain JSON, and integers beyond 2^53 as exact BigInts', () => {
   assert.deepEqual(parseJsonBody('{"a":[1,2.5,"x"]}', 'body'), { a: [1, 2.5, 'x'] });
@@ -23,10 +23,9 @@ test('bare NaN and Infinity outside strings, as Python clients write them', () =
 });
 
 test('malformed JSON names what failed to parse', () => {
-  assert.throws(() => parseJsonBody('{"inputs": [', 'inference request'), {
-    message: 'failed to parse the inference request as JSON: Unexpected end of JSON input',
-  });
+  assert.throws(() => parseJsonBody('{"inputs": [', 'inference request'), new JsonBodyError('inference request', 'Unexpected end of JSON input'));
   assert.throws(() => parseJsonBody('[NaN,', 'inference request'), {
+    name: 'JsonBodyError',
     message: 'failed to parse the inference request as JSON: Array item expected but reached end of input at position 10',
   });
 });

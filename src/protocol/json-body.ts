@@ -1,6 +1,5 @@
 import { parse as parseLossless } from 'lossless-json';
-import { NereidError } from '../../core/index.js';
-
+/** A parsed JSON value; integers beyond 2^53 as bigints (see parseJsonBody). */
 export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** A run of 16 or more digits: the only way an integer beyond 2^53 can appear in the text. */
@@ -51,11 +50,19 @@ function rewriteNonFinite(text: string): string | undefined {
   return copied === 0 ? undefined : out + text.slice(copied);
 }
 
+/** Text that is not JSON; the message names what failed to parse and why. */
+export class JsonBodyError extends Error {
+  constructor(what: string, reason: string) {
+    super(`failed to parse the ${what} as JSON: ${reason}`);
+    this.name = 'JsonBodyError';
+  }
+}
+
 function parseLosslessOrFail(text: string, what: string): JsonValue {
   try {
     return parseLossless(text, null, parseNumber) as JsonValue;
   } catch (error) {
-    throw new NereidError('INVALID_ARG', `failed to parse the ${what} as JSON: ${(error as Error).message}`);
+    throw new JsonBodyError(what, (error as Error).message);
   }
 }
 
@@ -63,6 +70,7 @@ function parseLosslessOrFail(text: string, what: string): JsonValue {
  * Parses a JSON body so that integers beyond 2^53 (INT64/UINT64 tensor data, int64 parameters) come
  * back as exact BigInts, and bare NaN/Infinity as numbers. NOTE: the lossless parser is about 4x slower
  * than JSON.parse, so it runs only when the text needs it: a long digit run, or a failed fast parse.
+ * Throws a JsonBodyError for text that is not JSON.
  */
 export function parseJsonBody(text: string, what: string): JsonValue {
   if (LONG_DIGIT_RUN.test(text)) return parseLosslessOrFail(rewriteNonFinite(text) ?? text, what);
@@ -70,7 +78,7 @@ export function parseJsonBody(text: string, what: string): JsonValue {
     return JSON.parse(text) as JsonValue;
   } catch (error) {
     const rewritten = rewriteNonFinite(text);
-    if (rewritten === undefined) throw new NereidError('INVALID_ARG', `failed to parse the ${what} as JSON: ${(error as Error).message}`);
+    if (rewritten === undefined) throw new JsonBodyError(what, (error as Error).message);
     return parseLosslessOrFail(rewritten, what);
   }
 }

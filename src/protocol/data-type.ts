@@ -50,6 +50,9 @@ export function isDataType(value: unknown): value is DataType {
   return typeof value === 'string' && Object.hasOwn(DATA_TYPES, value);
 }
 
+/** Every data type, in the order Triton's documentation lists them (for messages). */
+export const DATA_TYPE_NAMES: readonly DataType[] = Object.keys(DATA_TYPES).filter(isDataType);
+
 /** Element size in bytes; 0 for BYTES. */
 export function dataTypeByteSize(dataType: DataType): number {
   return DATA_TYPES[dataType].byteSize;
