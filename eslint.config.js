@@ -22,7 +22,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['**/core/*', '!**/core/index.js'], message: 'Front ends import the core only from core/index.js.' },
-            { group: ['**/repository/*', '**/scheduling/*', '**/backends/*', '**/config/*'], message: 'Front ends reach models through core/index.js.' },
+            { group: ['**/kernel/*', '**/repository/*', '**/scheduling/*', '**/backends/*', '**/config/*'], message: 'Front ends reach models through core/index.js.' },
           ],
         },
       ],
@@ -37,7 +37,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['**/core/*', '**/frontends/*', '**/repository/*', '**/scheduling/*', '**/backends/*', '**/config/*', '**/metrics/*', '**/logging/*', '**/cli/*', '**/perf/*', '**/server.js'],
+              group: ['**/core/*', '**/kernel/*', '**/util/*', '**/frontends/*', '**/repository/*', '**/scheduling/*', '**/backends/*', '**/config/*', '**/metrics/*', '**/logging/*', '**/cli/*', '**/perf/*', '**/server.js'],
               message: 'The client imports only src/protocol/ and itself.',
             },
           ],
@@ -54,7 +54,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['**/core/*', '**/frontends/*', '**/repository/*', '**/scheduling/*', '**/backends/*', '**/config/*', '**/metrics/*', '**/logging/*', '**/cli/*', '**/perf/*', '**/client/*', '**/server.js'],
+              group: ['**/core/*', '**/kernel/*', '**/util/*', '**/frontends/*', '**/repository/*', '**/scheduling/*', '**/backends/*', '**/config/*', '**/metrics/*', '**/logging/*', '**/cli/*', '**/perf/*', '**/client/*', '**/server.js'],
               message: 'src/protocol/ imports only itself (and npm packages).',
             },
           ],

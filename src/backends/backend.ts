@@ -1,9 +1,7 @@
 import type { ModelConfig } from '../protocol/gen/model_config_pb.js';
-import type { NereidError } from '../core/errors.js';
-import type { InferRequest } from '../core/infer-request.js';
-import type { ModelCaller } from '../core/model-caller.js';
-import type { ModelSpec } from '../core/model-spec.js';
-import type { Tensor } from '../core/tensor.js';
+import type { ModelCaller } from '../kernel/model-caller.js';
+import type { ModelSpec } from '../kernel/model-spec.js';
+import type { ModelInstance } from '../kernel/model-instance.js';
 import type { Logger } from '../logging/logger.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import type { Scheduler } from '../scheduling/scheduler.js';
@@ -74,39 +72,3 @@ export interface BackendModel {
   unload(): Promise<void>;
 }
 
-/**
- * Where one execution's time went, in Triton's terms (docs/protocol/extension_statistics.md):
- * preparing the inputs, running the model, and extracting the outputs.
- */
-export interface ComputeTiming {
-  readonly inputNs: number;
-  readonly inferNs: number;
-  readonly outputNs: number;
-}
-
-export interface ExecuteResult {
-  /** One entry per request, in request order: its output tensors, or its error. */
-  readonly responses: ReadonlyArray<readonly Tensor[] | NereidError>;
-  readonly timing: ComputeTiming;
-}
-
-export interface ModelInstance {
-  readonly name: string;
-  /**
-   * False while the instance cannot run requests (its worker thread or process died and is being
-   * restarted, see supervised-instance.ts); the model reports not ready meanwhile, and executions
-   * given to it fail at once with UNAVAILABLE. Absent: always healthy (no worker of its own).
-   */
-  readonly isHealthy?: boolean;
-  /**
-   * Runs one batch of validated requests in one execution. Each request gets the output tensors
-   * named in its `outputs` (all when undefined), checked against the configuration and with the
-   * config `reshape` undone (tensor-io.ts); one bad request fails only itself.
-   * The instance reads the requests' input tensors and keeps no reference after the promise settles.
-   * A decoupled model sends each response through its request's `onResponse` and settles the
-   * request with an empty list (or its error) once it has sent the last.
-   */
-  execute(requests: readonly InferRequest[]): Promise<ExecuteResult>;
-  /** Stops the instance: executions it holds fail with UNAVAILABLE, then the model finalizes. */
-  close(): Promise<void>;
-}

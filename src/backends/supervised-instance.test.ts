@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, mock, test } from 'node:test';
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import { silentLogger } from '../logging/logger.js';
 import { type HeldExecution, SupervisedInstance, type SupervisedWorker, type WorkerEvents } from './supervised-instance.js';
 

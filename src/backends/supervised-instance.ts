@@ -33,7 +33,7 @@
  * | an execution runs past its timeout       | UNAVAILABLE | `<label> did not finish executing within <ms> ms (config parameter <name>); the instance is restarted` |
  * | the instance is closed under a request   | UNAVAILABLE | `<label> was stopped before the request finished`                                     |
  */
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import type { Logger } from '../logging/logger.js';
 
 /** How a worker ended, in words that follow "the <worker>": "exited with code 3", "was killed by signal SIGKILL". */

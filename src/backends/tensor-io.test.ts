@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { NereidError } from '../core/errors.js';
-import type { ModelSpec, TensorSpec } from '../core/model-spec.js';
-import type { Tensor } from '../core/tensor.js';
+import { NereidError } from '../kernel/errors.js';
+import type { ModelSpec, TensorSpec } from '../kernel/model-spec.js';
+import type { Tensor } from '../kernel/tensor.js';
 import { backendShape, checkOutputs, clientShape } from './tensor-io.js';
 
 const tensorSpec = (name: string, dims: number[], reshape?: number[]): TensorSpec => ({

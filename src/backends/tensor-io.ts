@@ -20,9 +20,9 @@
  * | an output the request did not ask for                                 | dropped (as Triton)   |
  * | an output the request asked for and the model did not return          | left out (as Triton)  |
  */
-import { NereidError } from '../core/errors.js';
-import type { ModelSpec, TensorSpec } from '../core/model-spec.js';
-import type { Tensor } from '../core/tensor.js';
+import { NereidError } from '../kernel/errors.js';
+import type { ModelSpec, TensorSpec } from '../kernel/model-spec.js';
+import type { Tensor } from '../kernel/tensor.js';
 import { type FixedSizeArray, elementCount } from '../protocol/tensor-data.js';
 
 /** The shape the model sees: the config `reshape` in place of the dims, batch dimension kept. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import { perf } from './perf.js';
 import { serve } from './serve.js';
 

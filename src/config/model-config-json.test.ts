@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { create } from '@bufbuild/protobuf';
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import { ModelConfigSchema } from '../protocol/gen/model_config_pb.js';
 import { modelConfigFromJson, modelConfigToProtoJson, modelConfigToTritonJson } from './model-config-json.js';
 import { normalizeModelConfig } from './normalize.js';

@@ -11,7 +11,7 @@ import {
 } from '@bufbuild/protobuf';
 import { reflect, type ReflectMessage } from '@bufbuild/protobuf/reflect';
 import { base64Encode } from '@bufbuild/protobuf/wire';
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import { closestName } from './closest-name.js';
 import { ModelConfigSchema, type ModelConfig } from '../protocol/gen/model_config_pb.js';
 

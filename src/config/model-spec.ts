@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DataType as ConfigDataType, type ModelConfig } from '../protocol/gen/model_config_pb.js';
 import { type DataType, dataTypeFromConfig, dataTypeToConfig } from '../protocol/data-type.js';
-import { NereidError } from '../core/errors.js';
-import type { ModelSpec, TensorSpec } from '../core/model-spec.js';
+import { NereidError } from '../kernel/errors.js';
+import type { ModelSpec, TensorSpec } from '../kernel/model-spec.js';
 
 /** The config enum (TYPE_FP32) for a wire data type (FP32). */
 export function configDataTypeOf(dataType: DataType): ConfigDataType {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import { modelConfigToProtoJson } from './model-config-json.js';
 import { parseModelConfig } from './parse-model-config.js';
 

@@ -1,6 +1,6 @@
 import { ScalarType } from '@bufbuild/protobuf';
 import { fromText } from '@bufbuild/protobuf/txtpb';
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import { closestName } from './closest-name.js';
 import { ModelConfigSchema, type ModelConfig } from '../protocol/gen/model_config_pb.js';
 import { locateTextError, type TextErrorContext, type ValueType } from './locate-text-error.js';

@@ -1,8 +1,13 @@
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import type { LoggerOptions } from '../logging/logger.js';
 import { DEFAULT_METRICS_CONFIG, type MetricsConfig } from '../metrics/server-metrics.js';
-import type { ModelControlMode } from '../repository/repository-manager.js';
 import { parseFlags } from './parse-flags.js';
+
+/**
+ * Triton's --model-control-mode: load everything at start (NONE), load and unload through the API
+ * (EXPLICIT), or follow the repository's folders (POLL).
+ */
+export type ModelControlMode = 'none' | 'explicit' | 'poll';
 
 /** Everything `nereid serve` can be told, with Triton's flag names and defaults (src/command_line_parser.cc). */
 export interface ServerOptions {

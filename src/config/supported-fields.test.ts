@@ -4,7 +4,7 @@ import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { DescMessage } from '@bufbuild/protobuf';
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import { ModelConfigSchema } from '../protocol/gen/model_config_pb.js';
 import { normalizeModelConfig } from './normalize.js';
 import { parseModelConfig } from './parse-model-config.js';

@@ -1,6 +1,6 @@
 import { type DescField, type Message, create, equals } from '@bufbuild/protobuf';
 import { type ReflectMessage, isReflectList, isReflectMap, isReflectMessage, reflect } from '@bufbuild/protobuf/reflect';
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import { type ModelConfig, ModelConfigSchema } from '../protocol/gen/model_config_pb.js';
 
 /**

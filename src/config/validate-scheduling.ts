@@ -1,4 +1,4 @@
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import {
   DataType,
   ModelQueuePolicy_TimeoutAction,

@@ -1,4 +1,4 @@
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import {
   BatchInput_Kind,
   BatchOutput_Kind,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import type { ModelConfig } from '../protocol/gen/model_config_pb.js';
 import { normalizeModelConfig } from './normalize.js';
 import { parseModelConfig } from './parse-model-config.js';

@@ -1,4 +1,4 @@
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import { ModelInstanceGroup_Kind, type ModelConfig } from '../protocol/gen/model_config_pb.js';
 import { validateScheduling } from './validate-scheduling.js';
 import { validateTensors } from './validate-tensors.js';

@@ -1,8 +1,8 @@
-import { NereidError } from './errors.js';
-import type { TensorSpec } from './model-spec.js';
+import { NereidError } from '../kernel/errors.js';
+import type { TensorSpec } from '../kernel/model-spec.js';
 import type { FixedSizeArray } from '../protocol/tensor-data.js';
 import type { Parameters } from '../protocol/parameters.js';
-import type { Tensor } from './tensor.js';
+import type { Tensor } from '../kernel/tensor.js';
 
 /**
  * Reads the classification extension's output parameter (`classification: k`), undefined when absent.

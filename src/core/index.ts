@@ -2,12 +2,12 @@
 export { InferenceServer } from './inference-server.js';
 export type { InferenceServerOptions } from './inference-server.js';
 export { RequestRouter } from './request-router.js';
-export type { ModelCaller } from './model-caller.js';
-export type { ModelSpec, TensorSpec } from './model-spec.js';
-export { NereidError } from './errors.js';
-export type { ErrorReason, NereidErrorOptions } from './errors.js';
-export type { InferRequest, InferResponse, RequestedOutput } from './infer-request.js';
-export type { Tensor } from './tensor.js';
+export type { ModelCaller } from '../kernel/model-caller.js';
+export type { ModelSpec, TensorSpec } from '../kernel/model-spec.js';
+export { NereidError } from '../kernel/errors.js';
+export type { ErrorReason, NereidErrorOptions } from '../kernel/errors.js';
+export type { InferRequest, InferResponse, RequestedOutput } from '../kernel/infer-request.js';
+export type { Tensor } from '../kernel/tensor.js';
 export { modelConfigToTritonJson } from '../config/model-config-json.js';
 export type { BatchStatistics, Duration, ModelStatisticsSnapshot } from '../metrics/model-statistics.js';
 export type { IndexEntry, ModelState } from '../repository/model-lifecycle.js';

@@ -4,10 +4,10 @@ import { type LogSettingsMessage, updateLogSettings } from './log-settings.js';
 import type { ModelStatisticsSnapshot } from '../metrics/model-statistics.js';
 import type { IndexEntry } from '../repository/model-lifecycle.js';
 import type { RepositoryManager } from '../repository/repository-manager.js';
-import { NereidError } from './errors.js';
-import type { InferRequest, InferResponse } from './infer-request.js';
-import type { ModelCaller } from './model-caller.js';
-import type { ModelSpec } from './model-spec.js';
+import { NereidError } from '../kernel/errors.js';
+import type { InferRequest, InferResponse } from '../kernel/infer-request.js';
+import type { ModelCaller } from '../kernel/model-caller.js';
+import type { ModelSpec } from '../kernel/model-spec.js';
 import type { ModelMetadata, ServerMetadata } from '../protocol/metadata.js';
 
 export interface InferenceServerOptions {

@@ -1,5 +1,5 @@
 import type { ConfigurableLogger, LoggerOptions } from '../logging/logger.js';
-import { NereidError } from './errors.js';
+import { NereidError } from '../kernel/errors.js';
 
 /** Triton's logging extension settings (docs/protocol/extension_logging.md), by their wire names. */
 export interface LogSettingsMessage {

@@ -1,10 +1,10 @@
 import { classificationCount, classify } from './classification.js';
-import { NereidError } from './errors.js';
-import type { InferRequest, InferResponse } from './infer-request.js';
-import type { ModelCaller } from './model-caller.js';
-import type { ModelSpec } from './model-spec.js';
-import type { Tensor } from './tensor.js';
-import { validateRequest } from './validate-request.js';
+import { NereidError } from '../kernel/errors.js';
+import type { InferRequest, InferResponse } from '../kernel/infer-request.js';
+import type { ModelCaller } from '../kernel/model-caller.js';
+import type { ModelSpec } from '../kernel/model-spec.js';
+import type { Tensor } from '../kernel/tensor.js';
+import { validateRequest } from '../kernel/validate-request.js';
 
 /** What the router needs of a loaded model version: its interface and its scheduler's entry. */
 export interface RoutableModel {

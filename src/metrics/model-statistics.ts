@@ -1,4 +1,4 @@
-import type { ComputeTiming } from '../backends/backend.js';
+import type { ComputeTiming } from '../kernel/model-instance.js';
 
 /** A count and the nanoseconds it took in all: Triton's StatisticDuration. */
 export interface Duration {

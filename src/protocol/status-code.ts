@@ -2,7 +2,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 
 /**
  * The error codes of the protocol, Triton's TRITONSERVER_Error codes: the server's NereidError carries
- * one (core/errors.ts), each transport writes it with its table below, and the client reads it back
+ * one (kernel/errors.ts), each transport writes it with its table below, and the client reads it back
  * (client/errors.ts).
  */
 export type StatusCode =

@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, normalize, relative, sep } from 'node:path';
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 
 /** What a load request may replace (Triton's load parameters `config` and `file:<version>/<name>`). */
 export interface LoadOverride {

@@ -1,4 +1,4 @@
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import { type IndexEntry, type ModelEntry, type VersionState, indexEntries } from './model-lifecycle.js';
 import type { Model } from './model.js';
 

@@ -1,9 +1,10 @@
-import type { Backend, BackendModel, LoadContext, ModelFiles, ModelInstance } from '../backends/backend.js';
+import type { Backend, BackendModel, LoadContext, ModelFiles } from '../backends/backend.js';
+import type { ModelInstance } from '../kernel/model-instance.js';
 import type { ModelConfig } from '../protocol/gen/model_config_pb.js';
 import { loadModelSpec } from '../config/model-spec.js';
-import type { InferRequest } from '../core/infer-request.js';
-import type { ModelSpec } from '../core/model-spec.js';
-import type { Tensor } from '../core/tensor.js';
+import type { InferRequest } from '../kernel/infer-request.js';
+import type { ModelSpec } from '../kernel/model-spec.js';
+import type { Tensor } from '../kernel/tensor.js';
 import { ModelStatistics, type StatisticsObserver } from '../metrics/model-statistics.js';
 import { createScheduler } from '../scheduling/create-scheduler.js';
 import { InstancePool } from '../scheduling/instance-pool.js';

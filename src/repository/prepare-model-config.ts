@@ -10,7 +10,7 @@ import { normalizeModelConfig } from '../config/normalize.js';
 import { parseModelConfig } from '../config/parse-model-config.js';
 import { refuseUnsupportedFields } from '../config/supported-fields.js';
 import { validateModelConfig } from '../config/validate.js';
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 
 export interface PrepareOptions {
   readonly name: string;

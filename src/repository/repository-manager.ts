@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { BackendContext, LoadContext } from '../backends/backend.js';
-import type { ModelSpec } from '../core/model-spec.js';
-import { NereidError } from '../core/errors.js';
+import type { ModelSpec } from '../kernel/model-spec.js';
+import { NereidError } from '../kernel/errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { StatisticsObserver } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from '../scheduling/clock.js';
@@ -16,12 +16,8 @@ import { prepareModelConfig } from './prepare-model-config.js';
 import { RepositoryPoller } from './repository-poller.js';
 import { findVersions, fingerprintFolders, scanRepositories } from './repository-scan.js';
 import { selectVersions } from './version-policy.js';
+import type { ModelControlMode } from '../config/server-options.js';
 
-/**
- * Triton's --model-control-mode: load everything at start (NONE), load and unload through the API
- * (EXPLICIT), or follow the repository's folders (POLL).
- */
-export type ModelControlMode = 'none' | 'explicit' | 'poll';
 
 export interface RepositoryOptions {
   readonly repositoryPaths: readonly string[];

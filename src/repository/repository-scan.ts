@@ -1,6 +1,6 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 
 /** Folders Triton keeps inside a model folder that are not versions: no warning for these. */
 const KNOWN_SUBFOLDERS = new Set(['configs', 'warmup', 'initial_state']);

@@ -1,16 +1,16 @@
 import { randomFillSync } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ModelInstance } from '../backends/backend.js';
+import type { ModelInstance } from '../kernel/model-instance.js';
 import type { ModelConfig, ModelWarmup } from '../protocol/gen/model_config_pb.js';
 import { dataTypeOfConfig } from '../config/model-spec.js';
 import { dataTypeByteSize } from '../protocol/data-type.js';
-import { NereidError } from '../core/errors.js';
-import type { InferRequest } from '../core/infer-request.js';
-import type { ModelSpec } from '../core/model-spec.js';
-import type { Tensor } from '../core/tensor.js';
+import { NereidError } from '../kernel/errors.js';
+import type { InferRequest } from '../kernel/infer-request.js';
+import type { ModelSpec } from '../kernel/model-spec.js';
+import type { Tensor } from '../kernel/tensor.js';
 import { allocateFixedSize, deserializeBytes, elementCount, viewFixedSize } from '../protocol/tensor-data.js';
-import { validateRequest } from '../core/validate-request.js';
+import { validateRequest } from '../kernel/validate-request.js';
 
 /** The data of one warmup input: zeros, random bytes, or the file `<model>/warmup/<name>` (raw, as binary data). */
 async function warmupData(dataType: Tensor['dataType'], shape: readonly number[], source: ModelWarmup['inputs'][string]['inputDataType'], modelDir: string): Promise<Tensor['data']> {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Tensor } from '../core/tensor.js';
+import type { Tensor } from '../kernel/tensor.js';
 import { concatBatch, splitBatch } from './batch.js';
 
 const int32 = (shape: number[], values: number[]): Tensor => ({ name: 'X', dataType: 'INT32', shape, data: new Int32Array(values) });

@@ -1,8 +1,8 @@
 import type { DataType } from '../protocol/data-type.js';
-import { NereidError } from '../core/errors.js';
-import type { InferRequest } from '../core/infer-request.js';
+import { NereidError } from '../kernel/errors.js';
+import type { InferRequest } from '../kernel/infer-request.js';
 import { type BytesElements, type FixedSizeArray, type TensorData, asBytes, viewFixedSize } from '../protocol/tensor-data.js';
-import type { Tensor } from '../core/tensor.js';
+import type { Tensor } from '../kernel/tensor.js';
 
 /** The inferences a request carries: its batch dimension for a model that batches (max_batch_size > 0), else 1. */
 export function batchSizeOf(request: InferRequest, isBatching: boolean): number {

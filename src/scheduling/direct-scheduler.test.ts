@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ExecuteResult, ModelInstance } from '../backends/backend.js';
-import { NereidError } from '../core/errors.js';
-import type { InferRequest } from '../core/infer-request.js';
+import type { ExecuteResult, ModelInstance } from '../kernel/model-instance.js';
+import { NereidError } from '../kernel/errors.js';
+import type { InferRequest } from '../kernel/infer-request.js';
 import { ModelStatistics } from '../metrics/model-statistics.js';
 import { DirectScheduler } from './direct-scheduler.js';
 import { InstancePool } from './instance-pool.js';

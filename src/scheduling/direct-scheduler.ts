@@ -1,6 +1,6 @@
-import { NereidError } from '../core/errors.js';
-import type { InferRequest } from '../core/infer-request.js';
-import type { Tensor } from '../core/tensor.js';
+import { NereidError } from '../kernel/errors.js';
+import type { InferRequest } from '../kernel/infer-request.js';
+import type { Tensor } from '../kernel/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from './clock.js';
 import { batchSizeOf } from './batch.js';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { ExecuteResult, ModelInstance } from '../backends/backend.js';
-import { NereidError } from '../core/errors.js';
-import type { InferRequest } from '../core/infer-request.js';
-import type { Tensor } from '../core/tensor.js';
+import type { ExecuteResult, ModelInstance } from '../kernel/model-instance.js';
+import { NereidError } from '../kernel/errors.js';
+import type { InferRequest } from '../kernel/infer-request.js';
+import type { Tensor } from '../kernel/tensor.js';
 import { ModelStatistics } from '../metrics/model-statistics.js';
 import { FakeClock } from '../../test/helpers/fake-clock.js';
 import { DynamicBatcher, type DynamicBatcherOptions } from './dynamic-batcher.js';

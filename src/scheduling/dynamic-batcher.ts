@@ -1,6 +1,6 @@
-import { NereidError } from '../core/errors.js';
-import type { InferRequest } from '../core/infer-request.js';
-import type { Tensor } from '../core/tensor.js';
+import { NereidError } from '../kernel/errors.js';
+import type { InferRequest } from '../kernel/infer-request.js';
+import type { Tensor } from '../kernel/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from './clock.js';
 import { batchSizeOf } from './batch.js';
@@ -31,7 +31,7 @@ interface Entry extends QueuedRequest, QueueEntry {
 
 type Decision = { readonly batch: Entry[] } | { readonly waitUntilUs: number } | undefined;
 
-/** A `priority` or `timeout` parameter, which core/validate-request.ts has checked is a non-negative integer. */
+/** A `priority` or `timeout` parameter, which kernel/validate-request.ts has checked is a non-negative integer. */
 function readInteger(request: InferRequest, key: 'priority' | 'timeout'): number | undefined {
   const value = request.parameters[key];
   return value === undefined ? undefined : Number(value);

@@ -1,7 +1,7 @@
-import type { ExecuteResult, ModelInstance } from '../backends/backend.js';
-import { NereidError } from '../core/errors.js';
-import type { InferRequest } from '../core/infer-request.js';
-import type { Tensor } from '../core/tensor.js';
+import type { ExecuteResult, ModelInstance } from '../kernel/model-instance.js';
+import { NereidError } from '../kernel/errors.js';
+import type { InferRequest } from '../kernel/infer-request.js';
+import type { Tensor } from '../kernel/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import type { Clock } from './clock.js';
 

@@ -1,4 +1,4 @@
-import { NereidError } from '../core/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import { type Deferred, deferred } from '../util/deferred.js';
 import type { Clock } from './clock.js';
 import type { CloseOptions } from './scheduler.js';

@@ -1,5 +1,5 @@
-import type { ModelInstance } from '../backends/backend.js';
-import { NereidError } from '../core/errors.js';
+import type { ModelInstance } from '../kernel/model-instance.js';
+import { NereidError } from '../kernel/errors.js';
 import { type Deferred, deferred } from '../util/deferred.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { InferRequest } from '../core/infer-request.js';
-import type { Tensor } from '../core/tensor.js';
+import type { InferRequest } from '../kernel/infer-request.js';
+import type { Tensor } from '../kernel/tensor.js';
 
 /**
  * Decides when and on which instance each request of one model version runs.

@@ -1,7 +1,7 @@
 import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import type { DataType } from '../../protocol/data-type.js';
-import { NereidError } from '../../core/errors.js';
-import type { ModelSpec } from '../../core/model-spec.js';
+import { NereidError } from '../../kernel/errors.js';
+import type { ModelSpec } from '../../kernel/model-spec.js';
 
 /** One step of an ensemble, resolved against the model it runs. */
 export interface PlanStep {

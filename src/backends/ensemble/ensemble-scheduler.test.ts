@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { NereidError } from '../../core/errors.js';
-import type { InferRequest, InferResponse } from '../../core/infer-request.js';
-import type { ModelCaller } from '../../core/model-caller.js';
-import type { ModelSpec, TensorSpec } from '../../core/model-spec.js';
+import { NereidError } from '../../kernel/errors.js';
+import type { InferRequest, InferResponse } from '../../kernel/infer-request.js';
+import type { ModelCaller } from '../../kernel/model-caller.js';
+import type { ModelSpec, TensorSpec } from '../../kernel/model-spec.js';
 import { ModelStatistics } from '../../metrics/model-statistics.js';
 import { type Deferred, deferred } from '../../util/deferred.js';
 import { EnsembleScheduler } from './ensemble-scheduler.js';

@@ -1,8 +1,8 @@
-import { NereidError } from '../../core/errors.js';
-import type { InferRequest } from '../../core/infer-request.js';
-import type { ModelCaller } from '../../core/model-caller.js';
-import type { ModelSpec } from '../../core/model-spec.js';
-import type { Tensor } from '../../core/tensor.js';
+import { NereidError } from '../../kernel/errors.js';
+import type { InferRequest } from '../../kernel/infer-request.js';
+import type { ModelCaller } from '../../kernel/model-caller.js';
+import type { ModelSpec } from '../../kernel/model-spec.js';
+import type { Tensor } from '../../kernel/tensor.js';
 import type { ModelStatistics } from '../../metrics/model-statistics.js';
 import { type Clock, systemClock } from '../../scheduling/clock.js';
 import { batchSizeOf } from '../../scheduling/batch.js';

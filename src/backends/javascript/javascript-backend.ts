@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import { modelConfigFromJson, modelConfigToTritonJson } from '../../config/model-config-json.js';
-import { NereidError } from '../../core/errors.js';
+import { NereidError } from '../../kernel/errors.js';
 import type { Backend, ModelFiles } from '../backend.js';
 import { startWorker, workerUrl } from '../worker-thread.js';
 import type { FromWorker, JsWorkerInit } from './js-messages.js';

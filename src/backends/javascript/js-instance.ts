@@ -1,12 +1,12 @@
 import { once } from 'node:events';
 import type { Worker } from 'node:worker_threads';
-import { NereidError } from '../../core/errors.js';
-import type { InferRequest, InferResponse } from '../../core/infer-request.js';
-import type { ModelCaller } from '../../core/model-caller.js';
-import type { ModelSpec } from '../../core/model-spec.js';
-import type { Tensor } from '../../core/tensor.js';
+import { NereidError } from '../../kernel/errors.js';
+import type { InferRequest, InferResponse } from '../../kernel/infer-request.js';
+import type { ModelCaller } from '../../kernel/model-caller.js';
+import type { ModelSpec } from '../../kernel/model-spec.js';
+import type { Tensor } from '../../kernel/tensor.js';
 import type { Logger } from '../../logging/logger.js';
-import type { ExecuteResult, ModelInstance } from '../backend.js';
+import type { ExecuteResult, ModelInstance } from '../../kernel/model-instance.js';
 import { SupervisedInstance, type SupervisedWorker, type WorkerEvents } from '../supervised-instance.js';
 import { backendShape, checkOutputs } from '../tensor-io.js';
 import { epochMs, msToNs, startWorker, workerUrl } from '../worker-thread.js';

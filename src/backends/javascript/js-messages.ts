@@ -11,7 +11,7 @@ export interface WireTensor {
   readonly name: string;
   readonly datatype: DataType;
   readonly shape: readonly number[];
-  /** A typed array (see core/tensor.ts for which one each data type uses), or the BYTES elements. */
+  /** A typed array (see protocol/tensor-data.ts for which one each data type uses), or the BYTES elements. */
   readonly data: ArrayBufferView | readonly Uint8Array[];
 }
 

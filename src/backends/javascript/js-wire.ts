@@ -3,9 +3,9 @@
  * worker. What comes back from a model's code is checked to be a tensor here, and against the
  * configuration in tensor-io.ts, before any client sees it.
  */
-import { NereidError } from '../../core/errors.js';
+import { NereidError } from '../../kernel/errors.js';
 import { type BytesElements, type FixedSizeArray, elementCount, fixedSizeArrayType } from '../../protocol/tensor-data.js';
-import type { Tensor } from '../../core/tensor.js';
+import type { Tensor } from '../../kernel/tensor.js';
 import type { WireTensor } from './js-messages.js';
 
 /**

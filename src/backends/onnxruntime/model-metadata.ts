@@ -1,6 +1,6 @@
 import { InferenceSession } from 'onnxruntime-node';
 import type { DataType } from '../../protocol/data-type.js';
-import { NereidError } from '../../core/errors.js';
+import { NereidError } from '../../kernel/errors.js';
 import { dataTypeOfOrt } from './ort-tensors.js';
 
 /** An input or output of an ONNX graph: symbolic or unknown dimensions read as -1. */

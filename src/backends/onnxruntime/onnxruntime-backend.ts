@@ -8,9 +8,10 @@ import {
   ModelOutputSchema,
 } from '../../protocol/gen/model_config_pb.js';
 import { configDataTypeOf } from '../../config/model-spec.js';
-import { NereidError } from '../../core/errors.js';
-import type { ModelSpec, TensorSpec } from '../../core/model-spec.js';
-import type { Backend, BackendContext, BackendModel, InstanceSpec, ModelFiles, ModelInstance } from '../backend.js';
+import { NereidError } from '../../kernel/errors.js';
+import type { ModelSpec, TensorSpec } from '../../kernel/model-spec.js';
+import type { Backend, BackendContext, BackendModel, InstanceSpec, ModelFiles } from '../backend.js';
+import type { ModelInstance } from '../../kernel/model-instance.js';
 import { type OnnxModelInfo, type OnnxTensorInfo, readOnnxModelInfo } from './model-metadata.js';
 import { OrtInstance } from './ort-instance.js';
 import { ortTypeOf } from './ort-tensors.js';

@@ -1,13 +1,13 @@
 import { once } from 'node:events';
 import type { Worker } from 'node:worker_threads';
 import type { InferenceSession } from 'onnxruntime-node';
-import { NereidError } from '../../core/errors.js';
-import type { InferRequest } from '../../core/infer-request.js';
-import type { ModelSpec } from '../../core/model-spec.js';
-import type { Tensor } from '../../core/tensor.js';
+import { NereidError } from '../../kernel/errors.js';
+import type { InferRequest } from '../../kernel/infer-request.js';
+import type { ModelSpec } from '../../kernel/model-spec.js';
+import type { Tensor } from '../../kernel/tensor.js';
 import type { Logger } from '../../logging/logger.js';
 import { batchSizeOf, concatBatch, splitBatch } from '../../scheduling/batch.js';
-import type { ExecuteResult, ModelInstance } from '../backend.js';
+import type { ExecuteResult, ModelInstance } from '../../kernel/model-instance.js';
 import { SupervisedInstance, type SupervisedWorker, type WorkerEvents } from '../supervised-instance.js';
 import { backendShape, checkOutput, clientShape } from '../tensor-io.js';
 import { epochMs, msToNs, startWorker, workerUrl } from '../worker-thread.js';

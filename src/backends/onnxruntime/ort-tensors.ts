@@ -1,9 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import type { Tensor as OrtTensor } from 'onnxruntime-node';
 import type { DataType } from '../../protocol/data-type.js';
-import { NereidError } from '../../core/errors.js';
+import { NereidError } from '../../kernel/errors.js';
 import type { FixedSizeArray, TensorData } from '../../protocol/tensor-data.js';
-import type { Tensor } from '../../core/tensor.js';
+import type { Tensor } from '../../kernel/tensor.js';
 import type { WorkerTensor } from './ort-messages.js';
 
 /** ONNX Runtime's element type for each data type it can hold; BF16 has none in onnxruntime-node. */

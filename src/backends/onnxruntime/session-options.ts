@@ -1,6 +1,6 @@
 import type { InferenceSession } from 'onnxruntime-node';
 import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
-import { NereidError } from '../../core/errors.js';
+import { NereidError } from '../../kernel/errors.js';
 
 /**
  * ONNX Runtime session settings from a model configuration, under the names Triton's onnxruntime

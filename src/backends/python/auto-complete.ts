@@ -1,6 +1,6 @@
 import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import { modelConfigFromJson, modelConfigToTritonJson } from '../../config/model-config-json.js';
-import { NereidError } from '../../core/errors.js';
+import { NereidError } from '../../kernel/errors.js';
 import type { Logger } from '../../logging/logger.js';
 import { FrameWriter } from './frame-codec.js';
 import { Kind } from './stub-protocol.js';

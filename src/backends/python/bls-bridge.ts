@@ -1,6 +1,6 @@
-import { NereidError } from '../../core/errors.js';
-import type { InferRequest, InferResponse } from '../../core/infer-request.js';
-import type { ModelCaller } from '../../core/model-caller.js';
+import { NereidError } from '../../kernel/errors.js';
+import type { InferRequest, InferResponse } from '../../kernel/infer-request.js';
+import type { ModelCaller } from '../../kernel/model-caller.js';
 import { FrameWriter, type FrameReader } from './frame-codec.js';
 import { Kind, type StubResponse, fromStubRequestFields, readRequest, writeResponse } from './stub-protocol.js';
 

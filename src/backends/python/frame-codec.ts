@@ -9,7 +9,7 @@
  * and numpy arrays without copying. Tensor data of any size travels in the frame itself: no shared
  * memory is used, so a small /dev/shm (Docker's 64 MB) never matters.
  */
-import { NereidError } from '../../core/errors.js';
+import { NereidError } from '../../kernel/errors.js';
 
 export const FRAME_HEADER_BYTES = 8;
 /** Largest body a frame can announce (the length field is 32-bit). */

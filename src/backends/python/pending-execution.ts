@@ -1,8 +1,8 @@
-import { NereidError } from '../../core/errors.js';
-import type { InferRequest } from '../../core/infer-request.js';
-import type { ModelSpec } from '../../core/model-spec.js';
-import type { Tensor } from '../../core/tensor.js';
-import type { ExecuteResult } from '../backend.js';
+import { NereidError } from '../../kernel/errors.js';
+import type { InferRequest } from '../../kernel/infer-request.js';
+import type { ModelSpec } from '../../kernel/model-spec.js';
+import type { Tensor } from '../../kernel/tensor.js';
+import type { ExecuteResult } from '../../kernel/model-instance.js';
 import { checkOutputs } from '../tensor-io.js';
 import { epochMs, msToNs } from '../worker-thread.js';
 import type { FrameReader } from './frame-codec.js';

@@ -1,8 +1,8 @@
-import type { InferRequest } from '../../core/infer-request.js';
-import type { ModelCaller } from '../../core/model-caller.js';
-import type { ModelSpec } from '../../core/model-spec.js';
+import type { InferRequest } from '../../kernel/infer-request.js';
+import type { ModelCaller } from '../../kernel/model-caller.js';
+import type { ModelSpec } from '../../kernel/model-spec.js';
 import type { Logger } from '../../logging/logger.js';
-import type { ExecuteResult, ModelInstance } from '../backend.js';
+import type { ExecuteResult, ModelInstance } from '../../kernel/model-instance.js';
 import { SupervisedInstance, type SupervisedWorker, type WorkerEvents } from '../supervised-instance.js';
 import { backendShape } from '../tensor-io.js';
 import { runBlsRequest } from './bls-bridge.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { NereidError } from '../../core/errors.js';
-import type { Tensor } from '../../core/tensor.js';
+import { NereidError } from '../../kernel/errors.js';
+import type { Tensor } from '../../kernel/tensor.js';
 import { FRAME_HEADER_BYTES, FrameReader, FrameWriter } from './frame-codec.js';
 import { fromStubRequestFields, readRequest, readResponse, readTensor, toStubRequestFields, writeRequest, writeResponse, writeTensor } from './stub-protocol.js';
 

@@ -21,10 +21,10 @@
  *                                                    LOG           u8 level, str where, str message
  */
 import type { DataType } from '../../protocol/data-type.js';
-import { NereidError } from '../../core/errors.js';
+import { NereidError } from '../../kernel/errors.js';
 import type { StatusCode } from '../../protocol/status-code.js';
 import type { Parameters, ParameterValue } from '../../protocol/parameters.js';
-import type { Tensor } from '../../core/tensor.js';
+import type { Tensor } from '../../kernel/tensor.js';
 import { asBytes, deserializeBytes, serializeBytes, viewFixedSize, type FixedSizeArray, type BytesElements } from '../../protocol/tensor-data.js';
 import type { FrameReader, FrameWriter } from './frame-codec.js';
 

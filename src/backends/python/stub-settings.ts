@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { delimiter, join, resolve } from 'node:path';
 import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
-import { NereidError } from '../../core/errors.js';
+import { NereidError } from '../../kernel/errors.js';
 
 /** The interpreter a Python model runs in when its config names no EXECUTION_ENV_PATH (Debian's, with python3-numpy). */
 export const DEFAULT_PYTHON = '/usr/bin/python3';

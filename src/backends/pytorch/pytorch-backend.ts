@@ -1,6 +1,6 @@
 import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import { DataType as ConfigDataType } from '../../protocol/gen/model_config_pb.js';
-import { NereidError } from '../../core/errors.js';
+import { NereidError } from '../../kernel/errors.js';
 import type { Backend } from '../backend.js';
 import { PythonModel, resolveModelFile } from '../python/python-backend.js';
 import { PYTHON_RUNTIME_DIR } from '../python/stub-process.js';

@@ -1,0 +1,46 @@
+import type { NereidError } from './errors.js';
+import type { InferRequest } from './infer-request.js';
+import type { Tensor } from './tensor.js';
+
+/*
+ * The contract between a scheduler and a backend: a scheduler hands batches to ModelInstances
+ * (scheduling/), and each backend implements them (backends/). Kept here, below both, so that
+ * neither imports the other for it.
+ */
+
+/**
+ * Where one execution's time went, in Triton's terms (docs/protocol/extension_statistics.md):
+ * preparing the inputs, running the model, and extracting the outputs.
+ */
+export interface ComputeTiming {
+  readonly inputNs: number;
+  readonly inferNs: number;
+  readonly outputNs: number;
+}
+
+export interface ExecuteResult {
+  /** One entry per request, in request order: its output tensors, or its error. */
+  readonly responses: ReadonlyArray<readonly Tensor[] | NereidError>;
+  readonly timing: ComputeTiming;
+}
+
+export interface ModelInstance {
+  readonly name: string;
+  /**
+   * False while the instance cannot run requests (its worker thread or process died and is being
+   * restarted, see backends/supervised-instance.ts); the model reports not ready meanwhile, and executions
+   * given to it fail at once with UNAVAILABLE. Absent: always healthy (no worker of its own).
+   */
+  readonly isHealthy?: boolean;
+  /**
+   * Runs one batch of validated requests in one execution. Each request gets the output tensors
+   * named in its `outputs` (all when undefined), checked against the configuration and with the
+   * config `reshape` undone (backends/tensor-io.ts); one bad request fails only itself.
+   * The instance reads the requests' input tensors and keeps no reference after the promise settles.
+   * A decoupled model sends each response through its request's `onResponse` and settles the
+   * request with an empty list (or its error) once it has sent the last.
+   */
+  execute(requests: readonly InferRequest[]): Promise<ExecuteResult>;
+  /** Stops the instance: executions it holds fail with UNAVAILABLE, then the model finalizes. */
+  close(): Promise<void>;
+}
