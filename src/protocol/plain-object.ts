@@ -3,7 +3,7 @@ import { type DescEnum, type DescField, type DescMessage, type Message, ScalarTy
 /*
  * Messages as plain objects in the .proto's own names, the form @grpc/proto-loader's usual options
  * (keepCase, longs and enums as strings, defaults, oneofs) give them: what GrpcClient.modelConfig
- * returns, and what tests and tools that speak the wire directly write and read (plain-object-clients.ts).
+ * returns, and what tests and tools that speak the wire directly write and read (test/helpers/plain-grpc-clients.ts).
  */
 
 /** A message as a plain object. */

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { type Client, credentials } from '@grpc/grpc-js';
-import { loadGrpcServices } from '../../src/frontends/grpc/grpc-server.js';
+import { loadGrpcServices } from '../helpers/plain-grpc-clients.js';
 import { FIXED_TYPES, STRINGS, VALUES, serializeStrings } from '../helpers/edge-values.js';
 import { EXAMPLES, type TestServer, binaryBody, binaryOutputs, bytesOf, readInferResponse, startTestServer } from '../helpers/server.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { credentials } from '@grpc/grpc-js';
-import { loadGrpcServices } from '../../src/frontends/grpc/grpc-server.js';
+import { loadGrpcServices } from '../helpers/plain-grpc-clients.js';
 import { EXAMPLES, FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
 import { simpleConfig } from '../helpers/simple-model.js';
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { credentials } from '@grpc/grpc-js';
-import { loadGrpcServices } from '../../src/frontends/grpc/grpc-server.js';
+import { loadGrpcServices } from '../helpers/plain-grpc-clients.js';
 import { EXAMPLES, type TestServer, startTestServer } from '../helpers/server.js';
 
 const JS_REPOSITORY = fileURLToPath(new URL('../fixtures/js_repository', import.meta.url));

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Client, credentials } from '@grpc/grpc-js';
-import { loadGrpcServices } from '../../src/frontends/grpc/grpc-server.js';
+import { loadGrpcServices } from '../helpers/plain-grpc-clients.js';
 import type { Logger } from '../../src/logging/logger.js';
 import { HAS_TORCH, PYTHON_FIXTURES, copyRepository, inferJson, outputData } from '../helpers/python-models.js';
 import { EXAMPLES, type TestServer, binaryBody, bytesOf, readInferResponse, startTestServer } from '../helpers/server.js';

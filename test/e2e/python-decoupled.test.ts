@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { type Client, credentials } from '@grpc/grpc-js';
 import type { InferRequest, InferResponse } from '../../src/core/index.js';
 import { NereidError } from '../../src/core/index.js';
-import { loadGrpcServices } from '../../src/frontends/grpc/grpc-server.js';
+import { loadGrpcServices } from '../helpers/plain-grpc-clients.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { PYTHON_FIXTURES } from '../helpers/python-models.js';

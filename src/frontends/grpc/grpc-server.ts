@@ -5,9 +5,6 @@ import type { Logger } from '../../logging/logger.js';
 import { healthService, inferenceService } from '../../protocol/grpc-service.js';
 import { createHealthService, createInferenceService } from './service.js';
 
-// NOTE: the end-to-end tests call the server through these plain-object clients (test/e2e/grpc.test.ts).
-export { loadGrpcServices } from '../../protocol/plain-object-clients.js';
-
 /**
  * The HTTP/2 flow-control window of every connection and stream: 16 MiB instead of 64 KiB, which
  * tripled the rate of 600 KB ModelInfer calls (677 vs 232 calls/s, measured on this project's 2-core

@@ -1,9 +1,9 @@
 import type { DescService } from '@bufbuild/protobuf';
 import { type MethodDefinition, type ServiceClientConstructor, makeClientConstructor } from '@grpc/grpc-js';
-import { GRPCInferenceService } from './gen/grpc_service_pb.js';
-import { Health } from './gen/health_pb.js';
-import { deserializeMessage, serializeMessage } from './grpc-service.js';
-import { type PlainObject as Plain, fromPlainObject, toPlainObject } from './plain-object.js';
+import { GRPCInferenceService } from '../../src/protocol/gen/grpc_service_pb.js';
+import { Health } from '../../src/protocol/gen/health_pb.js';
+import { deserializeMessage, serializeMessage } from '../../src/protocol/grpc-service.js';
+import { type PlainObject as Plain, fromPlainObject, toPlainObject } from '../../src/protocol/plain-object.js';
 
 function plainObjectClient(service: DescService): ServiceClientConstructor {
   const methods = service.methods.map((method): [string, MethodDefinition<Plain, Plain>] => [
