@@ -35,6 +35,7 @@
  */
 import { NereidError } from '../kernel/errors.js';
 import type { Logger } from '../logging/logger.js';
+import { deferred } from '../util/deferred.js';
 
 /** How a worker ended, in words that follow "the <worker>": "exited with code 3", "was killed by signal SIGKILL". */
 export interface WorkerExit {
@@ -197,15 +198,15 @@ export class SupervisedInstance<W extends SupervisedWorker, H extends HeldExecut
   }
 
   #launch(): Promise<void> {
-    let markExited!: () => void;
-    this.#workerExited = new Promise((resolve) => (markExited = resolve));
+    const workerExited = deferred();
+    this.#workerExited = workerExited.promise;
     this.#isWorkerAlive = true;
     this.#killReason = undefined;
     let isReady = false;
     const worker: W = this.#options.spawn({
       exited: (exit) => {
         if (worker === this.#worker) this.#isWorkerAlive = false;
-        markExited();
+        workerExited.resolve();
         if (isReady) this.#onExit(worker, exit);
       },
       answered: () => {

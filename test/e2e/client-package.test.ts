@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const SERVER_FOLDERS = ['core', 'frontends', 'repository', 'backends', 'scheduling', 'config', 'metrics', 'cli'];
+const SERVER_FOLDERS = ['core', 'kernel', 'frontends', 'repository', 'backends', 'scheduling', 'config', 'metrics', 'cli'];
 
 function sourceFiles(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true, recursive: true })

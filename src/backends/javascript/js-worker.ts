@@ -11,6 +11,8 @@ import { epochMs } from '../worker-thread.js';
 import type { FromWorker, JsWorkerInit, ToWorker, WireCallResponse, WireError, WireRequest, WireTensor } from './js-messages.js';
 import type { CallResponse, InitializeArgs, JavaScriptModel, ModelCall, ModelRequest, ModelResponse, ResponseSender } from './model-api.js';
 import { fromOutputTensor, toModelTensor } from './model-tensors.js';
+import { AsyncQueue } from '../../util/async-queue.js';
+import { deferred } from '../../util/deferred.js';
 
 const port = parentPort;
 if (port === null) throw new Error('js-worker.ts must run in a worker thread');
@@ -103,31 +105,16 @@ function infer(call: ModelCall): Promise<CallResponse> {
   });
 }
 
-async function* inferStream(call: ModelCall): AsyncIterable<CallResponse> {
-  const queue: CallResponse[] = [];
-  let isDone = false;
-  let wake: (() => void) | undefined;
+function inferStream(call: ModelCall): AsyncIterable<CallResponse> {
+  const responses = new AsyncQueue<CallResponse>();
   startCall(call, true, {
-    onResponse: (response) => {
-      queue.push(callResponse(response));
-      wake?.();
-    },
+    onResponse: (response) => responses.push(callResponse(response)),
     onEnd: (error) => {
-      if (error !== undefined) queue.push(callResponse(undefined, error));
-      isDone = true;
-      wake?.();
+      if (error !== undefined) responses.push(callResponse(undefined, error));
+      responses.end();
     },
   });
-  while (true) {
-    const next = queue.shift();
-    if (next !== undefined) {
-      yield next;
-      continue;
-    }
-    if (isDone) return;
-    await new Promise<void>((resolve) => (wake = resolve));
-    wake = undefined;
-  }
+  return responses;
 }
 
 function log(level: 'info' | 'warning' | 'error' | 'verbose') {
@@ -142,8 +129,7 @@ interface ExecutionRequest extends ModelRequest {
 
 function modelRequest(wire: WireRequest, executionId: number, index: number): ExecutionRequest {
   const inputs = wire.inputs.map(toModelTensor);
-  let finish!: (error: WireError | undefined) => void;
-  const finished = new Promise<WireError | undefined>((resolve) => (finish = resolve));
+  const finished = deferred<WireError | undefined>();
   let isFinal = false;
   const responseSender: ResponseSender = {
     send(response, options) {
@@ -152,14 +138,14 @@ function modelRequest(wire: WireRequest, executionId: number, index: number): Ex
       isFinal = options?.final === true;
       if (response instanceof Error) {
         isFinal = true;
-        finish(wireError(response));
+        finished.resolve(wireError(response));
         return;
       }
       if (response !== undefined) {
         const { outputs, transfer } = wireOutputs(response);
         post({ type: 'response', id: executionId, index, outputs }, transfer);
       }
-      if (isFinal) finish(undefined);
+      if (isFinal) finished.resolve(undefined);
     },
   };
   return {
@@ -169,7 +155,7 @@ function modelRequest(wire: WireRequest, executionId: number, index: number): Ex
     requestedOutputs: wire.requestedOutputs,
     parameters: Object.fromEntries(Object.entries(wire.parameters).map(([key, value]) => [key, typeof value === 'bigint' ? Number(value) : value])),
     responseSender,
-    finished,
+    finished: finished.promise,
   };
 }
 

@@ -7,6 +7,7 @@ import { checkOutputs } from '../tensor-io.js';
 import { epochMs, msToNs } from '../worker-thread.js';
 import type { FrameReader } from './frame-codec.js';
 import { Outcome, RESPONSE_COMPLETE_FINAL, readResponse, type StubResponse } from './stub-protocol.js';
+import { deferred } from '../../util/deferred.js';
 
 /**
  * One batch sent to a Python process, until every request of it has its answer. A default-mode
@@ -23,7 +24,7 @@ export class PendingExecution {
   readonly #results: Array<readonly Tensor[] | NereidError | undefined>;
   #settledCount = 0;
   #pythonTimes: { startNs: bigint; endNs: bigint } | undefined;
-  #resolve!: (result: ExecuteResult) => void;
+  readonly #settled = deferred<ExecuteResult>();
 
   constructor(requests: readonly InferRequest[], spec: ModelSpec, label: string) {
     this.#requests = requests;
@@ -31,7 +32,7 @@ export class PendingExecution {
     this.#label = label;
     this.#startMs = epochMs();
     this.#results = new Array(requests.length).fill(undefined);
-    this.promise = new Promise((resolve) => (this.#resolve = resolve));
+    this.promise = this.#settled.promise;
   }
 
   /** EXECUTE_DONE: the model's `execute` returned (or raised). */
@@ -93,7 +94,7 @@ export class PendingExecution {
     const hasTimes = endNs > 0n;
     const pythonStartMs = hasTimes ? Number(startNs) / 1e6 : endMs;
     const pythonEndMs = hasTimes ? Number(endNs) / 1e6 : endMs;
-    this.#resolve({
+    this.#settled.resolve({
       responses: this.#results as Array<readonly Tensor[] | NereidError>,
       timing: {
         inputNs: msToNs(pythonStartMs - this.#startMs),

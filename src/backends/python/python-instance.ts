@@ -11,6 +11,7 @@ import { PendingExecution } from './pending-execution.js';
 import { Kind, readResponse, toStubRequestFields, writeRequest } from './stub-protocol.js';
 import { StubProcess, describeExit } from './stub-process.js';
 import type { StubSettings } from './stub-settings.js';
+import { deferred } from '../../util/deferred.js';
 
 export interface PythonInstanceOptions {
   readonly name: string;
@@ -103,17 +104,11 @@ export class PythonInstance implements ModelInstance {
 
   /** Starts a process and initializes the model in it; ready once `initialize` has returned. */
   #spawn(events: WorkerEvents): StubWorker {
-    let resolveReady!: () => void;
-    let rejectReady!: (error: Error) => void;
-    const ready = new Promise<void>((resolve, reject) => {
-      resolveReady = resolve;
-      rejectReady = reject;
-    });
+    const ready = deferred();
     // A failed start is reported to whoever awaits `ready`; keep it from counting as unhandled meanwhile.
-    ready.catch(() => {});
+    ready.promise.catch(() => {});
     let isReady = false;
-    let resolveExited!: () => void;
-    const exited = new Promise<void>((resolve) => (resolveExited = resolve));
+    const exited = deferred();
     const { settings } = this.#options;
     const stub: StubProcess = new StubProcess({
       settings,
@@ -124,9 +119,9 @@ export class PythonInstance implements ModelInstance {
       onMessage: (kind, reader) => {
         if (kind === Kind.Ready) {
           isReady = true;
-          resolveReady();
+          ready.resolve();
         } else if (kind === Kind.Failed) {
-          rejectReady(new Error(reader.str()));
+          ready.reject(new Error(reader.str()));
           stub.kill();
         } else {
           this.#receive(stub, kind, reader);
@@ -134,21 +129,21 @@ export class PythonInstance implements ModelInstance {
       },
       onPong: () => events.answered(),
       onExit: (exit) => {
-        resolveExited();
-        if (!isReady) rejectReady(new Error(`the Python process ${describeExit(exit)} before the model was initialized${tail(stub.stderrTail)}`));
+        exited.resolve();
+        if (!isReady) ready.reject(new Error(`the Python process ${describeExit(exit)} before the model was initialized${tail(stub.stderrTail)}`));
         events.exited({ description: describeExit(exit) });
       },
     });
     stub.send(Kind.Init, new FrameWriter().str(this.#options.argsJson));
     return {
       process: stub,
-      ready,
+      ready: ready.promise,
       kill: () => stub.kill(),
       ping: () => stub.ping(),
       finalize: async () => {
         const killTimer = setTimeout(() => stub.kill(), settings.healthTimeoutMs);
         stub.send(Kind.Finalize);
-        await exited;
+        await exited.promise;
         clearTimeout(killTimer);
       },
     };
