@@ -7,6 +7,7 @@ import type {
   ServerMetadataResponse,
   StatisticDuration,
 } from '../protocol/gen/grpc_service_pb.js';
+import { modelStateOf } from '../protocol/repository-index.js';
 import { ClientError } from './errors.js';
 import type { Duration, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata, TensorMetadata } from './types.js';
 
@@ -64,5 +65,5 @@ export function serverMetadataFromGrpc(response: ServerMetadataResponse): Server
 }
 
 export function indexEntryFromGrpc(entry: RepositoryIndexResponse_ModelIndex): RepositoryIndexEntry {
-  return { name: entry.name, version: entry.version, state: entry.state, reason: entry.reason };
+  return { name: entry.name, version: entry.version, state: modelStateOf(entry.state), reason: entry.reason };
 }

@@ -13,6 +13,7 @@ export type { InferOutput, InferResultFields } from './infer-result.js';
 export { AbortError, ClientError, ConnectionError, ServerError, TimeoutError } from './errors.js';
 export type { StatusCode, TransportStatus } from './errors.js';
 export type {
+  BatchStatistics,
   CallOptions,
   Compression,
   DataType,
@@ -20,10 +21,12 @@ export type {
   InferInput,
   InferOptions,
   InferenceClient,
+  InferenceStatistics,
   InputDataByType,
   LoadModelOptions,
   ModelConfig,
   ModelMetadata,
+  ModelState,
   ModelStatistics,
   ParameterValue,
   Parameters,

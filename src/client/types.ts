@@ -1,11 +1,15 @@
 import type { DataType } from '../protocol/data-type.js';
 import type { ModelMetadata, ServerMetadata } from '../protocol/metadata.js';
 import type { ParameterValue } from '../protocol/parameters.js';
+import type { RepositoryIndexEntry } from '../protocol/repository-index.js';
+import type { ModelStatistics } from '../protocol/statistics.js';
 import type { InferResult } from './infer-result.js';
 
 export type { DataType } from '../protocol/data-type.js';
 export type { ModelMetadata, ServerMetadata, TensorMetadata } from '../protocol/metadata.js';
 export type { ParameterValue } from '../protocol/parameters.js';
+export type { ModelState, RepositoryIndexEntry } from '../protocol/repository-index.js';
+export type { BatchStatistics, Duration, InferenceStatistics, ModelStatistics } from '../protocol/statistics.js';
 export type { TensorData, TensorDataByType } from '../protocol/tensor-data.js';
 
 /** Request, tensor or load parameters (KServe v2 `parameters`); bigint for 64-bit values beyond 2^53. */
@@ -108,15 +112,6 @@ export interface InferOptions extends VersionOptions {
  */
 export type ModelConfig = Readonly<Record<string, unknown>>;
 
-export interface RepositoryIndexEntry {
-  readonly name: string;
-  /** Empty when no version is loaded. */
-  readonly version: string;
-  readonly state: string;
-  /** Why the model is not ready; empty when it is. */
-  readonly reason: string;
-}
-
 export interface RepositoryIndexOptions extends CallOptions {
   /** Only the models ready for inference. */
   readonly ready?: boolean;
@@ -134,40 +129,6 @@ export interface LoadModelOptions extends CallOptions {
 export interface UnloadModelOptions extends CallOptions {
   /** Also unload the models that depend on this one (Triton's `unload_dependents`). */
   readonly unloadDependents?: boolean;
-}
-
-/** A count and the time it took, as the statistics extension reports them. */
-export interface Duration {
-  readonly count: number;
-  readonly ns: number;
-}
-
-/** One model version's statistics (the statistics extension), the same whichever protocol read them. */
-export interface ModelStatistics {
-  readonly name: string;
-  readonly version: string;
-  /** Milliseconds since the epoch of the last inference; 0 if none. */
-  readonly lastInference: number;
-  /** Inferences: a request of batch size n counts n. */
-  readonly inferenceCount: number;
-  /** Model executions (batches). */
-  readonly executionCount: number;
-  readonly inferenceStats: {
-    readonly success: Duration;
-    readonly fail: Duration;
-    readonly queue: Duration;
-    readonly computeInput: Duration;
-    readonly computeInfer: Duration;
-    readonly computeOutput: Duration;
-    readonly cacheHit: Duration;
-    readonly cacheMiss: Duration;
-  };
-  readonly batchStats: ReadonlyArray<{
-    readonly batchSize: number;
-    readonly computeInput: Duration;
-    readonly computeInfer: Duration;
-    readonly computeOutput: Duration;
-  }>;
 }
 
 /** What HttpClient and GrpcClient both offer, so that code can take either. */

@@ -1,5 +1,6 @@
 import { isDataType } from '../protocol/data-type.js';
 import type { ParameterValue } from '../protocol/parameters.js';
+import { modelStateOf } from '../protocol/repository-index.js';
 import { ClientError } from './errors.js';
 import type { Duration, InferOptions, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata, TensorMetadata } from './types.js';
 
@@ -77,7 +78,7 @@ export function serverMetadataFromWire(message: unknown): ServerMetadata {
 
 export function indexEntryFromWire(value: unknown): RepositoryIndexEntry {
   const wire = value as Wire;
-  return { name: stringOf(wire.name), version: stringOf(wire.version), state: stringOf(wire.state), reason: stringOf(wire.reason) };
+  return { name: stringOf(wire.name), version: stringOf(wire.version), state: modelStateOf(wire.state), reason: stringOf(wire.reason) };
 }
 
 /** A version option as the protocols name it: digits, or empty for the server's choice. */

@@ -9,6 +9,4 @@ export type { ErrorReason, NereidErrorOptions } from '../kernel/errors.js';
 export type { InferRequest, InferResponse, RequestedOutput } from '../kernel/infer-request.js';
 export type { Tensor } from '../kernel/tensor.js';
 export { modelConfigToTritonJson } from '../config/model-config-json.js';
-export type { BatchStatistics, Duration, ModelStatisticsSnapshot } from '../metrics/model-statistics.js';
-export type { IndexEntry, ModelState } from '../repository/model-lifecycle.js';
 export type { LogSettingsMessage } from './log-settings.js';

@@ -1,14 +1,14 @@
 import type { ModelConfig } from '../protocol/gen/model_config_pb.js';
 import { type Logger, isConfigurableLogger } from '../logging/logger.js';
 import { type LogSettingsMessage, updateLogSettings } from './log-settings.js';
-import type { ModelStatisticsSnapshot } from '../metrics/model-statistics.js';
-import type { IndexEntry } from '../repository/model-lifecycle.js';
 import type { RepositoryManager } from '../repository/repository-manager.js';
 import { NereidError } from '../kernel/errors.js';
 import type { InferRequest, InferResponse } from '../kernel/infer-request.js';
 import type { ModelCaller } from '../kernel/model-caller.js';
 import type { ModelSpec } from '../kernel/model-spec.js';
 import type { ModelMetadata, ServerMetadata } from '../protocol/metadata.js';
+import type { RepositoryIndexEntry } from '../protocol/repository-index.js';
+import type { ModelStatistics } from '../protocol/statistics.js';
 
 export interface InferenceServerOptions {
   readonly repository: RepositoryManager;
@@ -101,7 +101,7 @@ export class InferenceServer {
    * Every model version the repositories hold, with its state and the reason when it is not READY
    * (the model repository extension's index); `isReadyOnly` keeps the READY ones.
    */
-  repositoryIndex(isReadyOnly = false): IndexEntry[] {
+  repositoryIndex(isReadyOnly = false): RepositoryIndexEntry[] {
     const entries = this.#options.repository.index();
     return isReadyOnly ? entries.filter((entry) => entry.state === 'READY') : entries;
   }
@@ -141,7 +141,7 @@ export class InferenceServer {
   }
 
   /** Statistics of one model version, all versions of a model, or every model (statistics extension). */
-  modelStatistics(name?: string, version?: number): ModelStatisticsSnapshot[] {
+  modelStatistics(name?: string, version?: number): ModelStatistics[] {
     return this.#options.repository.readyModels(name, version).map((model) => model.statistics.snapshot());
   }
 

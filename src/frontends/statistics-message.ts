@@ -1,10 +1,11 @@
-import type { ModelStatisticsSnapshot } from '../core/index.js';
+import type { ModelStatistics, ModelStatisticsJson } from '../protocol/statistics.js';
 
 /**
- * One model version's statistics under the statistics extension's wire names, which the HTTP JSON and
- * the gRPC ModelStatistics message share (docs/protocol/extension_statistics.md).
+ * One model version's statistics under the statistics extension's wire names, as the HTTP reply's
+ * `model_stats` carries them (docs/protocol/extension_statistics.md); gRPC's message: grpc/service.ts.
  */
-export function statisticsMessage(stats: ModelStatisticsSnapshot): object {
+export function statisticsMessage(stats: ModelStatistics): ModelStatisticsJson {
+  const inference = stats.inferenceStats;
   return {
     name: stats.name,
     version: stats.version,
@@ -12,14 +13,14 @@ export function statisticsMessage(stats: ModelStatisticsSnapshot): object {
     inference_count: stats.inferenceCount,
     execution_count: stats.executionCount,
     inference_stats: {
-      success: stats.success,
-      fail: stats.fail,
-      queue: stats.queue,
-      compute_input: stats.computeInput,
-      compute_infer: stats.computeInfer,
-      compute_output: stats.computeOutput,
-      cache_hit: stats.cacheHit,
-      cache_miss: stats.cacheMiss,
+      success: inference.success,
+      fail: inference.fail,
+      queue: inference.queue,
+      compute_input: inference.computeInput,
+      compute_infer: inference.computeInfer,
+      compute_output: inference.computeOutput,
+      cache_hit: inference.cacheHit,
+      cache_miss: inference.cacheMiss,
     },
     response_stats: {},
     batch_stats: stats.batchStats.map((batch) => ({

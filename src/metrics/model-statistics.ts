@@ -1,10 +1,8 @@
 import type { ComputeTiming } from '../kernel/model-instance.js';
+import type { Duration, ModelStatistics as ReportedStatistics } from '../protocol/statistics.js';
 
-/** A count and the nanoseconds it took in all: Triton's StatisticDuration. */
-export interface Duration {
-  count: number;
-  ns: number;
-}
+/** A Duration that records add to. */
+type RunningDuration = { -readonly [K in keyof Duration]: Duration[K] };
 
 /** Why a request failed, as Triton's nv_inference_request_failure `reason` label says it. */
 export type FailureReason = 'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER';
@@ -27,35 +25,14 @@ export interface Execution {
   readonly timing: ComputeTiming;
 }
 
-export interface BatchStatistics {
-  readonly batchSize: number;
-  readonly computeInput: Duration;
-  readonly computeInfer: Duration;
-  readonly computeOutput: Duration;
-}
-
-/** A snapshot of one model version's statistics, in Triton's terms. */
-export interface ModelStatisticsSnapshot {
-  readonly name: string;
-  readonly version: string;
-  /** Milliseconds since the epoch of the last execution; 0 before the first. */
-  readonly lastInference: number;
-  readonly inferenceCount: number;
-  readonly executionCount: number;
-  readonly success: Duration;
-  readonly fail: Duration;
+/** A snapshot of one model version's statistics: what the extension reports, and what only the metrics read. */
+export interface ModelStatisticsSnapshot extends ReportedStatistics {
+  /** The failed requests by reason (nv_inference_request_failure); they add up to `inferenceStats.fail.count`. */
   readonly failuresByReason: Readonly<Record<FailureReason, number>>;
-  readonly queue: Duration;
-  readonly computeInput: Duration;
-  readonly computeInfer: Duration;
-  readonly computeOutput: Duration;
-  readonly cacheHit: Duration;
-  readonly cacheMiss: Duration;
-  readonly batchStats: readonly BatchStatistics[];
 }
 
-const zero = (): Duration => ({ count: 0, ns: 0 });
-const add = (duration: Duration, ns: number, count = 1): void => {
+const zero = (): RunningDuration => ({ count: 0, ns: 0 });
+const add = (duration: RunningDuration, ns: number, count = 1): void => {
   duration.count += count;
   duration.ns += ns;
 };
@@ -84,7 +61,7 @@ export class ModelStatistics {
   readonly #computeInput = zero();
   readonly #computeInfer = zero();
   readonly #computeOutput = zero();
-  readonly #batches = new Map<number, { computeInput: Duration; computeInfer: Duration; computeOutput: Duration }>();
+  readonly #batches = new Map<number, { computeInput: RunningDuration; computeInfer: RunningDuration; computeOutput: RunningDuration }>();
 
   readonly #observer: StatisticsObserver | undefined;
 
@@ -137,15 +114,16 @@ export class ModelStatistics {
       lastInference: this.#lastInference,
       inferenceCount: this.#inferenceCount,
       executionCount: this.#executionCount,
-      success: copy(this.#success),
-      fail: copy(this.#fail),
-      failuresByReason: { ...this.#failuresByReason },
-      queue: copy(this.#queue),
-      computeInput: copy(this.#computeInput),
-      computeInfer: copy(this.#computeInfer),
-      computeOutput: copy(this.#computeOutput),
-      cacheHit: zero(),
-      cacheMiss: zero(),
+      inferenceStats: {
+        success: copy(this.#success),
+        fail: copy(this.#fail),
+        queue: copy(this.#queue),
+        computeInput: copy(this.#computeInput),
+        computeInfer: copy(this.#computeInfer),
+        computeOutput: copy(this.#computeOutput),
+        cacheHit: zero(),
+        cacheMiss: zero(),
+      },
       batchStats: [...this.#batches]
         .sort(([a], [b]) => a - b)
         .map(([batchSize, batch]) => ({
@@ -154,6 +132,7 @@ export class ModelStatistics {
           computeInfer: copy(batch.computeInfer),
           computeOutput: copy(batch.computeOutput),
         })),
+      failuresByReason: { ...this.#failuresByReason },
     };
   }
 }

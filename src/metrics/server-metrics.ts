@@ -70,7 +70,7 @@ export class ServerMetrics {
         },
       });
     };
-    counter('nv_inference_request_success', 'Number of successful inference requests, all batch sizes', (s) => s.success.count);
+    counter('nv_inference_request_success', 'Number of successful inference requests, all batch sizes', (s) => s.inferenceStats.success.count);
     new Counter({
       name: 'nv_inference_request_failure',
       help: 'Number of failed inference requests, all batch sizes, by reason',
@@ -103,11 +103,11 @@ export class ServerMetrics {
     });
     if (options.config.counterLatencies) {
       const us = (ns: number): number => Math.round(ns / 1000);
-      counter('nv_inference_request_duration_us', 'Cumulative inference request duration in microseconds (successful requests)', (s) => us(s.success.ns));
-      counter('nv_inference_queue_duration_us', 'Cumulative inference queuing duration in microseconds', (s) => us(s.queue.ns));
-      counter('nv_inference_compute_input_duration_us', 'Cumulative compute input duration in microseconds', (s) => us(s.computeInput.ns));
-      counter('nv_inference_compute_infer_duration_us', 'Cumulative compute inference duration in microseconds', (s) => us(s.computeInfer.ns));
-      counter('nv_inference_compute_output_duration_us', 'Cumulative compute output duration in microseconds', (s) => us(s.computeOutput.ns));
+      counter('nv_inference_request_duration_us', 'Cumulative inference request duration in microseconds (successful requests)', (s) => us(s.inferenceStats.success.ns));
+      counter('nv_inference_queue_duration_us', 'Cumulative inference queuing duration in microseconds', (s) => us(s.inferenceStats.queue.ns));
+      counter('nv_inference_compute_input_duration_us', 'Cumulative compute input duration in microseconds', (s) => us(s.inferenceStats.computeInput.ns));
+      counter('nv_inference_compute_infer_duration_us', 'Cumulative compute inference duration in microseconds', (s) => us(s.inferenceStats.computeInfer.ns));
+      counter('nv_inference_compute_output_duration_us', 'Cumulative compute output duration in microseconds', (s) => us(s.inferenceStats.computeOutput.ns));
     }
     if (options.config.summaryLatencies) {
       const summary = (name: string, help: string): Summary<'model' | 'version'> =>

@@ -1,7 +1,5 @@
+import type { ModelState, RepositoryIndexEntry } from '../protocol/repository-index.js';
 import type { Model } from './model.js';
-
-/** A model version's state as Triton's repository index reports it. */
-export type ModelState = 'UNKNOWN' | 'READY' | 'UNAVAILABLE' | 'LOADING' | 'UNLOADING';
 
 export interface VersionState {
   readonly version: number;
@@ -20,15 +18,8 @@ export interface ModelEntry {
   error?: string;
 }
 
-export interface IndexEntry {
-  readonly name: string;
-  /** Empty when the failure concerns the whole model rather than one version. */
-  readonly version: string;
-  readonly state: ModelState;
-  readonly reason: string;
-}
-
-export function indexEntries(entry: ModelEntry): IndexEntry[] {
+/** The model's lines of the repository index: one per version, or one without a version for a failure of the whole model. */
+export function indexEntries(entry: ModelEntry): RepositoryIndexEntry[] {
   if (entry.error !== undefined) return [{ name: entry.name, version: '', state: 'UNAVAILABLE', reason: entry.error }];
   return [...entry.versions.values()]
     .sort((a, b) => a.version - b.version)

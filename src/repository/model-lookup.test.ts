@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ModelEntry, ModelState, VersionState } from './model-lifecycle.js';
+import type { ModelState } from '../protocol/repository-index.js';
+import type { ModelEntry, VersionState } from './model-lifecycle.js';
 import { ModelLookup, hasReadyVersion, isReadyVersion } from './model-lookup.js';
 import type { Model } from './model.js';
 

@@ -1,5 +1,6 @@
 import { NereidError } from '../kernel/errors.js';
-import { type IndexEntry, type ModelEntry, type VersionState, indexEntries } from './model-lifecycle.js';
+import type { RepositoryIndexEntry } from '../protocol/repository-index.js';
+import { type ModelEntry, type VersionState, indexEntries } from './model-lifecycle.js';
 import type { Model } from './model.js';
 
 /** A version that can take requests: READY, with its loaded model. The one readiness check. */
@@ -90,7 +91,7 @@ export class ModelLookup {
   }
 
   /** Triton's repository index: one entry per model version, sorted by name then version. */
-  index(): IndexEntry[] {
+  index(): RepositoryIndexEntry[] {
     return this.#sortedEntries().flatMap(indexEntries);
   }
 

@@ -3,12 +3,13 @@ import type { BackendContext, LoadContext } from '../backends/backend.js';
 import type { ModelSpec } from '../kernel/model-spec.js';
 import { NereidError } from '../kernel/errors.js';
 import type { Logger } from '../logging/logger.js';
+import type { RepositoryIndexEntry } from '../protocol/repository-index.js';
 import type { StatisticsObserver } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from '../scheduling/clock.js';
 import type { CloseOptions } from '../scheduling/scheduler.js';
 import { DependencyGraph } from './dependency-graph.js';
 import { KeyedMutex } from './keyed-mutex.js';
-import type { IndexEntry, ModelEntry } from './model-lifecycle.js';
+import type { ModelEntry } from './model-lifecycle.js';
 import { ModelLookup, hasReadyVersion, isReadyVersion } from './model-lookup.js';
 import { type LoadOverride, removeOverrideFolder, writeOverrideFiles } from './load-override.js';
 import { Model } from './model.js';
@@ -271,7 +272,7 @@ export class RepositoryManager {
   }
 
   /** Triton's repository index: one entry per model version, sorted by name then version. */
-  index(): IndexEntry[] {
+  index(): RepositoryIndexEntry[] {
     return this.#models.index();
   }
 

@@ -52,7 +52,7 @@ test('requests run alone, in arrival order, and are counted with their batch siz
   assert.equal(snapshot.inferenceCount, 4);
   assert.equal(snapshot.executionCount, 2);
   assert.deepEqual(snapshot.batchStats.map((b) => [b.batchSize, b.computeInfer.count]), [[2, 2]]);
-  assert.equal(snapshot.success.count, 2);
+  assert.equal(snapshot.inferenceStats.success.count, 2);
 });
 
 test('a forced close settles every request: the running one and the waiting one', async () => {
@@ -67,5 +67,5 @@ test('a forced close settles every request: the running one and the waiting one'
   await assert.rejects(waiting, { message: 'the model was unloaded before the request could run' });
   assert.equal(scheduler.inflightCount, 0);
   await assert.rejects(scheduler.enqueue(request('r2')), { message: "model 'm' is unloading and takes no new requests" });
-  assert.equal(statistics.snapshot().fail.count, 1, 'the request that reached an instance counts as failed');
+  assert.equal(statistics.snapshot().inferenceStats.fail.count, 1, 'the request that reached an instance counts as failed');
 });

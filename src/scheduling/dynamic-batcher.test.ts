@@ -288,8 +288,8 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
     const executions = instances.reduce((sum, instance) => sum + instance.batches.length, 0);
     assert.equal(snapshot.inferenceCount, sizes.reduce((a, b) => a + b, 0));
     assert.equal(snapshot.executionCount, executions);
-    assert.equal(snapshot.queue.count, sizes.length);
-    assert.equal(snapshot.computeInfer.count, sizes.length);
+    assert.equal(snapshot.inferenceStats.queue.count, sizes.length);
+    assert.equal(snapshot.inferenceStats.computeInfer.count, sizes.length);
     assert.equal(snapshot.batchStats.reduce((sum, b) => sum + b.computeInfer.count, 0), executions);
     assert.ok(snapshot.batchStats.every((b) => b.batchSize <= 8));
     assert.ok(snapshot.batchStats.some((b) => b.batchSize > 1));

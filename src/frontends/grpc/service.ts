@@ -1,7 +1,8 @@
 import { type MessageInitShape, create } from '@bufbuild/protobuf';
 import { type ServerUnaryCall, type sendUnaryData, status as GrpcStatus } from '@grpc/grpc-js';
-import type { Duration, InferenceServer, ModelStatisticsSnapshot } from '../../core/index.js';
+import type { InferenceServer } from '../../core/index.js';
 import type { TensorMetadata } from '../../protocol/metadata.js';
+import type { Duration, ModelStatistics as ReportedStatistics } from '../../protocol/statistics.js';
 import type { Logger } from '../../logging/logger.js';
 import {
   type LogSettingsResponse_SettingValue,
@@ -39,7 +40,8 @@ const int64 = (value: number): bigint => BigInt(Math.trunc(value));
 const durationMessage = (duration: Duration): StatisticDuration => create(StatisticDurationSchema, { count: int64(duration.count), ns: int64(duration.ns) });
 
 /** One model version's statistics as the statistics extension's message (docs/protocol/extension_statistics.md). */
-function statisticsMessage(stats: ModelStatisticsSnapshot): ModelStatistics {
+function statisticsMessage(stats: ReportedStatistics): ModelStatistics {
+  const inference = stats.inferenceStats;
   return create(ModelStatisticsSchema, {
     name: stats.name,
     version: stats.version,
@@ -47,14 +49,14 @@ function statisticsMessage(stats: ModelStatisticsSnapshot): ModelStatistics {
     inferenceCount: int64(stats.inferenceCount),
     executionCount: int64(stats.executionCount),
     inferenceStats: {
-      success: durationMessage(stats.success),
-      fail: durationMessage(stats.fail),
-      queue: durationMessage(stats.queue),
-      computeInput: durationMessage(stats.computeInput),
-      computeInfer: durationMessage(stats.computeInfer),
-      computeOutput: durationMessage(stats.computeOutput),
-      cacheHit: durationMessage(stats.cacheHit),
-      cacheMiss: durationMessage(stats.cacheMiss),
+      success: durationMessage(inference.success),
+      fail: durationMessage(inference.fail),
+      queue: durationMessage(inference.queue),
+      computeInput: durationMessage(inference.computeInput),
+      computeInfer: durationMessage(inference.computeInfer),
+      computeOutput: durationMessage(inference.computeOutput),
+      cacheHit: durationMessage(inference.cacheHit),
+      cacheMiss: durationMessage(inference.cacheMiss),
     },
     batchStats: stats.batchStats.map((batch) => ({
       batchSize: int64(batch.batchSize),

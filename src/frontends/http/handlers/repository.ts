@@ -1,9 +1,10 @@
-import { type IndexEntry, type InferenceServer, NereidError } from '../../../core/index.js';
+import { type InferenceServer, NereidError } from '../../../core/index.js';
+import type { RepositoryIndexEntry, RepositoryIndexEntryJson } from '../../../protocol/repository-index.js';
 import { parseRequestJson } from '../request-json.js';
 import { type Reply, emptyReply, jsonReply } from '../reply.js';
 
 /** An index entry as Triton writes it: version and reason only when there is one. */
-export function indexEntryMessage(entry: IndexEntry): object {
+export function indexEntryMessage(entry: RepositoryIndexEntry): RepositoryIndexEntryJson {
   return {
     name: entry.name,
     ...(entry.version !== '' ? { version: entry.version } : {}),
