@@ -3,8 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_SERVER_OPTIONS, type ServerOptions } from './config/server-options.js';
 import { InferenceServer, NereidError, RequestRouter } from './core/index.js';
+import { AuthToken } from './frontends/auth-token.js';
 import { GrpcFrontend } from './frontends/grpc/grpc-server.js';
 import { HttpFrontend } from './frontends/http/http-server.js';
+import { isLoopbackAddress } from './frontends/listen.js';
 import { MetricsFrontend } from './frontends/metrics/metrics-server.js';
 import { type Logger, createLogger } from './logging/logger.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
@@ -33,6 +35,15 @@ export interface RunningServer {
   shutdown(): Promise<void>;
 }
 
+/** The start-up recommendation of `--auth-token-file` for a service that other machines can reach. */
+function warnIfExposed(logger: Logger, service: 'HTTP' | 'gRPC', address: string, authToken: AuthToken | undefined): void {
+  if (authToken !== undefined || isLoopbackAddress(address)) return;
+  logger.warning(
+    'server',
+    `the ${service} service listens on ${address}, which other machines can reach, and asks for no token: anyone who can reach the port can infer, load and unload models; start with --auth-token-file=FILE (and see --http-restricted-api, --grpc-restricted-protocol), or listen on 127.0.0.1`,
+  );
+}
+
 /** Options for `startServer`: the repositories plus any ServerOptions to change from Triton's defaults. */
 export type StartOptions = Partial<ServerOptions> & { readonly modelRepositories: readonly string[]; readonly logger?: Logger };
 
@@ -40,6 +51,8 @@ export type StartOptions = Partial<ServerOptions> & { readonly modelRepositories
 export async function startServer(startOptions: StartOptions): Promise<RunningServer> {
   const options: ServerOptions = { ...DEFAULT_SERVER_OPTIONS, ...startOptions };
   const logger = startOptions.logger ?? createLogger(options.log);
+  // Issue 24, restricted APIs and token authentication: read before any model loads, so a bad file fails at once.
+  const authToken = options.authTokenFile !== undefined ? await AuthToken.fromFile(options.authTokenFile) : undefined;
   const metrics: ServerMetrics | undefined = options.isMetricsAllowed
     ? new ServerMetrics({
         config: options.metricsConfig,
@@ -73,10 +86,16 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   let http: HttpFrontend | undefined;
   let httpUrl: string | undefined;
   if (options.isHttpAllowed) {
-    http = new HttpFrontend({ server: core, logger, maxInputBytes: options.httpMaxInputBytes });
+    http = new HttpFrontend({
+      server: core,
+      logger,
+      maxInputBytes: options.httpMaxInputBytes,
+      access: { restrictedFeatures: options.httpRestrictedApis, authToken },
+    });
     const address = await http.listen(options.httpPort, options.httpAddress);
     httpUrl = urlOf(address);
     logger.info('server', `started HTTP service at ${options.httpAddress}:${address.port}`);
+    warnIfExposed(logger, 'HTTP', options.httpAddress, authToken);
   }
   let grpc: GrpcFrontend | undefined;
   let grpcUrl: string | undefined;
@@ -90,10 +109,12 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       isKeepalivePermittedWithoutCalls: options.isGrpcKeepalivePermittedWithoutCalls,
       http2MaxPingStrikes: options.grpcHttp2MaxPingStrikes,
       http2MinPingIntervalWithoutDataMs: options.grpcHttp2MinRecvPingIntervalWithoutDataMs,
+      access: { restrictedFeatures: options.grpcRestrictedProtocols, authToken },
     });
     const port = await grpc.listen(options.grpcPort, options.grpcAddress);
     grpcUrl = `${options.grpcAddress === '0.0.0.0' ? '127.0.0.1' : options.grpcAddress}:${port}`;
     logger.info('server', `started GRPCInferenceService at ${options.grpcAddress}:${port}`);
+    warnIfExposed(logger, 'gRPC', options.grpcAddress, authToken);
   }
   let metricsFrontend: MetricsFrontend | undefined;
   let metricsUrl: string | undefined;

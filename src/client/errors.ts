@@ -70,6 +70,10 @@ export function statusFromHttp(httpStatus: number): StatusCode {
   switch (httpStatus) {
     case 400:
       return 'INVALID_ARG';
+    case 401:
+      return 'UNAUTHENTICATED';
+    case 403:
+      return 'PERMISSION_DENIED';
     case 404:
       return 'NOT_FOUND';
     case 501:
@@ -93,6 +97,8 @@ const STATUS_BY_GRPC_CODE: ReadonlyMap<number, StatusCode> = new Map([
   [12, 'UNSUPPORTED'],
   [13, 'INTERNAL'],
   [14, 'UNAVAILABLE'],
+  [7, 'PERMISSION_DENIED'],
+  [16, 'UNAUTHENTICATED'],
 ]);
 
 export function statusFromGrpc(grpcCode: number): StatusCode {

@@ -48,6 +48,10 @@ export interface GrpcClientOptions {
   readonly compression?: Compression;
   /** More @grpc/grpc-js channel options; they override the client's own. */
   readonly channelOptions?: ChannelOptions;
+  /** Metadata sent with every call and stream, e.g. Triton's `triton-grpc-protocol-<key>` of restricted protocols. */
+  readonly metadata?: Readonly<Record<string, string>>;
+  /** A bearer token sent with every call as `authorization: Bearer <token>` metadata (the server's `--auth-token-file`). */
+  readonly authToken?: string;
 }
 
 /** The HTTP/2 flow-control window the client asks for: 16 MiB, as the server's (large tensors need it). */
@@ -102,6 +106,14 @@ export class GrpcClient implements InferenceClient {
   constructor(url: string, options: GrpcClientOptions = {}) {
     this.#target = url.replace(/^(grpc|http):\/\//i, '').replace(/\/$/, '');
     this.#options = options;
+  }
+
+  /** A new Metadata per call (grpc-js takes ownership of it) with the client's metadata and token. */
+  #metadata(): Metadata {
+    const metadata = new Metadata();
+    for (const [key, value] of Object.entries(this.#options.metadata ?? {})) metadata.set(key, value);
+    if (this.#options.authToken !== undefined) metadata.set('authorization', `Bearer ${this.#options.authToken}`);
+    return metadata;
   }
 
   async isServerLive(options: CallOptions = {}): Promise<boolean> {
@@ -180,7 +192,7 @@ export class GrpcClient implements InferenceClient {
     const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs;
     const { path, requestSerialize, responseDeserialize } = inferenceService.modelStreamInfer;
     const open = () =>
-      this.#channel(compression).makeBidiStreamRequest(path, requestSerialize, responseDeserialize, new Metadata(), timeoutMs !== undefined ? { deadline: Date.now() + timeoutMs } : {});
+      this.#channel(compression).makeBidiStreamRequest(path, requestSerialize, responseDeserialize, this.#metadata(), timeoutMs !== undefined ? { deadline: Date.now() + timeoutMs } : {});
     const stream = new InferStream(open, { ...options, timeoutMs }, (error, what) => grpcClientError(error, what, timeoutMs));
     this.#inFlight.add(stream.cancelWith);
     stream.whenFinished.then(() => this.#inFlight.delete(stream.cancelWith));
@@ -219,7 +231,7 @@ export class GrpcClient implements InferenceClient {
     const callOptions: GrpcCallOptions = timeoutMs !== undefined ? { deadline: Date.now() + timeoutMs } : {};
     return new Promise((resolve, reject) => {
       let cancelledWith: ClientError | undefined;
-      const grpcCall = channel.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, message, new Metadata(), callOptions, (error, response) => {
+      const grpcCall = channel.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, message, this.#metadata(), callOptions, (error, response) => {
         signal?.removeEventListener('abort', onAbort);
         this.#inFlight.delete(cancel);
         if (error === null) resolve(response!);

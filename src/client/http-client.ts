@@ -39,6 +39,8 @@ export interface HttpClientOptions {
   readonly timeoutMs?: number;
   /** Headers sent with every request. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** A bearer token sent with every request as `Authorization: Bearer <token>` (the server's `--auth-token-file`). */
+  readonly authToken?: string;
   /** Default of `binaryData` for infer (true: Triton's binary data extension). */
   readonly binaryData?: boolean;
   /** Default of `compression` for infer. */
@@ -111,7 +113,8 @@ export class HttpClient implements InferenceClient {
     this.#ownsAgent = options.agent === undefined;
     const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? Infinity, scheduling: 'lifo' as const };
     this.#agent = options.agent ?? (isHttps ? new HttpsAgent(agentOptions) : undefined);
-    this.#options = options;
+    this.#options =
+      options.authToken === undefined ? options : { ...options, headers: { ...options.headers, authorization: `Bearer ${options.authToken}` } };
     this.#basePath = this.#url.pathname.replace(/\/$/, '');
     if (!isHttps && options.agent === undefined) {
       this.#pool = new ConnectionPool({

@@ -58,3 +58,31 @@ test('bad flags are clear errors', () => {
     message: "nereid serve: --backend-config 'shm-size=1': unknown setting 'shm-size'; Nereid knows default-max-batch-size",
   });
 });
+
+test('issue 24: restricted APIs, restricted protocols and the token file', () => {
+  const options = parseServeArgs([
+    '--model-repository=m',
+    '--http-restricted-api=inference,health:infer-key=v1',
+    '--http-restricted-api=model-repository:admin-key=v2',
+    '--grpc-restricted-protocol=logging:admin=v3',
+    '--auth-token-file=/etc/nereid/token',
+  ]);
+  assert.ok(options !== 'help');
+  assert.deepEqual(options.httpRestrictedApis, {
+    inference: { key: 'infer-key', value: 'v1' },
+    health: { key: 'infer-key', value: 'v1' },
+    'model-repository': { key: 'admin-key', value: 'v2' },
+  });
+  assert.deepEqual(options.grpcRestrictedProtocols, { logging: { key: 'triton-grpc-protocol-admin', value: 'v3' } });
+  assert.equal(options.authTokenFile, '/etc/nereid/token');
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--grpc-restricted-protocol=health']), {
+    message: "nereid serve: --grpc-restricted-protocol option format is '<config name>:<setting>=<value>'. Got health",
+  });
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--http-restricted-api=admin:k=v']), {
+    message:
+      "nereid serve: unknown restricted api 'admin'. The categories are health, metadata, inference, shared-memory, model-config, model-repository, statistics, trace, logging",
+  });
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--auth-token-file=']), {
+    message: 'nereid serve: --auth-token-file takes the path of a file that holds the token, got an empty path',
+  });
+});

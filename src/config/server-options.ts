@@ -2,6 +2,8 @@ import { NereidError } from '../kernel/errors.js';
 import type { LoggerOptions } from '../logging/logger.js';
 import { DEFAULT_METRICS_CONFIG, type MetricsConfig } from '../metrics/server-metrics.js';
 import { parseFlags } from './parse-flags.js';
+import type { RestrictedFeatures } from '../protocol/restricted-category.js';
+import { parseRestrictedFeatures } from './restricted-features.js';
 
 /**
  * Triton's --model-control-mode: load everything at start (NONE), load and unload through the API
@@ -49,6 +51,13 @@ export interface ServerOptions {
   readonly defaultMaxBatchSize: number;
   readonly id: string;
   readonly log: LoggerOptions;
+  // Issue 24, restricted APIs and token authentication:
+  /** `--http-restricted-api`: the HTTP categories behind a header (Triton's). */
+  readonly httpRestrictedApis: RestrictedFeatures;
+  /** `--grpc-restricted-protocol`: the gRPC categories behind a `triton-grpc-protocol-` metadata key (Triton's). */
+  readonly grpcRestrictedProtocols: RestrictedFeatures;
+  /** `--auth-token-file` (beyond Triton): a file holding the bearer token every API asks for; undefined: none. */
+  readonly authTokenFile?: string;
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
@@ -81,6 +90,8 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   defaultMaxBatchSize: 4,
   id: 'nereid',
   log: { info: true, warning: true, error: true, verboseLevel: 0, format: 'default' },
+  httpRestrictedApis: {},
+  grpcRestrictedProtocols: {},
 };
 
 /** Flags, what each takes, and one line of help. */
@@ -127,6 +138,18 @@ const FLAGS = {
   'log-error': { type: 'string', help: 'BOOL  log errors (default true)' },
   'log-format': { type: 'string', help: 'default|ISO8601  time stamp layout' },
   'log-file': { type: 'string', help: 'FILE  append the log to FILE instead of stderr' },
+  // Issue 24, restricted APIs and token authentication:
+  'http-restricted-api': {
+    type: 'string',
+    multiple: true,
+    help: 'CATEGORIES:HEADER=VALUE  HTTP APIs of these categories (health, metadata, inference, shared-memory, model-config, model-repository, statistics, trace, logging) need HEADER: VALUE (repeatable)',
+  },
+  'grpc-restricted-protocol': {
+    type: 'string',
+    multiple: true,
+    help: 'CATEGORIES:KEY=VALUE  gRPC RPCs of these categories need metadata triton-grpc-protocol-KEY: VALUE (repeatable)',
+  },
+  'auth-token-file': { type: 'string', help: 'FILE  every API of HTTP and gRPC needs Authorization: Bearer <the token in FILE> (default: none)' },
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
@@ -137,6 +160,9 @@ export function serveUsage(): string {
   });
   return `Usage: nereid serve --model-repository DIR [flags]\n\nFlags (Triton's names and defaults):\n${lines.join('\n')}\n`;
 }
+
+/** Triton's prefix of the metadata keys `--grpc-restricted-protocol` names (src/grpc/grpc_server.h: gRPC wants lowercase keys). */
+export const GRPC_RESTRICTED_KEY_PREFIX = 'triton-grpc-protocol-';
 
 const usageError = (message: string): NereidError => new NereidError('INVALID_ARG', `nereid serve: ${message}`);
 
@@ -274,7 +300,19 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
       format: logFormat,
       ...(logFile !== undefined ? { file: logFile } : {}),
     },
+    httpRestrictedApis: parseRestrictedFeatures(
+      (values['http-restricted-api'] as string[] | undefined) ?? [],
+      { optionName: 'http-restricted-api', featureType: 'api', keyPrefix: '' },
+      usageError,
+    ),
+    grpcRestrictedProtocols: parseRestrictedFeatures(
+      (values['grpc-restricted-protocol'] as string[] | undefined) ?? [],
+      { optionName: 'grpc-restricted-protocol', featureType: 'protocol', keyPrefix: GRPC_RESTRICTED_KEY_PREFIX },
+      usageError,
+    ),
+    ...(string('auth-token-file') !== undefined ? { authTokenFile: string('auth-token-file')! } : {}),
   };
+  if (options.authTokenFile === '') throw usageError('--auth-token-file takes the path of a file that holds the token, got an empty path');
   checkPortCollision(options);
   return options;
 }

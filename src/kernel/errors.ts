@@ -10,7 +10,9 @@ export type ErrorReason =
   /** A request body's Content-Encoding is not one the server decodes; details.accepted lists those it does. */
   | 'UNSUPPORTED_CONTENT_ENCODING'
   /** The path exists but takes another method; details.allow names it. */
-  | 'METHOD_NOT_ALLOWED';
+  | 'METHOD_NOT_ALLOWED'
+  /** A request without the bearer token `--auth-token-file` asks for; details.challenge is the WWW-Authenticate value (RFC 6750 §3). */
+  | 'BEARER_TOKEN_REJECTED';
 
 export interface NereidErrorOptions {
   readonly cause?: unknown;

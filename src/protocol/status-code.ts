@@ -13,7 +13,11 @@ export type StatusCode =
   | 'ALREADY_EXISTS'
   | 'CANCELLED'
   | 'INTERNAL'
-  | 'UNKNOWN';
+  | 'UNKNOWN'
+  /** Beyond Triton: no valid credentials (`--auth-token-file`). */
+  | 'UNAUTHENTICATED'
+  /** Credentials that do not open this API: Triton's restricted HTTP APIs (`--http-restricted-api`). */
+  | 'PERMISSION_DENIED';
 
 export const STATUS_CODES: readonly StatusCode[] = [
   'INVALID_ARG',
@@ -24,6 +28,8 @@ export const STATUS_CODES: readonly StatusCode[] = [
   'CANCELLED',
   'INTERNAL',
   'UNKNOWN',
+  'UNAUTHENTICATED',
+  'PERMISSION_DENIED',
 ];
 
 /** Triton's mapping of error codes to HTTP statuses (docs/protocol/README.md, src/http_server.cc). */
@@ -36,6 +42,8 @@ export const HTTP_STATUS: Record<StatusCode, number> = {
   UNAVAILABLE: 503,
   UNSUPPORTED: 501,
   INTERNAL: 500,
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
 };
 
 /** Triton's mapping of error codes to gRPC status codes (src/grpc/grpc_utils.cc). */
@@ -48,4 +56,6 @@ export const GRPC_STATUS: Record<StatusCode, GrpcStatus> = {
   UNAVAILABLE: GrpcStatus.UNAVAILABLE,
   UNSUPPORTED: GrpcStatus.UNIMPLEMENTED,
   INTERNAL: GrpcStatus.INTERNAL,
+  UNAUTHENTICATED: GrpcStatus.UNAUTHENTICATED,
+  PERMISSION_DENIED: GrpcStatus.PERMISSION_DENIED,
 };

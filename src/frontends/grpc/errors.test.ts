@@ -16,6 +16,8 @@ test("every status code maps to Triton's gRPC code", () => {
     CANCELLED: status.CANCELLED,
     INTERNAL: status.INTERNAL,
     UNKNOWN: status.UNKNOWN,
+    UNAUTHENTICATED: status.UNAUTHENTICATED,
+    PERMISSION_DENIED: status.PERMISSION_DENIED,
   });
 });
 

@@ -3,6 +3,8 @@ import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { InferenceServer } from '../../core/index.js';
 import type { Logger } from '../../logging/logger.js';
 import { healthService, inferenceService } from '../../protocol/grpc-service.js';
+import { type AccessPolicy, OPEN_ACCESS } from '../access-policy.js';
+import { guardHealthService, guardInferenceService } from './access-check.js';
 import { createHealthService, createInferenceService } from './service.js';
 
 /**
@@ -35,6 +37,8 @@ export interface GrpcFrontendOptions {
   readonly isKeepalivePermittedWithoutCalls: boolean;
   readonly http2MaxPingStrikes: number;
   readonly http2MinPingIntervalWithoutDataMs: number;
+  /** `--grpc-restricted-protocol` and `--auth-token-file`; open by default. */
+  readonly access?: AccessPolicy;
 }
 
 /**
@@ -57,8 +61,9 @@ export class GrpcFrontend {
     });
     const internals = this.#server as unknown as GrpcServerInternals;
     internals.commonServerOptions.settings = { ...internals.commonServerOptions.settings, initialWindowSize: FLOW_CONTROL_WINDOW_BYTES };
-    this.#server.addService(inferenceService, createInferenceService(options.server, options.logger));
-    this.#server.addService(healthService, createHealthService(options.server));
+    const access = options.access ?? OPEN_ACCESS;
+    this.#server.addService(inferenceService, guardInferenceService(createInferenceService(options.server, options.logger), access, options.logger));
+    this.#server.addService(healthService, guardHealthService(createHealthService(options.server), access, options.logger));
   }
 
   /** Listens (insecure, as Triton's default) and resolves with the bound port. */

@@ -8,7 +8,7 @@ import { errorReply } from './errors.js';
 test("every status code maps to Triton's HTTP status", () => {
   assert.deepEqual(
     Object.fromEntries(STATUS_CODES.map((code) => [code, HTTP_STATUS[code]])),
-    { INVALID_ARG: 400, NOT_FOUND: 404, UNAVAILABLE: 503, UNSUPPORTED: 501, ALREADY_EXISTS: 400, CANCELLED: 400, INTERNAL: 500, UNKNOWN: 400 },
+    { INVALID_ARG: 400, NOT_FOUND: 404, UNAVAILABLE: 503, UNSUPPORTED: 501, ALREADY_EXISTS: 400, CANCELLED: 400, INTERNAL: 500, UNKNOWN: 400, UNAUTHENTICATED: 401, PERMISSION_DENIED: 403 },
   );
 });
 

@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { type InferenceServer, NereidError } from '../../core/index.js';
 import { compressBody, decompressBody } from '../../protocol/content-encoding.js';
 import type { Logger } from '../../logging/logger.js';
+import { type AccessPolicy, OPEN_ACCESS } from '../access-policy.js';
+import { checkHttpAccess } from './access-check.js';
 import { errorReply } from './errors.js';
 import { handleHealth, handleServerMetadata } from './handlers/health.js';
 import { handleGenerate, handleGenerateStream } from './handlers/generate.js';
@@ -32,6 +34,8 @@ export interface HttpFrontendOptions {
   readonly logger: Logger;
   /** Largest request body accepted, compressed or not (`--http-max-input-size`, Triton's default 64 MiB). */
   readonly maxInputBytes: number;
+  /** `--http-restricted-api` and `--auth-token-file`; open by default. */
+  readonly access?: AccessPolicy;
 }
 
 /**
@@ -92,6 +96,7 @@ export class HttpFrontend {
     const { server } = this.#options;
     const path = (req.url ?? '/').split('?', 1)[0]!;
     const route = matchRoute(req.method ?? 'GET', path);
+    checkHttpAccess(route, req.headers, this.#options.access ?? OPEN_ACCESS);
     switch (route.kind) {
       case 'server-metadata':
         return handleServerMetadata(server);
