@@ -56,7 +56,19 @@ const simpleHttpRequest = JSON.stringify({
 
 /** Starts the server from `nereid serve` flags, on free ports of 127.0.0.1, with `simple` loaded and a logger that writes nothing. */
 function serveWithFlags(flags: readonly string[]): Promise<TestServer> {
-  const options = parseServeArgs(['--model-repository', EXAMPLES, '--model-control-mode=explicit', '--load-model=simple', '--strict-readiness=false', ...flags]);
+  const options = parseServeArgs([
+    '--model-repository',
+    EXAMPLES,
+    '--model-control-mode=explicit',
+    '--load-model=simple',
+    '--strict-readiness=false',
+    '--http-address=127.0.0.1',
+    '--grpc-address=127.0.0.1',
+    '--http-port=0',
+    '--grpc-port=0',
+    '--metrics-port=0',
+    ...flags,
+  ]);
   assert.ok(options !== 'help');
   return startTestServer({ ...options, logger: createLogger({ info: false, warning: false, error: false, verboseLevel: 0, format: 'default' }) });
 }
