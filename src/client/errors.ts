@@ -94,10 +94,10 @@ const STATUS_BY_GRPC_CODE: ReadonlyMap<number, StatusCode> = new Map([
   [3, 'INVALID_ARG'],
   [5, 'NOT_FOUND'],
   [6, 'ALREADY_EXISTS'],
+  [7, 'PERMISSION_DENIED'],
   [12, 'UNSUPPORTED'],
   [13, 'INTERNAL'],
   [14, 'UNAVAILABLE'],
-  [7, 'PERMISSION_DENIED'],
   [16, 'UNAUTHENTICATED'],
 ]);
 
