@@ -49,6 +49,12 @@ export interface ServerOptions {
   readonly defaultMaxBatchSize: number;
   readonly id: string;
   readonly log: LoggerOptions;
+  // Issue 24, item 8 (a model cannot stop the server):
+  /**
+   * `--model-load-timeout-secs`: how long one model version may take to load, warmup included;
+   * past it the version is UNAVAILABLE and its instances are stopped. Triton has no such limit.
+   */
+  readonly modelLoadTimeoutMs: number;
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
@@ -81,6 +87,9 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   defaultMaxBatchSize: 4,
   id: 'nereid',
   log: { info: true, warning: true, error: true, verboseLevel: 0, format: 'default' },
+  // Issue 24, item 8 (a model cannot stop the server): ten minutes, enough for a large model read
+  // from a slow disk and its warmup, short enough that a hung initialize cannot hold start-up for good.
+  modelLoadTimeoutMs: 600_000,
 };
 
 /** Flags, what each takes, and one line of help. */
@@ -127,6 +136,8 @@ const FLAGS = {
   'log-error': { type: 'string', help: 'BOOL  log errors (default true)' },
   'log-format': { type: 'string', help: 'default|ISO8601  time stamp layout' },
   'log-file': { type: 'string', help: 'FILE  append the log to FILE instead of stderr' },
+  // Issue 24, item 8 (a model cannot stop the server):
+  'model-load-timeout-secs': { type: 'string', help: 'SECS  how long one model version may take to load, warmup included (default 600)' },
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
@@ -274,6 +285,8 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
       format: logFormat,
       ...(logFile !== undefined ? { file: logFile } : {}),
     },
+    // Issue 24, item 8 (a model cannot stop the server):
+    modelLoadTimeoutMs: parseInteger('model-load-timeout-secs', string('model-load-timeout-secs'), defaults.modelLoadTimeoutMs / 1000, 1, 86_400) * 1000,
   };
   checkPortCollision(options);
   return options;
