@@ -68,6 +68,9 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     controlMode: options.modelControlMode,
     startupModels: options.startupModels,
     unloadTimeoutMs: options.modelUnloadTimeoutMs,
+    // Issue 24, item 8 (a model cannot stop the server):
+    loadTimeoutMs: options.modelLoadTimeoutMs,
+    maxInputBytes: options.httpMaxInputBytes,
     isAutoCompleteEnabled: options.isAutoCompleteEnabled,
     context: { logger, defaultMaxBatchSize: options.defaultMaxBatchSize, cpuCount: availableParallelism(), caller: router },
     logger,

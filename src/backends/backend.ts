@@ -41,6 +41,11 @@ export interface InstanceSpec {
   readonly name: string;
   /** Number of instances of this model version in all, to share the cores fairly. */
   readonly instanceCount: number;
+  /**
+   * Aborts when the model's load timeout passes: the instance stops starting and its promise rejects
+   * with the signal's reason (SupervisedInstance.start).
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**

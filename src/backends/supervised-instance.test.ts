@@ -65,6 +65,7 @@ class Held implements HeldExecution {
 interface Limits {
   readonly executeTimeout?: { readonly ms: number; readonly parameter: string };
   readonly healthCheck?: { readonly timeoutMs: number };
+  readonly isKillableWhileStarting?: boolean;
 }
 
 function supervised(limits: Limits = {}): { instance: SupervisedInstance<FakeWorker, Held>; workers: FakeWorker[] } {
@@ -109,6 +110,41 @@ describe('SupervisedInstance', () => {
     assert.equal(failing.instance.isHealthy, false);
     await flush();
     assert.equal(failing.workers.length, 1, 'a failed first start is not retried: the load fails');
+  });
+
+  test('a worker that exits before it is ready fails the start at once, naming the exit, even if its backend says nothing', async () => {
+    const { instance, workers } = supervised();
+    const starting = instance.start();
+    workers[0]!.exit('exited with code 7');
+    await assert.rejects(starting, new NereidError('INVALID_ARG', "instance 'm_0' of model 'm': the worker thread exited with code 7 before the model was ready"));
+    await flush();
+    assert.equal(workers.length, 1);
+  });
+
+  test('an aborted start kills a worker that may be killed while starting, and rejects with the reason once it has exited', async () => {
+    const { instance, workers } = supervised({ isKillableWhileStarting: true });
+    const timeout = new AbortController();
+    const starting = instance.start(timeout.signal);
+    const reason = new NereidError('UNAVAILABLE', 'too slow');
+    timeout.abort(reason);
+    await assert.rejects(starting, reason);
+    assert.equal(workers[0]!.isKilled, true);
+    assert.equal(instance.isHealthy, false);
+    await flush();
+    assert.equal(workers.length, 1, 'a stopped start is not retried');
+  });
+
+  test('an aborted start rejects at once and finalizes, once it is ready, a worker that may not be killed while starting', async () => {
+    const { instance, workers } = supervised();
+    const timeout = new AbortController();
+    const starting = instance.start(timeout.signal);
+    timeout.abort(new NereidError('UNAVAILABLE', 'too slow'));
+    await assert.rejects(starting, new NereidError('UNAVAILABLE', 'too slow'));
+    assert.equal(workers[0]!.isKilled, false);
+    workers[0]!.start();
+    await flush();
+    assert.equal(workers[0]!.isFinalized, true);
+    assert.equal(instance.isHealthy, false);
   });
 
   test('a crash fails the executions held, answers UNAVAILABLE meanwhile, restarts at once and serves again', async () => {

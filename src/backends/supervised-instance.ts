@@ -22,6 +22,10 @@
  *   as hung, a crash whose exit says so.
  * - close() fails the executions held and lets the worker finalize; a worker still starting
  *   finalizes once it is ready. How a worker finalizes is its own (SupervisedWorker.finalize).
+ * - A worker that exits or errors before it is ready fails start() at once, naming the exit.
+ * - start(signal): when the signal aborts first (the load timeout), start() rejects with its reason
+ *   and the instance closes: a worker that may be killed while starting is killed and start()
+ *   resolves its exit first; any other is finalized once it is ready.
  *
  * One status for one failure, in every backend (`label` is `instance '<instance>' of model '<model>'`):
  *
@@ -35,6 +39,7 @@
  */
 import { NereidError } from '../kernel/errors.js';
 import type { Logger } from '../logging/logger.js';
+import { abortable } from '../util/abortable.js';
 import { deferred } from '../util/deferred.js';
 
 /** How a worker ended, in words that follow "the <worker>": "exited with code 3", "was killed by signal SIGKILL". */
@@ -84,6 +89,11 @@ export interface SupervisedInstanceOptions<W extends SupervisedWorker> {
   readonly executeTimeout?: { readonly ms: number; readonly parameter: string };
   /** A ready worker that answers no health check for this long is killed as hung; absent: no checks. */
   readonly healthCheck?: { readonly timeoutMs: number };
+  /**
+   * Whether `kill()` is safe while the model is still initializing, to stop a start that was
+   * aborted (a worker thread blocked in native code is not: see OrtInstance). Default false.
+   */
+  readonly isKillableWhileStarting?: boolean;
 }
 
 /*
@@ -132,9 +142,26 @@ export class SupervisedInstance<W extends SupervisedWorker, H extends HeldExecut
     this.label = `instance '${options.instanceName}' of model '${options.modelName}'`;
   }
 
-  /** Starts the first worker; rejects with the INVALID_ARG load error when the model cannot initialize. */
-  async start(): Promise<void> {
-    await this.#launch();
+  /**
+   * Starts the first worker; rejects with the INVALID_ARG load error when the model cannot initialize,
+   * or with the signal's reason when it aborts first (the instance is then closed, see above).
+   */
+  async start(signal?: AbortSignal): Promise<void> {
+    const launched = this.#launch();
+    try {
+      await abortable(launched, signal);
+    } catch (error) {
+      if (signal?.aborted !== true) throw error;
+      launched.catch(() => {});
+      const closed = this.close();
+      if (this.#options.isKillableWhileStarting !== true) {
+        closed.catch(() => {});
+        throw error;
+      }
+      this.#worker.kill();
+      await closed;
+      throw error;
+    }
     liveInstances.add(this);
   }
 
@@ -203,18 +230,22 @@ export class SupervisedInstance<W extends SupervisedWorker, H extends HeldExecut
     this.#isWorkerAlive = true;
     this.#killReason = undefined;
     let isReady = false;
+    // A backend's `ready` rejects when its worker dies starting; this makes sure of it for every backend.
+    const exitedStarting = deferred();
+    exitedStarting.promise.catch(() => {});
     const worker: W = this.#options.spawn({
       exited: (exit) => {
         if (worker === this.#worker) this.#isWorkerAlive = false;
         workerExited.resolve();
         if (isReady) this.#onExit(worker, exit);
+        else exitedStarting.reject(new Error(`the ${this.#options.workerKind} ${exit.description} before the model was ready`));
       },
       answered: () => {
         if (worker === this.#worker) this.#unansweredChecks = 0;
       },
     });
     this.#worker = worker;
-    return worker.ready.then(
+    return Promise.race([worker.ready, exitedStarting.promise]).then(
       () => {
         isReady = true;
         if (this.#state === 'closed') {

@@ -86,3 +86,12 @@ test('issue 24: restricted APIs, restricted protocols and the token file', () =>
     message: 'nereid serve: --auth-token-file takes the path of a file that holds the token, got an empty path',
   });
 });
+
+// Issue 24, item 8 (a model cannot stop the server):
+test('--model-load-timeout-secs bounds each model version load, 600 s by default', () => {
+  assert.equal(DEFAULT_SERVER_OPTIONS.modelLoadTimeoutMs, 600_000);
+  assert.equal((parseServeArgs(['--model-repository=m', '--model-load-timeout-secs=5']) as { modelLoadTimeoutMs: number }).modelLoadTimeoutMs, 5000);
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--model-load-timeout-secs=0']), {
+    message: "nereid serve: --model-load-timeout-secs takes an integer from 1 to 86400, got '0'",
+  });
+});

@@ -58,6 +58,12 @@ export interface ServerOptions {
   readonly grpcRestrictedProtocols: RestrictedFeatures;
   /** `--auth-token-file` (beyond Triton): a file holding the bearer token every API asks for; undefined: none. */
   readonly authTokenFile?: string;
+  // Issue 24, item 8 (a model cannot stop the server):
+  /**
+   * `--model-load-timeout-secs`: how long one model version may take to load, warmup included;
+   * past it the version is UNAVAILABLE and its instances are stopped. Triton has no such limit.
+   */
+  readonly modelLoadTimeoutMs: number;
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
@@ -92,6 +98,9 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   log: { info: true, warning: true, error: true, verboseLevel: 0, format: 'default' },
   httpRestrictedApis: {},
   grpcRestrictedProtocols: {},
+  // Issue 24, item 8 (a model cannot stop the server): ten minutes, enough for a large model read
+  // from a slow disk and its warmup, short enough that a hung initialize cannot hold start-up for good.
+  modelLoadTimeoutMs: 600_000,
 };
 
 /** Flags, what each takes, and one line of help. */
@@ -150,6 +159,8 @@ const FLAGS = {
     help: 'CATEGORIES:KEY=VALUE  gRPC RPCs of these categories need metadata triton-grpc-protocol-KEY: VALUE (repeatable)',
   },
   'auth-token-file': { type: 'string', help: 'FILE  every API of HTTP and gRPC needs Authorization: Bearer <the token in FILE> (default: none)' },
+  // Issue 24, item 8 (a model cannot stop the server):
+  'model-load-timeout-secs': { type: 'string', help: 'SECS  how long one model version may take to load, warmup included (default 600)' },
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
@@ -311,6 +322,8 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
       usageError,
     ),
     ...(string('auth-token-file') !== undefined ? { authTokenFile: string('auth-token-file')! } : {}),
+    // Issue 24, item 8 (a model cannot stop the server):
+    modelLoadTimeoutMs: parseInteger('model-load-timeout-secs', string('model-load-timeout-secs'), defaults.modelLoadTimeoutMs / 1000, 1, 86_400) * 1000,
   };
   if (options.authTokenFile === '') throw usageError('--auth-token-file takes the path of a file that holds the token, got an empty path');
   checkPortCollision(options);

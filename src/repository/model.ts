@@ -8,6 +8,7 @@ import type { Tensor } from '../kernel/tensor.js';
 import { ModelStatistics, type StatisticsObserver } from '../metrics/model-statistics.js';
 import { createScheduler } from '../scheduling/create-scheduler.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
+import { abortable } from '../util/abortable.js';
 import { warmUp } from './warmup.js';
 import type { CloseOptions, Scheduler } from '../scheduling/scheduler.js';
 
@@ -19,6 +20,13 @@ export interface LoadModelOptions {
   readonly context: LoadContext;
   /** Receives every request and execution of this version (the metrics' summaries and histograms). */
   readonly observer?: StatisticsObserver;
+  /** The largest request a client may send (`--http-max-input-size`); no warmup sample may be larger. */
+  readonly maxInputBytes: number;
+  /**
+   * Aborts the load (its timeout): the load rejects with the signal's reason once every instance it
+   * started or was starting is stopped (see SupervisedInstance.start for a worker still initializing).
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** A loaded model version: its configuration, its instances and the scheduler that feeds them. */
@@ -53,34 +61,49 @@ export class Model {
     return this.spec.version;
   }
 
-  /** Loads the backend model and starts every instance of every instance group. */
-  static async load({ files, config, backend, context, observer }: LoadModelOptions): Promise<Model> {
+  /** Loads the backend model, starts every instance of every instance group, and warms them up. */
+  static async load({ files, config, backend, context, observer, maxInputBytes, signal }: LoadModelOptions): Promise<Model> {
     const spec = await loadModelSpec(config, files.version, files.modelDir);
-    const backendModel = await backend.loadModel(files, config, spec, context);
+    const loading = backend.loadModel(files, config, spec, context);
+    let backendModel: BackendModel;
+    try {
+      backendModel = await abortable(loading, signal);
+    } catch (error) {
+      // A backend model that arrives after the load was abandoned is unloaded then.
+      if (signal?.aborted === true) loading.then((late) => late.unload()).catch(() => {});
+      throw error;
+    }
     const instanceCount = config.instanceGroup.reduce((sum, group) => sum + group.count, 0);
     const started: Array<Promise<ModelInstance>> = [];
     // Validation has already refused KIND_GPU groups: every group here runs on the CPU.
     for (const group of config.instanceGroup) {
       for (let index = 0; index < group.count; index++) {
-        started.push(backendModel.createInstance({ name: `${group.name}_${index}`, instanceCount }));
+        started.push(backendModel.createInstance({ name: `${group.name}_${index}`, instanceCount, signal }));
       }
     }
     const results = await Promise.allSettled(started);
     const instances = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     const failure = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    const stop = async (): Promise<void> => {
-      await Promise.all(instances.map((instance) => instance.close()));
-      await backendModel.unload();
-    };
+    let stopping: Promise<void> | undefined;
+    const stop = (): Promise<void> =>
+      (stopping ??= (async () => {
+        await Promise.all(instances.map((instance) => instance.close()));
+        await backendModel.unload();
+      })());
     if (failure !== undefined) {
       await stop();
       throw failure.reason;
     }
+    // Stopping the instances fails a warmup run still executing, which ends the warmup.
+    const stopOnAbort = (): void => void stop();
+    signal?.addEventListener('abort', stopOnAbort, { once: true });
     try {
-      await warmUp(config, spec, instances, files.modelDir);
+      await warmUp({ config, spec, instances, modelDir: files.modelDir, maxInputBytes, signal });
     } catch (error) {
       await stop();
       throw error;
+    } finally {
+      signal?.removeEventListener('abort', stopOnAbort);
     }
     return new Model(config, spec, backendModel, instances, observer);
   }

@@ -14,6 +14,7 @@ import { ModelLookup, hasReadyVersion, isReadyVersion } from './model-lookup.js'
 import { type LoadOverride, removeOverrideFolder, writeOverrideFiles } from './load-override.js';
 import { Model } from './model.js';
 import { prepareModelConfig } from './prepare-model-config.js';
+import { abortable } from '../util/abortable.js';
 import { RepositoryPoller } from './repository-poller.js';
 import { findVersions, fingerprintFolders, scanRepositories } from './repository-scan.js';
 import { selectVersions } from './version-policy.js';
@@ -34,6 +35,13 @@ export interface RepositoryOptions {
   readonly observerFor?: (modelName: string, version: number) => StatisticsObserver;
   /** Times the POLL mode's passes; the system clock unless a test drives it. */
   readonly clock?: Clock;
+  /**
+   * `--model-load-timeout-secs`: how long the load of one model (its config, then every version with
+   * its instances and warmup) may take; a version still loading then is UNAVAILABLE, its instances stopped.
+   */
+  readonly loadTimeoutMs: number;
+  /** `--http-max-input-size`: the largest request a client may send, and so the largest warmup sample. */
+  readonly maxInputBytes: number;
 }
 
 /**
@@ -41,7 +49,8 @@ export interface RepositoryOptions {
  * model version serves a request (through ModelLookup). A model that fails to load is recorded as
  * UNAVAILABLE with its reason and never keeps the others from loading. The loads and unloads of one
  * model run one at a time (KeyedMutex); a model whose load needs others waits for them
- * (DependencyGraph refuses circles); POLL mode follows the folders (RepositoryPoller).
+ * (DependencyGraph refuses circles); POLL mode follows the folders (RepositoryPoller). No load
+ * takes longer than `loadTimeoutMs`, so no model keeps start-up from finishing.
  */
 export class RepositoryManager {
   readonly #options: RepositoryOptions;
@@ -186,9 +195,12 @@ export class RepositoryManager {
     }
   }
 
-  /** Loads the versions of one model; failures are recorded in the entry, never thrown. */
+  /**
+   * Loads the versions of one model; failures are recorded in the entry, never thrown. The load
+   * timeout aborts whatever is still loading: instances starting or warming up are stopped first.
+   */
   async #load(name: string, dirs: readonly string[], configJson?: string): Promise<ModelEntry> {
-    const { logger } = this.#options;
+    const { logger, loadTimeoutMs } = this.#options;
     const modelDir = dirs[0]!;
     const entry: ModelEntry = { name, modelDir, versions: new Map() };
     if (dirs.length > 1) {
@@ -196,20 +208,27 @@ export class RepositoryManager {
       logger.error('repository', entry.error);
       return entry;
     }
+    const timeout = new AbortController();
+    const timeoutReason = `model '${name}' did not finish loading within ${loadTimeoutMs / 1000} s (--model-load-timeout-secs); its instances were stopped`;
+    const timer = setTimeout(() => timeout.abort(new NereidError('UNAVAILABLE', timeoutReason)), loadTimeoutMs);
+    const { signal } = timeout;
     try {
       const available = await findVersions(modelDir, (folder) =>
         logger.warning('repository', `model '${name}': ignoring folder '${folder}', which is not a version (version folders are named 1, 2, ... without leading zeros)`),
       );
       const newest = available.length > 0 ? Math.max(...available) : undefined;
-      const { config, backend } = await prepareModelConfig({
-        name,
-        modelDir,
-        version: newest,
-        versionDir: newest === undefined ? undefined : join(modelDir, String(newest)),
-        isAutoCompleteEnabled: this.#options.isAutoCompleteEnabled,
-        context: this.#options.context,
-        ...(configJson !== undefined ? { configJson } : {}),
-      });
+      const { config, backend } = await abortable(
+        prepareModelConfig({
+          name,
+          modelDir,
+          version: newest,
+          versionDir: newest === undefined ? undefined : join(modelDir, String(newest)),
+          isAutoCompleteEnabled: this.#options.isAutoCompleteEnabled,
+          context: this.#options.context,
+          ...(configJson !== undefined ? { configJson } : {}),
+        }),
+        signal,
+      );
       const { selected, missing } = selectVersions(config.versionPolicy, available);
       if (selected.length === 0 && missing.length === 0) {
         throw new NereidError('INVALID_ARG', `model '${name}' has no version folder (a folder named 1, 2, ... in '${modelDir}')`);
@@ -228,11 +247,14 @@ export class RepositoryManager {
               backend,
               context: this.#loadContext(name),
               observer: this.#options.observerFor?.(name, version),
+              maxInputBytes: this.#options.maxInputBytes,
+              signal,
             });
             entry.versions.set(version, { version, state: 'READY', reason: '', model });
             logger.info('repository', `successfully loaded '${name}' version ${version}`);
           } catch (error) {
-            const reason = (error as Error).message;
+            // Past the timeout, whatever the stopped instances answered is not the reason.
+            const reason = signal.aborted ? timeoutReason : (error as Error).message;
             entry.versions.set(version, { version, state: 'UNAVAILABLE', reason });
             logger.error('repository', `failed to load '${name}' version ${version}: ${reason}`);
           }
@@ -241,6 +263,8 @@ export class RepositoryManager {
     } catch (error) {
       entry.error = (error as Error).message;
       logger.error('repository', `failed to load '${name}': ${entry.error}`);
+    } finally {
+      clearTimeout(timer);
     }
     return entry;
   }

@@ -43,16 +43,55 @@ async function warmupData(dataType: Tensor['dataType'], shape: readonly number[]
   return data;
 }
 
+/** The most runs one warmup sample may ask for (`count`); Triton sets no bound, and a warmup is a few runs. */
+export const MAX_WARMUP_COUNT = 1000;
+
+export interface WarmUpOptions {
+  readonly config: ModelConfig;
+  readonly spec: ModelSpec;
+  readonly instances: readonly ModelInstance[];
+  readonly modelDir: string;
+  /** The largest request body a client may send (`--http-max-input-size`); no warmup sample may be larger. */
+  readonly maxInputBytes: number;
+  /** Aborts between runs (the load timeout). */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Refuses a sample bigger than the model's limits before any of its data is made: a batch beyond
+ * `max_batch_size`, more input bytes than a client may send, more than MAX_WARMUP_COUNT runs.
+ * BYTES elements count their 4-byte length prefix, as on the wire.
+ */
+function checkLimits(sample: ModelWarmup, spec: ModelSpec, maxInputBytes: number): void {
+  if (spec.maxBatchSize > 0 && sample.batchSize > spec.maxBatchSize) {
+    throw new NereidError('INVALID_ARG', `batch_size ${sample.batchSize} is larger than max_batch_size ${spec.maxBatchSize}`);
+  }
+  if (sample.count > MAX_WARMUP_COUNT) {
+    throw new NereidError('INVALID_ARG', `count ${sample.count} is more than the ${MAX_WARMUP_COUNT} runs a warmup sample may ask for`);
+  }
+  const batch = spec.maxBatchSize > 0 ? Math.max(1, sample.batchSize) : 1;
+  let bytes = 0;
+  for (const input of Object.values(sample.inputs)) {
+    const dataType = dataTypeOfConfig(input.dataType);
+    const elements = input.dims.reduce((product, dim) => product * Math.max(0, Number(dim)), batch);
+    bytes += elements * (dataType === 'BYTES' ? 4 : dataTypeByteSize(dataType));
+  }
+  if (bytes > maxInputBytes) {
+    throw new NereidError('INVALID_ARG', `its inputs hold ${bytes} bytes, more than the ${maxInputBytes} a request may hold (--http-max-input-size)`);
+  }
+}
+
 /**
  * Runs the config's `model_warmup` samples on every instance, `count` times each (at least once),
- * before the version is declared READY, as Triton does. A sample that fails makes the load fail,
- * with the sample named in the reason.
+ * before the version is declared READY, as Triton does. A sample that fails, or breaks the limits
+ * above, makes the load fail, with the sample named in the reason.
  */
-export async function warmUp(config: ModelConfig, spec: ModelSpec, instances: readonly ModelInstance[], modelDir: string): Promise<void> {
+export async function warmUp({ config, spec, instances, modelDir, maxInputBytes, signal }: WarmUpOptions): Promise<void> {
   for (const sample of config.modelWarmup) {
     const where = `model '${config.name}': warmup sample '${sample.name}'`;
     let request: InferRequest;
     try {
+      checkLimits(sample, spec, maxInputBytes);
       const inputs: Tensor[] = await Promise.all(
         Object.entries(sample.inputs).map(async ([name, input]) => {
           const dataType = dataTypeOfConfig(input.dataType);
@@ -67,6 +106,7 @@ export async function warmUp(config: ModelConfig, spec: ModelSpec, instances: re
     }
     for (const instance of instances) {
       for (let run = 0; run < Math.max(1, sample.count); run++) {
+        signal?.throwIfAborted();
         const { responses } = await instance.execute([request]);
         const response = responses[0];
         if (response instanceof NereidError) throw new NereidError('INVALID_ARG', `${where} failed on instance '${instance.name}': ${response.message}`);

@@ -83,6 +83,7 @@ export const javascriptBackend: Backend = {
           caller: context.caller,
           logger: context.logger,
           executeTimeoutMs: timeoutMs,
+          signal: instance.signal,
         }),
       unload: async () => {},
     };

@@ -23,7 +23,8 @@ export interface JsInstanceOptions {
   readonly caller: ModelCaller;
   readonly logger: Logger;
   /** An execution still running after this long fails and the instance restarts; 0: no limit. */
-  readonly executeTimeoutMs: number;
+  readonly executeTimeoutMs: number;  /** Aborts a start that takes too long (the load timeout): see SupervisedInstance.start. */
+  readonly signal?: AbortSignal;
 }
 
 type Executed = Extract<FromWorker, { type: 'executed' }>;
@@ -59,13 +60,14 @@ export class JsInstance implements ModelInstance {
       spawn: (events) => this.#spawn(events),
       logger: options.logger,
       logComponent: 'javascript',
+      isKillableWhileStarting: true,
       executeTimeout: { ms: options.executeTimeoutMs, parameter: 'execute_timeout_ms' },
     });
   }
 
   static async start(options: JsInstanceOptions): Promise<JsInstance> {
     const instance = new JsInstance(options);
-    await instance.#supervisor.start();
+    await instance.#supervisor.start(options.signal);
     return instance;
   }
 

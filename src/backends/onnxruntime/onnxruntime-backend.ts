@@ -129,6 +129,7 @@ class OnnxRuntimeModel implements BackendModel {
       modelPath: this.modelPath,
       sessionOptions: sessionOptionsFromConfig(this.config, { instanceCount: instance.instanceCount, cpuCount: this.context.cpuCount }),
       logger: this.context.logger,
+      signal: instance.signal,
     });
   }
 

@@ -33,7 +33,8 @@ export interface OrtInstanceOptions {
   readonly spec: ModelSpec;
   readonly modelPath: string;
   readonly sessionOptions: InferenceSession.SessionOptions;
-  readonly logger: Logger;
+  readonly logger: Logger;  /** Aborts a start that takes too long (the load timeout): see SupervisedInstance.start. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -62,7 +63,7 @@ export class OrtInstance implements ModelInstance {
   /** Starts the worker and resolves once its session is loaded. */
   static async start(options: OrtInstanceOptions): Promise<OrtInstance> {
     const instance = new OrtInstance(options);
-    await instance.#supervisor.start();
+    await instance.#supervisor.start(options.signal);
     return instance;
   }
 

@@ -53,7 +53,16 @@ export class PythonModel implements BackendModel {
       model_version: String(files.version),
       model_name: files.modelName,
     };
-    return PythonInstance.start({ name: instance.name, spec, settings, modelFile, argsJson: JSON.stringify(args), caller: context.caller, logger: context.logger });
+    return PythonInstance.start({
+      name: instance.name,
+      spec,
+      settings,
+      modelFile,
+      argsJson: JSON.stringify(args),
+      caller: context.caller,
+      logger: context.logger,
+      signal: instance.signal,
+    });
   }
 
   async unload(): Promise<void> {}

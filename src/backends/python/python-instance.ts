@@ -22,7 +22,8 @@ export interface PythonInstanceOptions {
   /** Triton's `initialize(args)` dictionary, as JSON. */
   readonly argsJson: string;
   readonly caller: ModelCaller;
-  readonly logger: Logger;
+  readonly logger: Logger;  /** Aborts a start that takes too long (the load timeout): see SupervisedInstance.start. */
+  readonly signal?: AbortSignal;
 }
 
 /** A Python process as the supervisor sees it: ready once `initialize` has returned. */
@@ -51,6 +52,7 @@ export class PythonInstance implements ModelInstance {
       spawn: (events) => this.#spawn(events),
       logger: options.logger,
       logComponent: 'python',
+      isKillableWhileStarting: true,
       healthCheck: { timeoutMs: options.settings.healthTimeoutMs },
     });
   }
@@ -58,7 +60,7 @@ export class PythonInstance implements ModelInstance {
   /** Starts the process and resolves once `initialize` has returned; rejects with its error. */
   static async start(options: PythonInstanceOptions): Promise<PythonInstance> {
     const instance = new PythonInstance(options);
-    await instance.#supervisor.start();
+    await instance.#supervisor.start(options.signal);
     return instance;
   }
 

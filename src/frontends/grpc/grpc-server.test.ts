@@ -19,6 +19,8 @@ test('connections and streams get the 16 MiB flow-control window', async () => {
     controlMode: 'none',
     startupModels: [],
     unloadTimeoutMs: 30_000,
+    loadTimeoutMs: 600_000,
+    maxInputBytes: 2 ** 26,
     isAutoCompleteEnabled: true,
     context: { logger: silentLogger, defaultMaxBatchSize: 4, cpuCount: 2, caller: router },
     logger: silentLogger,
