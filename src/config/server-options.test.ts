@@ -58,3 +58,11 @@ test('bad flags are clear errors', () => {
     message: "nereid serve: --backend-config 'shm-size=1': unknown setting 'shm-size'; Nereid knows default-max-batch-size",
   });
 });
+
+test('issue 24: the logging API changes the log file only with --allow-log-file-update', () => {
+  assert.equal(DEFAULT_SERVER_OPTIONS.isLogFileUpdateAllowed, false);
+  assert.equal((parseServeArgs(['--model-repository=m', '--allow-log-file-update=true']) as { isLogFileUpdateAllowed: boolean }).isLogFileUpdateAllowed, true);
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--allow-log-file-update=sometimes']), {
+    message: "nereid serve: --allow-log-file-update takes true or false, got 'sometimes'",
+  });
+});

@@ -49,6 +49,9 @@ export interface ServerOptions {
   readonly defaultMaxBatchSize: number;
   readonly id: string;
   readonly log: LoggerOptions;
+  // Issue 24, the logging API and cross-origin safety:
+  /** `--allow-log-file-update`: the logging extension may change the log file's path (Triton: never). */
+  readonly isLogFileUpdateAllowed: boolean;
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
@@ -81,6 +84,8 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   defaultMaxBatchSize: 4,
   id: 'nereid',
   log: { info: true, warning: true, error: true, verboseLevel: 0, format: 'default' },
+  // Issue 24, the logging API and cross-origin safety:
+  isLogFileUpdateAllowed: false,
 };
 
 /** Flags, what each takes, and one line of help. */
@@ -127,6 +132,8 @@ const FLAGS = {
   'log-error': { type: 'string', help: 'BOOL  log errors (default true)' },
   'log-format': { type: 'string', help: 'default|ISO8601  time stamp layout' },
   'log-file': { type: 'string', help: 'FILE  append the log to FILE instead of stderr' },
+  // Issue 24, the logging API and cross-origin safety:
+  'allow-log-file-update': { type: 'string', help: 'BOOL  let POST /v2/logging and LogSettings change log_file (default false)' },
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
@@ -274,6 +281,8 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
       format: logFormat,
       ...(logFile !== undefined ? { file: logFile } : {}),
     },
+    // Issue 24, the logging API and cross-origin safety:
+    isLogFileUpdateAllowed: parseBoolean('allow-log-file-update', string('allow-log-file-update'), defaults.isLogFileUpdateAllowed),
   };
   checkPortCollision(options);
   return options;
