@@ -73,7 +73,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   let http: HttpFrontend | undefined;
   let httpUrl: string | undefined;
   if (options.isHttpAllowed) {
-    http = new HttpFrontend({ server: core, logger, maxInputBytes: options.httpMaxInputBytes });
+    http = new HttpFrontend({ server: core, logger, maxInputBytes: options.httpMaxInputBytes, corsOrigins: options.httpCorsOrigins });
     const address = await http.listen(options.httpPort, options.httpAddress);
     httpUrl = urlOf(address);
     logger.info('server', `started HTTP service at ${options.httpAddress}:${address.port}`);

@@ -52,6 +52,8 @@ export interface ServerOptions {
   // Issue 24, the logging API and cross-origin safety:
   /** `--allow-log-file-update`: the logging extension may change the log file's path (Triton: never). */
   readonly isLogFileUpdateAllowed: boolean;
+  /** `--http-cors-origins`: origins (`https://app.example`) whose browser pages may call the HTTP API, or `*`; none by default. */
+  readonly httpCorsOrigins: readonly string[];
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
@@ -86,6 +88,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   log: { info: true, warning: true, error: true, verboseLevel: 0, format: 'default' },
   // Issue 24, the logging API and cross-origin safety:
   isLogFileUpdateAllowed: false,
+  httpCorsOrigins: [],
 };
 
 /** Flags, what each takes, and one line of help. */
@@ -134,6 +137,7 @@ const FLAGS = {
   'log-file': { type: 'string', help: 'FILE  append the log to FILE instead of stderr' },
   // Issue 24, the logging API and cross-origin safety:
   'allow-log-file-update': { type: 'string', help: 'BOOL  let POST /v2/logging and LogSettings change log_file (default false)' },
+  'http-cors-origins': { type: 'string', help: 'ORIGINS  comma-separated origins (or *) whose browser pages may call the HTTP API (default none)' },
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
@@ -283,9 +287,35 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     },
     // Issue 24, the logging API and cross-origin safety:
     isLogFileUpdateAllowed: parseBoolean('allow-log-file-update', string('allow-log-file-update'), defaults.isLogFileUpdateAllowed),
+    httpCorsOrigins: parseCorsOrigins(string('http-cors-origins')),
   };
   checkPortCollision(options);
   return options;
+}
+
+/**
+ * `--http-cors-origins`: `*` alone, or origins as browsers send them (scheme://host[:port], no path),
+ * lower-cased; a trailing slash is dropped.
+ */
+function parseCorsOrigins(value: string | undefined): readonly string[] {
+  if (value === undefined) return DEFAULT_SERVER_OPTIONS.httpCorsOrigins;
+  const origins = value.split(',').map((origin) => origin.trim().replace(/\/$/, '').toLowerCase());
+  if (origins.includes('*')) {
+    if (origins.length > 1) throw usageError(`--http-cors-origins takes * alone or a list of origins, got '${value}'`);
+    return origins;
+  }
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed === undefined || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
+      throw usageError(`--http-cors-origins: '${origin}' is not an origin; write scheme://host[:port], e.g. http://localhost:3000`);
+    }
+  }
+  return origins;
 }
 
 /** Two services on one port cannot both listen (Triton's CheckPortCollision); port 0 picks free ones. */

@@ -10,7 +10,9 @@ export type ErrorReason =
   /** A request body's Content-Encoding is not one the server decodes; details.accepted lists those it does. */
   | 'UNSUPPORTED_CONTENT_ENCODING'
   /** The path exists but takes another method; details.allow names it. */
-  | 'METHOD_NOT_ALLOWED';
+  | 'METHOD_NOT_ALLOWED'
+  /** A browser request from another origin, or one any web page could send, refused on a route that changes state (HTTP 403). */
+  | 'CROSS_ORIGIN_REFUSED';
 
 export interface NereidErrorOptions {
   readonly cause?: unknown;

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { type InferenceServer, NereidError } from '../../core/index.js';
 import { compressBody, decompressBody } from '../../protocol/content-encoding.js';
 import type { Logger } from '../../logging/logger.js';
+import { CorsPolicy } from './cors-policy.js';
 import { errorReply } from './errors.js';
 import { handleHealth, handleServerMetadata } from './handlers/health.js';
 import { handleGenerate, handleGenerateStream } from './handlers/generate.js';
@@ -32,6 +33,8 @@ export interface HttpFrontendOptions {
   readonly logger: Logger;
   /** Largest request body accepted, compressed or not (`--http-max-input-size`, Triton's default 64 MiB). */
   readonly maxInputBytes: number;
+  /** `--http-cors-origins`: origins whose browser pages may call the API (`*`: any); none by default. */
+  readonly corsOrigins?: readonly string[];
 }
 
 /**
@@ -43,10 +46,12 @@ export interface HttpFrontendOptions {
 export class HttpFrontend {
   readonly #options: HttpFrontendOptions;
   readonly #server: Server;
+  readonly #cors: CorsPolicy;
   #inflight = 0;
 
   constructor(options: HttpFrontendOptions) {
     this.#options = options;
+    this.#cors = new CorsPolicy(options.corsOrigins ?? []);
     this.#server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => void this.#handle(req, res));
   }
 
@@ -91,7 +96,10 @@ export class HttpFrontend {
   async #dispatch(req: IncomingMessage): Promise<Reply> {
     const { server } = this.#options;
     const path = (req.url ?? '/').split('?', 1)[0]!;
+    const preflight = this.#cors.preflight(req);
+    if (preflight !== undefined) return preflight;
     const route = matchRoute(req.method ?? 'GET', path);
+    this.#cors.check(req, route);
     switch (route.kind) {
       case 'server-metadata':
         return handleServerMetadata(server);
@@ -164,7 +172,7 @@ export class HttpFrontend {
 
   /** Writes the reply, compressed when it may be and the client accepts gzip or deflate. */
   async #send(req: IncomingMessage, res: ServerResponse, reply: Reply): Promise<void> {
-    const headers = { ...reply.headers };
+    const headers = { ...reply.headers, ...this.#cors.responseHeaders(req) };
     let chunks = reply.chunks;
     const encoding = reply.isCompressible === true ? acceptedEncoding(req.headers['accept-encoding']) : undefined;
     if (encoding !== undefined && chunks.length > 0) {
