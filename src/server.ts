@@ -84,7 +84,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     metrics?.close();
     throw new NereidError('UNAVAILABLE', `${failed.length} model(s) failed to load: ${failed.map((entry) => `'${entry.name}' (${entry.reason})`).join('; ')}`);
   }
-  const core = new InferenceServer({ repository, router, id: options.id, version: PACKAGE_VERSION, isStrictReadiness: options.isStrictReadiness, logger });
+  const core = new InferenceServer({ repository, router, id: options.id, version: PACKAGE_VERSION, isStrictReadiness: options.isStrictReadiness, logger, isLogFileUpdateAllowed: options.isLogFileUpdateAllowed });
 
   let http: HttpFrontend | undefined;
   let httpUrl: string | undefined;
@@ -94,6 +94,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       logger,
       maxInputBytes: options.httpMaxInputBytes,
       access: { restrictedFeatures: options.httpRestrictedApis, authToken },
+      corsOrigins: options.httpCorsOrigins,
     });
     const address = await http.listen(options.httpPort, options.httpAddress);
     httpUrl = urlOf(address);

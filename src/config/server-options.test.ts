@@ -95,3 +95,23 @@ test('--model-load-timeout-secs bounds each model version load, 600 s by default
     message: "nereid serve: --model-load-timeout-secs takes an integer from 1 to 86400, got '0'",
   });
 });
+
+test('issue 24: the logging API changes the log file only with --allow-log-file-update', () => {
+  assert.equal(DEFAULT_SERVER_OPTIONS.isLogFileUpdateAllowed, false);
+  assert.equal((parseServeArgs(['--model-repository=m', '--allow-log-file-update=true']) as { isLogFileUpdateAllowed: boolean }).isLogFileUpdateAllowed, true);
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--allow-log-file-update=sometimes']), {
+    message: "nereid serve: --allow-log-file-update takes true or false, got 'sometimes'",
+  });
+});
+
+test('issue 24: --http-cors-origins takes * alone or origins, normalised as browsers send them', () => {
+  assert.deepEqual(DEFAULT_SERVER_OPTIONS.httpCorsOrigins, []);
+  const cors = (value: string): readonly string[] => (parseServeArgs(['--model-repository=m', `--http-cors-origins=${value}`]) as { httpCorsOrigins: readonly string[] }).httpCorsOrigins;
+  assert.deepEqual(cors('*'), ['*']);
+  assert.deepEqual(cors('http://localhost:3000, HTTPS://App.Example/'), ['http://localhost:3000', 'https://app.example']);
+  assert.throws(() => cors('*,http://localhost:3000'), { message: "nereid serve: --http-cors-origins takes * alone or a list of origins, got '*,http://localhost:3000'" });
+  assert.throws(() => cors('http://localhost:3000/app'), {
+    message: "nereid serve: --http-cors-origins: 'http://localhost:3000/app' is not an origin; write scheme://host[:port], e.g. http://localhost:3000",
+  });
+  assert.throws(() => cors('localhost'), { message: "nereid serve: --http-cors-origins: 'localhost' is not an origin; write scheme://host[:port], e.g. http://localhost:3000" });
+});

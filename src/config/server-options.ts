@@ -64,6 +64,11 @@ export interface ServerOptions {
    * past it the version is UNAVAILABLE and its instances are stopped. Triton has no such limit.
    */
   readonly modelLoadTimeoutMs: number;
+  // Issue 24, the logging API and cross-origin safety:
+  /** `--allow-log-file-update`: the logging extension may change the log file's path (Triton: never). */
+  readonly isLogFileUpdateAllowed: boolean;
+  /** `--http-cors-origins`: origins (`https://app.example`) whose browser pages may call the HTTP API, or `*`; none by default. */
+  readonly httpCorsOrigins: readonly string[];
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
@@ -101,6 +106,9 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   // Issue 24, item 8 (a model cannot stop the server): ten minutes, enough for a large model read
   // from a slow disk and its warmup, short enough that a hung initialize cannot hold start-up for good.
   modelLoadTimeoutMs: 600_000,
+  // Issue 24, the logging API and cross-origin safety:
+  isLogFileUpdateAllowed: false,
+  httpCorsOrigins: [],
 };
 
 /** Flags, what each takes, and one line of help. */
@@ -161,6 +169,9 @@ const FLAGS = {
   'auth-token-file': { type: 'string', help: 'FILE  every API of HTTP and gRPC needs Authorization: Bearer <the token in FILE> (default: none)' },
   // Issue 24, item 8 (a model cannot stop the server):
   'model-load-timeout-secs': { type: 'string', help: 'SECS  how long one model version may take to load, warmup included (default 600)' },
+  // Issue 24, the logging API and cross-origin safety:
+  'allow-log-file-update': { type: 'string', help: 'BOOL  let POST /v2/logging and LogSettings change log_file (default false)' },
+  'http-cors-origins': { type: 'string', help: 'ORIGINS  comma-separated origins (or *) whose browser pages may call the HTTP API (default none)' },
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
@@ -324,10 +335,38 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     ...(string('auth-token-file') !== undefined ? { authTokenFile: string('auth-token-file')! } : {}),
     // Issue 24, item 8 (a model cannot stop the server):
     modelLoadTimeoutMs: parseInteger('model-load-timeout-secs', string('model-load-timeout-secs'), defaults.modelLoadTimeoutMs / 1000, 1, 86_400) * 1000,
+    // Issue 24, the logging API and cross-origin safety:
+    isLogFileUpdateAllowed: parseBoolean('allow-log-file-update', string('allow-log-file-update'), defaults.isLogFileUpdateAllowed),
+    httpCorsOrigins: parseCorsOrigins(string('http-cors-origins')),
   };
   if (options.authTokenFile === '') throw usageError('--auth-token-file takes the path of a file that holds the token, got an empty path');
   checkPortCollision(options);
   return options;
+}
+
+/**
+ * `--http-cors-origins`: `*` alone, or origins as browsers send them (scheme://host[:port], no path),
+ * lower-cased; a trailing slash is dropped.
+ */
+function parseCorsOrigins(value: string | undefined): readonly string[] {
+  if (value === undefined) return DEFAULT_SERVER_OPTIONS.httpCorsOrigins;
+  const origins = value.split(',').map((origin) => origin.trim().replace(/\/$/, '').toLowerCase());
+  if (origins.includes('*')) {
+    if (origins.length > 1) throw usageError(`--http-cors-origins takes * alone or a list of origins, got '${value}'`);
+    return origins;
+  }
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed === undefined || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
+      throw usageError(`--http-cors-origins: '${origin}' is not an origin; write scheme://host[:port], e.g. http://localhost:3000`);
+    }
+  }
+  return origins;
 }
 
 /** Two services on one port cannot both listen (Triton's CheckPortCollision); port 0 picks free ones. */

@@ -21,6 +21,8 @@ export interface InferenceServerOptions {
   readonly isStrictReadiness: boolean;
   /** When it is a ConfigurableLogger, the logging extension can change its settings. */
   readonly logger: Logger;
+  /** `--allow-log-file-update`: the logging extension may point the log at another file (default false). */
+  readonly isLogFileUpdateAllowed?: boolean;
 }
 
 /**
@@ -137,7 +139,7 @@ export class InferenceServer {
   /** The log settings after applying `changes` (none: just read them), by Triton's wire names. */
   logSettings(changes: Readonly<Record<string, unknown>> = {}): LogSettingsMessage {
     const { logger } = this.#options;
-    return updateLogSettings(isConfigurableLogger(logger) ? logger : undefined, changes);
+    return updateLogSettings(isConfigurableLogger(logger) ? logger : undefined, changes, this.#options.isLogFileUpdateAllowed === true);
   }
 
   /** Statistics of one model version, all versions of a model, or every model (statistics extension). */

@@ -25,10 +25,22 @@ function toMessage(options: LoggerOptions): LogSettingsMessage {
 }
 
 /**
- * Reads and changes the server's log settings: the values given are checked and applied, the others
- * kept; every setting comes back. An empty log_file means standard error.
+ * Triton's answer to a log_file change through the API since its 2024 advisory on the logging extension
+ * (server src/http_server.cc and src/grpc/grpc_server.cc: UNSUPPORTED), with Nereid's hint after it.
  */
-export function updateLogSettings(logger: ConfigurableLogger | undefined, changes: Readonly<Record<string, unknown>>): LogSettingsMessage {
+export const LOG_FILE_UPDATE_REFUSED =
+  'log file location can not be updated through network protocol; start the server with --allow-log-file-update=true to allow it';
+
+/**
+ * Reads and changes the server's log settings: the values given are checked and applied, the others
+ * kept; every setting comes back. An empty log_file means standard error. A request that names log_file
+ * without `isLogFileUpdateAllowed` is refused whole: none of its settings are applied.
+ */
+export function updateLogSettings(
+  logger: ConfigurableLogger | undefined,
+  changes: Readonly<Record<string, unknown>>,
+  isLogFileUpdateAllowed: boolean,
+): LogSettingsMessage {
   if (logger === undefined) throw new NereidError('UNSUPPORTED', 'this server was started with a logger whose settings cannot be changed');
   const next: { -readonly [K in keyof LoggerOptions]?: LoggerOptions[K] } = {};
   for (const [key, value] of Object.entries(changes)) {
@@ -37,6 +49,7 @@ export function updateLogSettings(logger: ConfigurableLogger | undefined, change
     };
     switch (key) {
       case 'log_file':
+        if (!isLogFileUpdateAllowed) throw new NereidError('UNSUPPORTED', LOG_FILE_UPDATE_REFUSED);
         if (typeof value !== 'string') fail('a file path, or "" for standard error');
         next.file = value as string;
         break;

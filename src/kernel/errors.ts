@@ -12,7 +12,9 @@ export type ErrorReason =
   /** The path exists but takes another method; details.allow names it. */
   | 'METHOD_NOT_ALLOWED'
   /** A request without the bearer token `--auth-token-file` asks for; details.challenge is the WWW-Authenticate value (RFC 6750 §3). */
-  | 'BEARER_TOKEN_REJECTED';
+  | 'BEARER_TOKEN_REJECTED'
+  /** A browser request from another origin, or one any web page could send, refused on a route that changes state (HTTP 403). */
+  | 'CROSS_ORIGIN_REFUSED';
 
 export interface NereidErrorOptions {
   readonly cause?: unknown;

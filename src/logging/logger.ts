@@ -48,19 +48,48 @@ function formatTime(now: Date, format: LogFormat, microseconds: number): string 
   );
 }
 
+const ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+/** C0 and C1 control characters, DEL and the Unicode line and paragraph separators. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+
+/**
+ * Escapes what would break or forge a log line (`\n` → `\\n`, other controls as `\\u001b`), so one call
+ * is one line whatever a client put in a request id or model name. NOTE: done here, on every message,
+ * rather than at each place a client string is logged: no call site can forget it.
+ */
+export function escapeLogText(text: string): string {
+  return text.replace(CONTROL_CHARACTERS, (char) => ESCAPES[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export function createLogger(initial: LoggerOptions): ConfigurableLogger {
   let options = { ...initial };
-  const write = (severity: 'I' | 'W' | 'E', component: string, message: string): void => {
+  /** The log file that could not be written: lines go to stderr until the settings name another. */
+  let failedFile: string | undefined;
+  const format = (severity: 'I' | 'W' | 'E', component: string, message: string): string => {
     const nowMs = performance.timeOrigin + performance.now();
     const now = new Date(nowMs);
     const microseconds = Math.floor((nowMs % 1000) * 1000);
     const stamp = formatTime(now, options.format, microseconds);
-    const line =
-      options.format === 'ISO8601'
-        ? `${stamp} ${severity} ${process.pid} ${component}] ${message}\n`
-        : `${severity}${stamp} ${process.pid} ${component}] ${message}\n`;
-    if (options.file !== undefined) appendFileSync(options.file, line);
-    else process.stderr.write(line);
+    return options.format === 'ISO8601'
+      ? `${stamp} ${severity} ${process.pid} ${component}] ${escapeLogText(message)}\n`
+      : `${severity}${stamp} ${process.pid} ${component}] ${escapeLogText(message)}\n`;
+  };
+  // A log file that cannot be opened or written (a missing folder, a directory, a full disk) never takes
+  // the server down: the line and those after it go to stderr, after one line that says why.
+  const write = (severity: 'I' | 'W' | 'E', component: string, message: string): void => {
+    const line = format(severity, component, message);
+    if (options.file !== undefined && options.file !== failedFile) {
+      try {
+        appendFileSync(options.file, line);
+        return;
+      } catch (error) {
+        failedFile = options.file;
+        const reason = (error as Error).message;
+        process.stderr.write(format('E', 'logging', `cannot write the log file '${failedFile}' (${reason}); logging to standard error instead`));
+      }
+    }
+    process.stderr.write(line);
   };
   return {
     info: (component, message) => options.info && write('I', component, message),
@@ -70,6 +99,7 @@ export function createLogger(initial: LoggerOptions): ConfigurableLogger {
     settings: () => ({ ...options }),
     configure: (changes) => {
       options = { ...options, ...changes };
+      if ('file' in changes) failedFile = undefined;
       if (options.file === '' || options.file === undefined) {
         const { file: _file, ...rest } = options;
         options = rest;

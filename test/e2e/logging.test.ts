@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { credentials } from '@grpc/grpc-js';
 import { loadGrpcServices } from '../helpers/plain-grpc-clients.js';
+import { LOG_FILE_UPDATE_REFUSED } from '../../src/core/log-settings.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { EXAMPLES, type TestServer, startTestServer } from '../helpers/server.js';
 
@@ -71,4 +72,114 @@ describe('the logging extension', () => {
       client.close();
     }
   });
+});
+
+type LogSettingsClient = {
+  LogSettings: (request: object, callback: (error: (Error & { code: number; details: string }) | null, response: unknown) => void) => void;
+  close(): void;
+};
+
+function grpcLogSettings(grpcUrl: string, settings: object): Promise<unknown> {
+  const Client = loadGrpcServices().inference;
+  const client = new Client(grpcUrl, credentials.createInsecure()) as unknown as LogSettingsClient;
+  return new Promise<unknown>((resolve, reject) =>
+    client.LogSettings({ settings }, (error, reply) => {
+      client.close();
+      if (error !== null) reject(error);
+      else resolve(reply);
+    }),
+  );
+}
+
+/** Infers on 'simple' and checks that the server answered. */
+async function assertServing(server: TestServer, id = 'still-serving'): Promise<void> {
+  const response = await server.post('/v2/models/simple/infer', { ...simpleRequest, id });
+  assert.equal(response.status, 200);
+  assert.equal(((await response.json()) as { id: string }).id, id);
+  assert.equal((await server.get('/v2/health/ready')).status, 200);
+}
+
+describe('issue 24: the logging API cannot point the log at a file of its choosing', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'nereid-log-'));
+  const logFile = join(folder, 'server.log');
+  const victim = join(folder, 'victim.txt');
+  let server: TestServer;
+  before(async () => {
+    writeFileSync(victim, 'untouched\n');
+    server = await startTestServer({ modelRepositories: [EXAMPLES], logger: createLogger({ info: true, warning: true, error: true, verboseLevel: 1, format: 'default', file: logFile }) });
+  });
+  after(() => server.close());
+
+  test("HTTP: a log_file change is refused with Triton's status and text, and nothing of the request applies", async () => {
+    const response = await server.post('/v2/logging', { log_file: victim, log_info: false });
+    assert.equal(response.status, 501);
+    assert.deepEqual(await response.json(), { error: LOG_FILE_UPDATE_REFUSED });
+    assert.equal(LOG_FILE_UPDATE_REFUSED, 'log file location can not be updated through network protocol; start the server with --allow-log-file-update=true to allow it');
+    const settings = (await (await server.get('/v2/logging')).json()) as { log_file: string; log_info: boolean };
+    assert.deepEqual([settings.log_file, settings.log_info], [logFile, true]);
+    await assertServing(server);
+    assert.equal(readFileSync(victim, 'utf8'), 'untouched\n');
+  });
+
+  test("gRPC: a LogSettings log_file change is refused with Triton's status and text", async () => {
+    await assert.rejects(grpcLogSettings(server.grpcUrl!, { log_file: { string_param: victim } }), { code: 12, details: LOG_FILE_UPDATE_REFUSED });
+    assert.equal(((await (await server.get('/v2/logging')).json()) as { log_file: string }).log_file, logFile);
+  });
+
+  test('a request id with a newline is logged as one line, escaped', async () => {
+    const forged = 'x\nE1201 00:00:00.000000 1 server] forged line';
+    await assertServing(server, forged);
+    const log = readFileSync(logFile, 'utf8');
+    assert.doesNotMatch(log, /^E1201 00:00:00\.000000 1 server\] forged line/m);
+    assert.match(log, /^I\d{4} [\d:.]+ \d+ server\] \[request id: x\\nE1201 00:00:00\.000000 1 server\] forged line\] infer for model 'simple'$/m);
+  });
+});
+
+describe('issue 24: with --allow-log-file-update, the log file can move, and one that cannot be written never stops the server', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'nereid-log-'));
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({
+      modelRepositories: [EXAMPLES],
+      isLogFileUpdateAllowed: true,
+      logger: createLogger({ info: true, warning: true, error: true, verboseLevel: 1, format: 'default', file: join(folder, 'first.log') }),
+    });
+  });
+  after(() => server.close());
+
+  test('HTTP and gRPC move the log to the file they name', async () => {
+    const moved = join(folder, 'moved.log');
+    const response = await server.post('/v2/logging', { log_file: moved });
+    assert.equal(response.status, 200);
+    assert.equal(((await response.json()) as { log_file: string }).log_file, moved);
+    await assertServing(server, 'after-move');
+    assert.match(readFileSync(moved, 'utf8'), /\[request id: after-move\] infer for model 'simple'$/m);
+    const viaGrpc = join(folder, 'grpc.log');
+    await grpcLogSettings(server.grpcUrl!, { log_file: { string_param: viaGrpc } });
+    await assertServing(server, 'after-grpc-move');
+    assert.match(readFileSync(viaGrpc, 'utf8'), /\[request id: after-grpc-move\] infer for model 'simple'$/m);
+  });
+
+  for (const [what, file] of [
+    ['in a missing folder', join(folder, 'missing', 'server.log')],
+    ['that is a directory', folder],
+    ['on a full disk', '/dev/full'],
+  ] as const) {
+    test(`a log file ${what}: the server keeps serving`, async () => {
+      assert.equal((await server.post('/v2/logging', { log_file: file })).status, 200);
+      await assertServing(server, 'first');
+      await assertServing(server, 'second');
+    });
+  }
+});
+
+test('issue 24: a server started with a log file in a missing folder serves', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'nereid-log-')), 'missing', 'server.log');
+  const server = await startTestServer({ modelRepositories: [EXAMPLES], logger: createLogger({ info: true, warning: true, error: true, verboseLevel: 1, format: 'default', file }) });
+  try {
+    await assertServing(server);
+    assert.equal(((await (await server.get('/v2/logging')).json()) as { log_file: string }).log_file, file);
+  } finally {
+    await server.close();
+  }
 });

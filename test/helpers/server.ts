@@ -31,12 +31,18 @@ export async function startTestServer(options: Partial<StartOptions> & { modelRe
     metricsUrl: server.metricsUrl,
     grpcUrl: server.grpcUrl,
     get: (path, init) => fetch(url + path, init),
-    post: (path, body, init) =>
-      fetch(url + path, {
+    // Text bodies go as application/json, as tritonclient sends them: fetch's own text/plain is the
+    // content type the server refuses on control routes (any web page can send it).
+    post: (path, body, init) => {
+      const headers = new Headers(init?.headers);
+      if (!(body instanceof Uint8Array) && !headers.has('content-type')) headers.set('content-type', 'application/json');
+      return fetch(url + path, {
         method: 'POST',
         body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
         ...init,
-      }),
+        headers,
+      });
+    },
     close: () => server.shutdown(),
   };
 }

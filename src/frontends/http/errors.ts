@@ -5,9 +5,10 @@ import type { Logger } from '../../logging/logger.js';
 
 /**
  * The reasons whose HTTP answer differs from their status code's: a method the path does not take is
- * HTTP's 405 (RFC 9110 §15.5.6), which no gRPC code stands for, so it travels as UNSUPPORTED.
+ * HTTP's 405 (RFC 9110 §15.5.6), which no gRPC code stands for, so it travels as UNSUPPORTED; a refused
+ * cross-origin request is 403 (Forbidden), which only HTTP has.
  */
-const HTTP_STATUS_OF_REASON: Partial<Record<ErrorReason, number>> = { METHOD_NOT_ALLOWED: 405 };
+const HTTP_STATUS_OF_REASON: Partial<Record<ErrorReason, number>> = { METHOD_NOT_ALLOWED: 405, CROSS_ORIGIN_REFUSED: 403 };
 
 /** Headers that tell the client how to retry, from the error's details (RFC 9110 §10.2.1, RFC 7694 §3, RFC 6750 §3). */
 const HEADERS_OF_REASON: Partial<Record<ErrorReason, (details: Readonly<Record<string, string>>) => OutgoingHttpHeaders>> = {

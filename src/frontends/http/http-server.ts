@@ -5,6 +5,7 @@ import { compressBody, decompressBody } from '../../protocol/content-encoding.js
 import type { Logger } from '../../logging/logger.js';
 import { type AccessPolicy, OPEN_ACCESS } from '../access-policy.js';
 import { checkHttpAccess } from './access-check.js';
+import { CorsPolicy } from './cors-policy.js';
 import { errorReply } from './errors.js';
 import { handleHealth, handleServerMetadata } from './handlers/health.js';
 import { handleGenerate, handleGenerateStream } from './handlers/generate.js';
@@ -36,6 +37,8 @@ export interface HttpFrontendOptions {
   readonly maxInputBytes: number;
   /** `--http-restricted-api` and `--auth-token-file`; open by default. */
   readonly access?: AccessPolicy;
+  /** `--http-cors-origins`: origins whose browser pages may call the API (`*`: any); none by default. */
+  readonly corsOrigins?: readonly string[];
 }
 
 /**
@@ -47,10 +50,12 @@ export interface HttpFrontendOptions {
 export class HttpFrontend {
   readonly #options: HttpFrontendOptions;
   readonly #server: Server;
+  readonly #cors: CorsPolicy;
   #inflight = 0;
 
   constructor(options: HttpFrontendOptions) {
     this.#options = options;
+    this.#cors = new CorsPolicy(options.corsOrigins ?? []);
     this.#server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => void this.#handle(req, res));
   }
 
@@ -95,8 +100,11 @@ export class HttpFrontend {
   async #dispatch(req: IncomingMessage): Promise<Reply> {
     const { server } = this.#options;
     const path = (req.url ?? '/').split('?', 1)[0]!;
+    const preflight = this.#cors.preflight(req);
+    if (preflight !== undefined) return preflight;
     const route = matchRoute(req.method ?? 'GET', path);
     checkHttpAccess(route, req.headers, this.#options.access ?? OPEN_ACCESS);
+    this.#cors.check(req, route);
     switch (route.kind) {
       case 'server-metadata':
         return handleServerMetadata(server);
@@ -169,7 +177,7 @@ export class HttpFrontend {
 
   /** Writes the reply, compressed when it may be and the client accepts gzip or deflate. */
   async #send(req: IncomingMessage, res: ServerResponse, reply: Reply): Promise<void> {
-    const headers = { ...reply.headers };
+    const headers = { ...reply.headers, ...this.#cors.responseHeaders(req) };
     let chunks = reply.chunks;
     const encoding = reply.isCompressible === true ? acceptedEncoding(req.headers['accept-encoding']) : undefined;
     if (encoding !== undefined && chunks.length > 0) {
