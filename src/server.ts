@@ -56,6 +56,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     startupModels: options.startupModels,
     unloadTimeoutMs: options.modelUnloadTimeoutMs,
     isAutoCompleteEnabled: options.isAutoCompleteEnabled,
+    isModelCodeUploadAllowed: options.isModelCodeUploadAllowed,
     context: { logger, defaultMaxBatchSize: options.defaultMaxBatchSize, cpuCount: availableParallelism(), caller: router },
     logger,
     ...(metrics !== undefined ? { observerFor: (name: string, version: number) => metrics.observerFor(name, version) } : {}),

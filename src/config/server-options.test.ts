@@ -58,3 +58,12 @@ test('bad flags are clear errors', () => {
     message: "nereid serve: --backend-config 'shm-size=1': unknown setting 'shm-size'; Nereid knows default-max-batch-size",
   });
 });
+
+// Issue 24, confinement and code-bearing uploads:
+test('--allow-model-code-upload is off unless the operator turns it on', () => {
+  assert.equal(DEFAULT_SERVER_OPTIONS.isModelCodeUploadAllowed, false);
+  assert.equal((parseServeArgs(['--model-repository=m', '--allow-model-code-upload=true']) as { isModelCodeUploadAllowed: boolean }).isModelCodeUploadAllowed, true);
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--allow-model-code-upload=yes please']), {
+    message: "nereid serve: --allow-model-code-upload takes true or false, got 'yes please'",
+  });
+});

@@ -49,6 +49,9 @@ export interface ServerOptions {
   readonly defaultMaxBatchSize: number;
   readonly id: string;
   readonly log: LoggerOptions;
+  // Issue 24, confinement and code-bearing uploads:
+  /** `--allow-model-code-upload`: load requests may bring files a backend runs as code (.py, .js, .so, .pt...). */
+  readonly isModelCodeUploadAllowed: boolean;
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
@@ -81,6 +84,8 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   defaultMaxBatchSize: 4,
   id: 'nereid',
   log: { info: true, warning: true, error: true, verboseLevel: 0, format: 'default' },
+  // Issue 24, confinement and code-bearing uploads:
+  isModelCodeUploadAllowed: false,
 };
 
 /** Flags, what each takes, and one line of help. */
@@ -127,6 +132,8 @@ const FLAGS = {
   'log-error': { type: 'string', help: 'BOOL  log errors (default true)' },
   'log-format': { type: 'string', help: 'default|ISO8601  time stamp layout' },
   'log-file': { type: 'string', help: 'FILE  append the log to FILE instead of stderr' },
+  // Issue 24, confinement and code-bearing uploads:
+  'allow-model-code-upload': { type: 'string', help: 'BOOL  load requests may bring files a backend runs as code: .py, .js, .so, .pt... (default false)' },
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
@@ -274,6 +281,8 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
       format: logFormat,
       ...(logFile !== undefined ? { file: logFile } : {}),
     },
+    // Issue 24, confinement and code-bearing uploads:
+    isModelCodeUploadAllowed: parseBoolean('allow-model-code-upload', string('allow-model-code-upload'), defaults.isModelCodeUploadAllowed),
   };
   checkPortCollision(options);
   return options;
