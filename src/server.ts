@@ -72,6 +72,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     loadTimeoutMs: options.modelLoadTimeoutMs,
     maxInputBytes: options.httpMaxInputBytes,
     isAutoCompleteEnabled: options.isAutoCompleteEnabled,
+    isModelCodeUploadAllowed: options.isModelCodeUploadAllowed,
     context: { logger, defaultMaxBatchSize: options.defaultMaxBatchSize, cpuCount: availableParallelism(), caller: router },
     logger,
     ...(metrics !== undefined ? { observerFor: (name: string, version: number) => metrics.observerFor(name, version) } : {}),

@@ -58,6 +58,11 @@ export interface Backend {
   /** The file a version folder holds when the config names no `default_model_filename`. */
   readonly defaultModelFilename: string;
   /**
+   * Whether loading the model runs its files as code (a module, a script, a pickle), so that files
+   * from a load request need the operator's opt-in (`--allow-model-code-upload`).
+   */
+  readonly isModelFileCode: boolean;
+  /**
    * Fills what the config leaves out (inputs, outputs, max_batch_size) from the model itself.
    * Returns a new config; the argument is not changed.
    */

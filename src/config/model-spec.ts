@@ -1,7 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DataType as ConfigDataType, type ModelConfig } from '../protocol/gen/model_config_pb.js';
 import { type DataType, dataTypeFromConfig, dataTypeToConfig } from '../protocol/data-type.js';
+import { resolveConfinedPath } from '../kernel/confined-path.js';
 import { NereidError } from '../kernel/errors.js';
 import type { ModelSpec, TensorSpec } from '../kernel/model-spec.js';
 
@@ -38,7 +39,7 @@ export async function loadModelSpec(config: ModelConfig, version: number, modelD
       dims: toNumbers(output.dims),
       ...(output.reshape !== undefined ? { reshape: toNumbers(output.reshape.shape) } : {}),
       isOptional: false,
-      ...(output.labelFilename ? { labels: await readLabels(join(modelDir, output.labelFilename), config.name) } : {}),
+      ...(output.labelFilename ? { labels: await readLabels(modelDir, output.labelFilename, config.name) } : {}),
     })),
   );
   return {
@@ -55,8 +56,14 @@ export async function loadModelSpec(config: ModelConfig, version: number, modelD
   };
 }
 
-async function readLabels(path: string, modelName: string): Promise<string[]> {
-  const text = await readFile(path, 'utf8').catch((error: Error) => {
+/** A label file, named relative to the model folder and read only from inside it. */
+async function readLabels(modelDir: string, labelFilename: string, modelName: string): Promise<string[]> {
+  const path = join(modelDir, labelFilename);
+  await stat(path).catch((error: Error) => {
+    throw new NereidError('INVALID_ARG', `model '${modelName}': cannot read label file '${path}': ${error.message}`);
+  });
+  const confined = await resolveConfinedPath({ folder: modelDir, path: labelFilename, field: `model '${modelName}': label_filename` });
+  const text = await readFile(confined, 'utf8').catch((error: Error) => {
     throw new NereidError('INVALID_ARG', `model '${modelName}': cannot read label file '${path}': ${error.message}`);
   });
   const lines = text.split(/\r?\n/);

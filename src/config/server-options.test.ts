@@ -115,3 +115,11 @@ test('issue 24: --http-cors-origins takes * alone or origins, normalised as brow
   });
   assert.throws(() => cors('localhost'), { message: "nereid serve: --http-cors-origins: 'localhost' is not an origin; write scheme://host[:port], e.g. http://localhost:3000" });
 });
+// Issue 24, confinement and code-bearing uploads:
+test('--allow-model-code-upload is off unless the operator turns it on', () => {
+  assert.equal(DEFAULT_SERVER_OPTIONS.isModelCodeUploadAllowed, false);
+  assert.equal((parseServeArgs(['--model-repository=m', '--allow-model-code-upload=true']) as { isModelCodeUploadAllowed: boolean }).isModelCodeUploadAllowed, true);
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--allow-model-code-upload=yes please']), {
+    message: "nereid serve: --allow-model-code-upload takes true or false, got 'yes please'",
+  });
+});

@@ -69,6 +69,9 @@ export interface ServerOptions {
   readonly isLogFileUpdateAllowed: boolean;
   /** `--http-cors-origins`: origins (`https://app.example`) whose browser pages may call the HTTP API, or `*`; none by default. */
   readonly httpCorsOrigins: readonly string[];
+  // Issue 24, confinement and code-bearing uploads:
+  /** `--allow-model-code-upload`: load requests may bring files a backend runs as code (.py, .js, .so, .pt...). */
+  readonly isModelCodeUploadAllowed: boolean;
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
@@ -109,6 +112,8 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   // Issue 24, the logging API and cross-origin safety:
   isLogFileUpdateAllowed: false,
   httpCorsOrigins: [],
+  // Issue 24, confinement and code-bearing uploads:
+  isModelCodeUploadAllowed: false,
 };
 
 /** Flags, what each takes, and one line of help. */
@@ -172,6 +177,8 @@ const FLAGS = {
   // Issue 24, the logging API and cross-origin safety:
   'allow-log-file-update': { type: 'string', help: 'BOOL  let POST /v2/logging and LogSettings change log_file (default false)' },
   'http-cors-origins': { type: 'string', help: 'ORIGINS  comma-separated origins (or *) whose browser pages may call the HTTP API (default none)' },
+  // Issue 24, confinement and code-bearing uploads:
+  'allow-model-code-upload': { type: 'string', help: 'BOOL  load requests may bring files a backend runs as code: .py, .js, .so, .pt... (default false)' },
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
@@ -338,6 +345,8 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     // Issue 24, the logging API and cross-origin safety:
     isLogFileUpdateAllowed: parseBoolean('allow-log-file-update', string('allow-log-file-update'), defaults.isLogFileUpdateAllowed),
     httpCorsOrigins: parseCorsOrigins(string('http-cors-origins')),
+    // Issue 24, confinement and code-bearing uploads:
+    isModelCodeUploadAllowed: parseBoolean('allow-model-code-upload', string('allow-model-code-upload'), defaults.isModelCodeUploadAllowed),
   };
   if (options.authTokenFile === '') throw usageError('--auth-token-file takes the path of a file that holds the token, got an empty path');
   checkPortCollision(options);

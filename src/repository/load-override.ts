@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join, normalize, relative, sep } from 'node:path';
+import { isAbsolute, join, normalize, sep } from 'node:path';
+import { isInside } from '../kernel/confined-path.js';
 import { NereidError } from '../kernel/errors.js';
 
 /** What a load request may replace (Triton's load parameters `config` and `file:<version>/<name>`). */
@@ -12,6 +13,28 @@ export interface LoadOverride {
 }
 
 const PRIVATE_PREFIX = join(tmpdir(), 'nereid-model-');
+
+/**
+ * File endings a backend would run as code: Python and JavaScript/TypeScript modules, native
+ * libraries, and pickles. TorchScript and PyTorch files (`.pt`, `.pt2`, `.pth`) count: they are zip
+ * archives of pickled data, and unpickling can call any Python function (torch's own `weights_only`
+ * guard has been bypassed), so they are code to the server. ONNX files are data: ONNX Runtime reads
+ * the graph and runs only its built-in operators.
+ */
+const CODE_FILE = /\.(py|pyc|js|mjs|cjs|ts|mts|cts|so|node|dylib|dll|pt|pt2|pth|pkl|pickle)$/i;
+
+/** What the operator's opt-in flag says, for every refusal of code. */
+export const CODE_UPLOAD_HINT = 'code uploads are off: start the server with --allow-model-code-upload=true to allow them';
+
+/** Refuses load files that a backend would run as code (the server's user would run what a client sent). */
+export function refuseCodeFiles(files: ReadonlyMap<string, Uint8Array>): void {
+  for (const path of files.keys()) {
+    const ending = CODE_FILE.exec(path);
+    if (ending !== null) {
+      throw new NereidError('INVALID_ARG', `load parameter 'file:${path}' is code (${ending[0]}), which a backend would run as the server's user; ${CODE_UPLOAD_HINT}`);
+    }
+  }
+}
 
 /** Removes a model folder writeOverrideFiles made (and its private parent); leaves any other folder alone. */
 export async function removeOverrideFolder(modelDir: string): Promise<void> {
@@ -28,7 +51,7 @@ export async function writeOverrideFiles(modelName: string, files: ReadonlyMap<s
   for (const path of files.keys()) {
     const normalized = normalize(path);
     const [version] = normalized.split(sep);
-    if (isAbsolute(path) || normalized.startsWith('..') || normalized.split(sep).includes('..') || !/^[1-9][0-9]*$/.test(version ?? '') || normalized === version) {
+    if (isAbsolute(path) || normalized.startsWith('..') || normalized.split(sep).includes('..') || !/^[1-9][0-9]*$/.test(version ?? '') || normalized === version || normalized.endsWith(sep)) {
       throw new NereidError(
         'INVALID_ARG',
         `load parameter 'file:${path}' is not a file inside a version folder of the model; expected 'file:<version>/<name>', e.g. 'file:1/model.onnx', with no '..' and no absolute path`,
@@ -36,15 +59,21 @@ export async function writeOverrideFiles(modelName: string, files: ReadonlyMap<s
     }
   }
   const root = await mkdtemp(PRIVATE_PREFIX);
+  // The name was validated (model-name.ts), so the model folder is a child of the private folder.
   const modelDir = join(root, modelName);
-  for (const [path, bytes] of files) {
-    const target = join(modelDir, normalize(path));
-    const inside = relative(modelDir, target);
-    if (inside.startsWith('..') || isAbsolute(inside)) {
-      throw new NereidError('INVALID_ARG', `load parameter 'file:${path}' leaves the model folder`);
+  try {
+    for (const [path, bytes] of files) {
+      const target = join(modelDir, normalize(path));
+      if (!isInside(modelDir, target) || !isInside(root, modelDir)) {
+        throw new NereidError('INVALID_ARG', `load parameter 'file:${path}' leaves the model folder`);
+      }
+      await mkdir(join(target, '..'), { recursive: true });
+      await writeFile(target, bytes);
     }
-    await mkdir(join(target, '..'), { recursive: true });
-    await writeFile(target, bytes);
+  } catch (error) {
+    // A refused or failed write leaves nothing behind in the temporary directory.
+    await rm(root, { recursive: true, force: true });
+    throw error;
   }
   return modelDir;
 }

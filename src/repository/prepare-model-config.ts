@@ -11,6 +11,7 @@ import { parseModelConfig } from '../config/parse-model-config.js';
 import { refuseUnsupportedFields } from '../config/supported-fields.js';
 import { validateModelConfig } from '../config/validate.js';
 import { NereidError } from '../kernel/errors.js';
+import { CODE_UPLOAD_HINT } from './load-override.js';
 
 export interface PrepareOptions {
   readonly name: string;
@@ -22,6 +23,8 @@ export interface PrepareOptions {
   readonly context: BackendContext;
   /** A load request's `config` parameter: JSON used instead of config.pbtxt. */
   readonly configJson?: string;
+  /** The model files came with a load request and code uploads are off: refuse a backend that runs them. */
+  readonly isModelCodeRefused?: boolean;
 }
 
 const fileExists = (path: string): Promise<boolean> =>
@@ -83,6 +86,11 @@ export async function prepareModelConfig(options: PrepareOptions): Promise<{ con
         ? `${file}: unknown ${named}; Nereid serves backends ${[...BACKENDS.keys()].map((n) => `'${n}'`).join(', ')} and platforms ${[...PLATFORMS.keys()].map((n) => `'${n}'`).join(', ')}`
         : `model '${options.name}' has no config.pbtxt naming a backend or platform, and no version folder holds a file a backend recognises (${[...BACKENDS.values()].map((b) => b.defaultModelFilename).join(', ')})`,
     );
+  }
+  if (options.isModelCodeRefused === true && backend.isModelFileCode) {
+    // Before auto-complete, which imports a JavaScript model. The file endings were checked already;
+    // this catches a config that points a code backend at a file with any other ending.
+    throw new NereidError('INVALID_ARG', `model '${options.name}': backend '${backend.name}' runs its model files as code, and these came from the load request; ${CODE_UPLOAD_HINT}`);
   }
   // Triton leaves an ensemble's backend empty: it has none.
   if (config.backend === '' && config.platform !== ENSEMBLE_PLATFORM) config.backend = backend.name;

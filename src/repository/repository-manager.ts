@@ -11,7 +11,8 @@ import { DependencyGraph } from './dependency-graph.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import type { ModelEntry } from './model-lifecycle.js';
 import { ModelLookup, hasReadyVersion, isReadyVersion } from './model-lookup.js';
-import { type LoadOverride, removeOverrideFolder, writeOverrideFiles } from './load-override.js';
+import { type LoadOverride, refuseCodeFiles, removeOverrideFolder, writeOverrideFiles } from './load-override.js';
+import { modelNotPolledError, unknownModelUnloadError, validateModelName } from './model-name.js';
 import { Model } from './model.js';
 import { prepareModelConfig } from './prepare-model-config.js';
 import { abortable } from '../util/abortable.js';
@@ -42,6 +43,14 @@ export interface RepositoryOptions {
   readonly loadTimeoutMs: number;
   /** `--http-max-input-size`: the largest request a client may send, and so the largest warmup sample. */
   readonly maxInputBytes: number;
+  /** `--allow-model-code-upload`: load requests may bring files a backend runs as code (default false). */
+  readonly isModelCodeUploadAllowed?: boolean;
+}
+
+/** Where a load's model comes from: a config override, and whether its files came with the request. */
+interface LoadSource {
+  readonly configJson?: string;
+  readonly isUploaded: boolean;
 }
 
 /**
@@ -112,13 +121,16 @@ export class RepositoryManager {
    */
   loadModel(name: string, override?: LoadOverride): Promise<void> {
     this.#checkExplicit('load');
+    validateModelName('load', name);
     return this.#mutex.run(name, async () => {
       // Override files make a model folder of their own, in a private place; otherwise the repository's.
-      const dirs = override !== undefined && override.files.size > 0 ? [await writeOverrideFiles(name, override.files)] : (await this.#scan()).get(name);
+      const isUploaded = override !== undefined && override.files.size > 0;
+      if (isUploaded && !this.#options.isModelCodeUploadAllowed) refuseCodeFiles(override.files);
+      const dirs = isUploaded ? [await writeOverrideFiles(name, override.files)] : (await this.#scan()).get(name);
       if (dirs === undefined) {
-        throw new NereidError('INVALID_ARG', `failed to load '${name}': no model folder of that name in ${this.#options.repositoryPaths.join(', ')}`);
+        throw modelNotPolledError(name, `no model folder of that name in ${this.#options.repositoryPaths.join(', ')}`);
       }
-      await this.#replace(name, dirs, override?.configJson);
+      await this.#replace(name, dirs, { isUploaded, ...(override?.configJson !== undefined ? { configJson: override.configJson } : {}) });
     });
   }
 
@@ -126,8 +138,8 @@ export class RepositoryManager {
    * Loads a model's new versions fully, then swaps them in and unloads the old ones (which finish what
    * they accepted). If anything fails to load, the old versions keep serving and the error is thrown.
    */
-  async #replace(name: string, dirs: readonly string[], configJson?: string): Promise<void> {
-    const entry = await this.#load(name, dirs, configJson);
+  async #replace(name: string, dirs: readonly string[], source: LoadSource = { isUploaded: false }): Promise<void> {
+    const entry = await this.#load(name, dirs, source);
     const failure = entry.error ?? [...entry.versions.values()].find((state) => !isReadyVersion(state))?.reason;
     if (failure !== undefined) {
       await unloadVersions(entry);
@@ -148,9 +160,10 @@ export class RepositoryManager {
   /** Unloads one model once its accepted requests are done (the repository extension's unload). */
   unloadModel(name: string): Promise<void> {
     this.#checkExplicit('unload');
+    validateModelName('unload', name);
     return this.#mutex.run(name, async () => {
       const entry = this.#models.get(name);
-      if (entry === undefined) throw new NereidError('INVALID_ARG', `failed to unload '${name}': Request for unknown model: '${name}' is not found`);
+      if (entry === undefined) throw unknownModelUnloadError(name);
       await unloadVersions(entry, this.#drainOptions());
       this.#models.set(name, unloadedEntry(name, entry.modelDir));
       this.#options.logger.info('repository', `successfully unloaded '${name}'`);
@@ -199,7 +212,8 @@ export class RepositoryManager {
    * Loads the versions of one model; failures are recorded in the entry, never thrown. The load
    * timeout aborts whatever is still loading: instances starting or warming up are stopped first.
    */
-  async #load(name: string, dirs: readonly string[], configJson?: string): Promise<ModelEntry> {
+  async #load(name: string, dirs: readonly string[], source: LoadSource = { isUploaded: false }): Promise<ModelEntry> {
+    const { configJson } = source;
     const { logger, loadTimeoutMs } = this.#options;
     const modelDir = dirs[0]!;
     const entry: ModelEntry = { name, modelDir, versions: new Map() };
@@ -224,6 +238,7 @@ export class RepositoryManager {
           version: newest,
           versionDir: newest === undefined ? undefined : join(modelDir, String(newest)),
           isAutoCompleteEnabled: this.#options.isAutoCompleteEnabled,
+          isModelCodeRefused: source.isUploaded && this.#options.isModelCodeUploadAllowed !== true,
           context: this.#options.context,
           ...(configJson !== undefined ? { configJson } : {}),
         }),

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -22,6 +22,15 @@ test('model folders by name, over every repository; hidden folders and files ski
     other: [join(root, 'two', 'other')],
     simple: [join(root, 'one', 'simple'), join(root, 'two', 'simple')],
   });
+});
+
+test('model and version folders that are symbolic links are not read, so none leads out of the repository', async () => {
+  await mkdir(join(root, 'outside', 'elsewhere', '1'), { recursive: true });
+  await mkdir(join(root, 'linked', 'model'), { recursive: true });
+  await symlink(join(root, 'outside', 'elsewhere'), join(root, 'linked', 'elsewhere'));
+  await symlink(join(root, 'outside', 'elsewhere', '1'), join(root, 'linked', 'model', '7'));
+  assert.deepEqual([...(await scanRepositories([join(root, 'linked')])).keys()], ['model']);
+  assert.deepEqual(await findVersions(join(root, 'linked', 'model'), () => assert.fail('a link is not a folder to report')), []);
 });
 
 test('an unreadable repository is INVALID_ARG naming it', async () => {

@@ -9,6 +9,8 @@ const VERSION_FOLDER = /^[1-9][0-9]*$/;
 /**
  * Every model folder in the repositories, by model name (a name in two repositories has two folders).
  * Hidden folders and plain files are skipped; an unreadable repository throws INVALID_ARG.
+ * Symbolic links are skipped too (a Dirent of a link is no directory): a model folder is always a real
+ * folder inside its repository, so no link can lead a model out of it (issue 24's confinement).
  */
 export async function scanRepositories(repositoryPaths: readonly string[]): Promise<Map<string, string[]>> {
   const found = new Map<string, string[]>();
@@ -26,7 +28,8 @@ export async function scanRepositories(repositoryPaths: readonly string[]): Prom
 
 /**
  * The version folders of a model folder (1, 2, ... without leading zeros), unsorted; `onIgnored` hears
- * of each other folder, except those Triton keeps there (configs, warmup, initial_state).
+ * of each other folder, except those Triton keeps there (configs, warmup, initial_state). Links are
+ * skipped, as in scanRepositories, so a version folder is always inside its model folder.
  */
 export async function findVersions(modelDir: string, onIgnored: (folder: string) => void): Promise<number[]> {
   const entries = await readdir(modelDir, { withFileTypes: true });

@@ -5,6 +5,7 @@ import type { ModelInstance } from '../kernel/model-instance.js';
 import type { ModelConfig, ModelWarmup } from '../protocol/gen/model_config_pb.js';
 import { dataTypeOfConfig } from '../config/model-spec.js';
 import { dataTypeByteSize } from '../protocol/data-type.js';
+import { resolveConfinedPath } from '../kernel/confined-path.js';
 import { NereidError } from '../kernel/errors.js';
 import type { InferRequest } from '../kernel/infer-request.js';
 import type { ModelSpec } from '../kernel/model-spec.js';
@@ -12,11 +13,12 @@ import type { Tensor } from '../kernel/tensor.js';
 import { allocateFixedSize, deserializeBytes, elementCount, viewFixedSize } from '../protocol/tensor-data.js';
 import { validateRequest } from '../kernel/validate-request.js';
 
-/** The data of one warmup input: zeros, random bytes, or the file `<model>/warmup/<name>` (raw, as binary data). */
+/** The data of one warmup input: zeros, random bytes, or the file `<model>/warmup/<name>` (raw, as binary data; inside that folder). */
 async function warmupData(dataType: Tensor['dataType'], shape: readonly number[], source: ModelWarmup['inputs'][string]['inputDataType'], modelDir: string): Promise<Tensor['data']> {
   const count = elementCount(shape);
   if (source.case === 'inputDataFile') {
-    const bytes = await readFile(join(modelDir, 'warmup', source.value));
+    const path = await resolveConfinedPath({ folder: join(modelDir, 'warmup'), path: source.value, field: 'input_data_file' });
+    const bytes = await readFile(path);
     if (dataType === 'BYTES') {
       const elements = deserializeBytes(bytes);
       if (typeof elements === 'string') throw new NereidError('INVALID_ARG', `warmup file '${source.value}': ${elements}`);

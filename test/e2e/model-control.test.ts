@@ -65,7 +65,7 @@ describe('model control mode EXPLICIT', () => {
   test('unknown names are clear errors', async () => {
     const unknown = await server.post('/v2/repository/models/nope/load', '');
     assert.equal(unknown.status, 400);
-    assert.match(((await unknown.json()) as { error: string }).error, /^failed to load 'nope': no model folder of that name in /);
+    assert.match(((await unknown.json()) as { error: string }).error, /^failed to load 'nope', failed to poll from model repository; no model folder of that name in /);
   });
 
   test('a config override replaces config.pbtxt', async () => {

@@ -48,6 +48,9 @@ describe('Python backend: the interpreter of a model (EXECUTION_ENV_PATH)', () =
     chmodSync(join(bare, 'env', 'bin', 'python3'), 0o755);
     writeModel(repository, 'packed_env', '$$TRITON_MODEL_DIRECTORY/python3.11.tar.gz');
     writeModel(repository, 'missing_env', '/nonexistent/env');
+    // An existing environment outside the model folder: a config cannot pick an interpreter elsewhere.
+    writeModel(repository, 'outside_env', '/usr');
+    writeModel(repository, 'climbing_env', '$$TRITON_MODEL_DIRECTORY/../local_env/env');
     server = await startTestServer({ modelRepositories: [repository], isStrictReadiness: false });
   });
   after(async () => {
@@ -81,6 +84,15 @@ describe('Python backend: the interpreter of a model (EXECUTION_ENV_PATH)', () =
 
   test('a packed environment is refused with the command that unpacks it', async () => {
     assert.match(await reasonOf('packed_env'), /EXECUTION_ENV_PATH '\$\$TRITON_MODEL_DIRECTORY\/python3\.11\.tar\.gz' is a packed archive; unpack it/);
+  });
+
+  test('an environment outside the model folder is refused, after resolving the path (issue 24)', async () => {
+    const hint = "expected a path inside that folder (no '..', no absolute path, no symbolic link that leads out)";
+    assert.equal(await reasonOf('outside_env'), `model 'outside_env': EXECUTION_ENV_PATH '/usr' resolves to '/usr', outside '${join(repository, 'outside_env')}'; ${hint}`);
+    assert.equal(
+      await reasonOf('climbing_env'),
+      `model 'climbing_env': EXECUTION_ENV_PATH '${join(repository, 'climbing_env')}/../local_env/env' resolves to '${join(repository, 'local_env', 'env')}', outside '${join(repository, 'climbing_env')}'; ${hint}`,
+    );
   });
 
   test('a missing interpreter fails the load, naming the path it looked for', async () => {

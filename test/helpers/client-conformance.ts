@@ -387,7 +387,7 @@ export function describeClientConformance({ protocol, connect }: ConformanceOpti
       assert.ok(error instanceof ServerError);
       assert.equal(error.status, 'INVALID_ARG');
       assert.deepEqual(error.transport, transport(400, 3));
-      assert.equal(error.message, `failed to load 'nope': no model folder of that name in ${EXAMPLES}`);
+      assert.equal(error.message, `failed to load 'nope', failed to poll from model repository; no model folder of that name in ${EXAMPLES}`);
     });
 
     test('the timeout parameter: a request past it in the queue is rejected by the server', async () => {

@@ -12,6 +12,7 @@ export const ENSEMBLE_PLATFORM = 'ensemble';
 export const ensembleBackend: Backend = {
   name: 'ensemble',
   defaultModelFilename: '',
+  isModelFileCode: false,
   async loadModel(_files, config, spec, context) {
     const steps = await planEnsemble(config, spec, context.requireModel);
     return {

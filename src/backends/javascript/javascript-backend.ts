@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import { modelConfigFromJson, modelConfigToTritonJson } from '../../config/model-config-json.js';
+import { resolveConfinedPath } from '../../kernel/confined-path.js';
 import { NereidError } from '../../kernel/errors.js';
 import type { Backend, ModelFiles } from '../backend.js';
 import { startWorker, workerUrl } from '../worker-thread.js';
@@ -19,7 +20,7 @@ async function resolveModelPath(files: ModelFiles, config: ModelConfig): Promise
   const candidates = config.defaultModelFilename ? [config.defaultModelFilename] : [DEFAULT_MODEL_FILENAME, 'model.mjs'];
   for (const name of candidates) {
     const path = join(files.versionDir, name);
-    if ((await stat(path).catch(() => undefined))?.isFile() === true) return path;
+    if ((await stat(path).catch(() => undefined))?.isFile() === true) return resolveConfinedPath({ folder: files.versionDir, path: name, field: `model '${files.modelName}' version ${files.version}: default_model_filename` });
   }
   throw new NereidError(
     'INVALID_ARG',
@@ -71,6 +72,7 @@ async function autoCompleteConfig(files: ModelFiles, config: ModelConfig): Promi
 export const javascriptBackend: Backend = {
   name: 'javascript',
   defaultModelFilename: DEFAULT_MODEL_FILENAME,
+  isModelFileCode: true,
   autoCompleteConfig,
   async loadModel(files, config, spec, context) {
     const modelPath = await resolveModelPath(files, config);

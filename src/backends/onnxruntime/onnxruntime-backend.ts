@@ -8,6 +8,7 @@ import {
   ModelOutputSchema,
 } from '../../protocol/gen/model_config_pb.js';
 import { configDataTypeOf } from '../../config/model-spec.js';
+import { resolveConfinedPath } from '../../kernel/confined-path.js';
 import { NereidError } from '../../kernel/errors.js';
 import type { ModelSpec, TensorSpec } from '../../kernel/model-spec.js';
 import type { Backend, BackendContext, BackendModel, InstanceSpec, ModelFiles } from '../backend.js';
@@ -24,12 +25,13 @@ const DEFAULT_MODEL_FILENAME = 'model.onnx';
  * holding model.onnx (Triton's layout for models with external weights).
  */
 async function resolveModelPath(files: ModelFiles, config: ModelConfig): Promise<string> {
-  const path = join(files.versionDir, config.defaultModelFilename || DEFAULT_MODEL_FILENAME);
+  const name = config.defaultModelFilename || DEFAULT_MODEL_FILENAME;
+  const path = join(files.versionDir, name);
   const info = await stat(path).catch(() => undefined);
   if (info === undefined) {
     throw new NereidError('INVALID_ARG', `model '${files.modelName}' version ${files.version}: no model file at '${path}'`);
   }
-  return info.isDirectory() ? join(path, DEFAULT_MODEL_FILENAME) : path;
+  return resolveConfinedPath({ folder: files.versionDir, path: info.isDirectory() ? join(name, DEFAULT_MODEL_FILENAME) : name, field: `model '${files.modelName}' version ${files.version}: default_model_filename` });
 }
 
 /** True when every input and output has a leading wildcard dimension, so requests can be stacked on it. */
@@ -139,6 +141,7 @@ class OnnxRuntimeModel implements BackendModel {
 export const onnxRuntimeBackend: Backend = {
   name: 'onnxruntime',
   defaultModelFilename: DEFAULT_MODEL_FILENAME,
+  isModelFileCode: false,
   autoCompleteConfig,
   async loadModel(files, config, spec, context) {
     const modelPath = await resolveModelPath(files, config);

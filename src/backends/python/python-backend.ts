@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import { modelConfigToTritonJson } from '../../config/model-config-json.js';
+import { resolveConfinedPath } from '../../kernel/confined-path.js';
 import { NereidError } from '../../kernel/errors.js';
 import type { ModelSpec } from '../../kernel/model-spec.js';
 import type { Backend, BackendContext, BackendModel, InstanceSpec, ModelFiles } from '../backend.js';
@@ -12,15 +13,16 @@ import { type StubSettings, readStubSettings } from './stub-settings.js';
 
 const DEFAULT_MODEL_FILENAME = 'model.py';
 
-/** The model file of a version folder, checked to exist. */
+/** The model file of a version folder, checked to exist and to lie inside the version folder. */
 export async function resolveModelFile(files: ModelFiles, config: ModelConfig, defaultFilename: string): Promise<string> {
-  const path = join(files.versionDir, config.defaultModelFilename || defaultFilename);
+  const name = config.defaultModelFilename || defaultFilename;
+  const path = join(files.versionDir, name);
   const isFile = await stat(path).then(
     (info) => info.isFile(),
     () => false,
   );
   if (!isFile) throw new NereidError('INVALID_ARG', `model '${files.modelName}' version ${files.version}: no model file at '${path}'`);
-  return path;
+  return resolveConfinedPath({ folder: files.versionDir, path: name, field: `model '${files.modelName}' version ${files.version}: default_model_filename` });
 }
 
 export interface PythonModelOptions {
@@ -75,6 +77,7 @@ export class PythonModel implements BackendModel {
 export const pythonBackend: Backend = {
   name: 'python',
   defaultModelFilename: DEFAULT_MODEL_FILENAME,
+  isModelFileCode: true,
   async autoCompleteConfig(files, config, context) {
     const modelFile = await resolveModelFile(files, config, DEFAULT_MODEL_FILENAME);
     return autoCompletePythonConfig({ modelFile, config, settings: await readStubSettings(config, files.modelDir), logger: context.logger });

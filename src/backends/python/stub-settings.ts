@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { delimiter, join, resolve } from 'node:path';
 import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
+import { resolveConfinedPath } from '../../kernel/confined-path.js';
 import { NereidError } from '../../kernel/errors.js';
 
 /** The interpreter a Python model runs in when its config names no EXECUTION_ENV_PATH (Debian's, with python3-numpy). */
@@ -28,7 +29,8 @@ const isExecutableFile = (path: string): Promise<boolean> =>
  * - `EXECUTION_ENV_PATH` (Triton's name): an unpacked environment folder (a virtualenv, or a conda-pack
  *   archive extracted) whose `bin/python3` runs the model, with its `bin/` first on PATH. As in
  *   Triton, `$$TRITON_MODEL_DIRECTORY` stands for the model folder. Packed `.tar.gz` archives are
- *   refused: Nereid does not unpack them.
+ *   refused: Nereid does not unpack them. The folder must lie inside the model folder (after resolving
+ *   symbolic links), so a config cannot run an interpreter elsewhere; its `bin/python3` may be a link.
  * - `STUB_TIMEOUT_SECONDS` (after Triton's `stub-timeout-seconds`, default 30): how long a serving
  *   process may leave a health check unanswered before it counts as hung.
  */
@@ -38,12 +40,17 @@ export async function readStubSettings(config: ModelConfig, modelDir: string): P
   let pythonPath = DEFAULT_PYTHON;
   let env: NodeJS.ProcessEnv = { ...process.env };
   if (envParameter !== undefined && envParameter !== '') {
-    const envDir = resolve(modelDir, envParameter.replaceAll('$$TRITON_MODEL_DIRECTORY', modelDir));
+    const envPath = envParameter.replaceAll('$$TRITON_MODEL_DIRECTORY', modelDir);
+    const envDir = resolve(modelDir, envPath);
     if (/\.(tar\.gz|tgz|tar)$/.test(envDir)) {
       throw new NereidError(
         'INVALID_ARG',
         `${where}: EXECUTION_ENV_PATH '${envParameter}' is a packed archive; unpack it (mkdir env && tar -xzf ${envParameter} -C env) and point EXECUTION_ENV_PATH at the folder`,
       );
+    }
+    // An environment that exists must be the model's own; a missing one fails below, naming the interpreter.
+    if (await stat(envDir).then(() => true, () => false)) {
+      await resolveConfinedPath({ folder: modelDir, path: envPath, field: `${where}: EXECUTION_ENV_PATH` });
     }
     pythonPath = join(envDir, 'bin', 'python3');
     env = { ...env, PATH: `${join(envDir, 'bin')}${delimiter}${process.env.PATH ?? ''}`, VIRTUAL_ENV: envDir };

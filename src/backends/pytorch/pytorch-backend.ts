@@ -36,6 +36,7 @@ function checkSupported(config: ModelConfig): void {
 export const pytorchBackend: Backend = {
   name: 'pytorch',
   defaultModelFilename: DEFAULT_MODEL_FILENAME,
+  isModelFileCode: true,
   async loadModel(files, config, spec, context) {
     checkSupported(config);
     await resolveModelFile(files, config, DEFAULT_MODEL_FILENAME);

@@ -1,0 +1,36 @@
+import { NereidError } from '../kernel/errors.js';
+
+/**
+ * Triton's answer to a load of a model it cannot find in the repositories; Nereid adds why after it.
+ * (Triton's core: `ModelRepositoryManager::LoadUnloadModel`.)
+ */
+export function modelNotPolledError(name: string, reason: string): NereidError {
+  return new NereidError('INVALID_ARG', `failed to load '${name}', failed to poll from model repository; ${reason}`);
+}
+
+/** Triton's answer to an unload of a model it does not know; Nereid adds why after it when there is a reason. */
+export function unknownModelUnloadError(name: string, reason?: string): NereidError {
+  return new NereidError('INVALID_ARG', `failed to unload '${name}': Request for unknown model: '${name}' is not found${reason === undefined ? '' : `; ${reason}`}`);
+}
+
+/** Why `name` cannot name a model folder, or undefined when it can. */
+function invalidNameReason(name: string): string | undefined {
+  if (name === '') return 'a model name cannot be empty';
+  if (name.trim() === '') return 'a model name cannot be only whitespace';
+  if (name === '.' || name === '..' || name.split(/[/\\]/).includes('..')) return "a model name cannot be '.' or contain '..'";
+  if (/[/\\]/.test(name)) return "a model name cannot contain a path separator ('/' or '\\')";
+  if (name.includes('\0')) return 'a model name cannot contain a NUL character';
+  return undefined;
+}
+
+/**
+ * Checks a model name a client sent to load or unload, before it is used as a folder name: the one
+ * place that decides it (both front ends reach it through the repository manager). A model's name
+ * is its folder's name in a repository, so a name that is empty, only whitespace, or holds `..` or a
+ * path separator names no model folder and could only lead outside the repository.
+ */
+export function validateModelName(action: 'load' | 'unload', name: string): void {
+  const reason = invalidNameReason(name);
+  if (reason === undefined) return;
+  throw action === 'load' ? modelNotPolledError(name, reason) : unknownModelUnloadError(name, reason);
+}
