@@ -15,6 +15,9 @@ import { simpleInputs } from '../helpers/client-conformance.js';
 import { loadGrpcServices } from '../helpers/plain-grpc-clients.js';
 import { EXAMPLES, type TestServer, startTestServer } from '../helpers/server.js';
 
+/** The content type tritonclient sends with a JSON body; the control routes refuse text/plain (cors-policy.ts). */
+const JSON_BODY = { 'content-type': 'application/json' };
+
 const { inference: InferenceClient, health: HealthClient } = loadGrpcServices();
 
 type GrpcFailure = { code: number; details: string };
@@ -155,7 +158,7 @@ describe("Triton's restricted APIs (--http-restricted-api) and protocols (--grpc
           assert.equal(refused.headers.get('content-type'), 'application/json');
           assert.deepEqual(await refused.json(), { error: `This API is restricted, expecting header '${category}-key'` });
         }
-        const opened = await fetch(server.url + path, { method, body, headers: { [`${category.toUpperCase()}-KEY`]: `${category}-value` } });
+        const opened = await fetch(server.url + path, { method, body, headers: { ...JSON_BODY, [`${category.toUpperCase()}-KEY`]: `${category}-value` } });
         assert.equal(opened.status, okStatus, `${method} ${path}: ${await opened.text()}`);
       }
     });
@@ -269,7 +272,7 @@ describe('bearer-token authentication (--auth-token-file)', () => {
         assert.equal(refused.headers.get('www-authenticate'), challenge);
         assert.deepEqual(await refused.json(), { error });
       }
-      const opened = await fetch(server.url + path, { method, body, headers: { authorization: `Bearer ${TOKEN}` } });
+      const opened = await fetch(server.url + path, { method, body, headers: { ...JSON_BODY, authorization: `Bearer ${TOKEN}` } });
       assert.equal(opened.status, okStatus, `${method} ${path}: ${await opened.text()}`);
     }
   });
