@@ -185,7 +185,8 @@ const FLAGS = {
 export function serveUsage(): string {
   const lines = Object.entries(FLAGS).map(([name, flag]) => {
     const [arg, ...text] = flag.help.split('  ');
-    return `  --${name}${arg ? ` ${arg}` : ''}`.padEnd(44) + text.join('  ');
+    // A flag longer than the column still gets two spaces before its text.
+    return `${`  --${name}${arg ? ` ${arg}` : ''}`.padEnd(42)}  ${text.join('  ')}`;
   });
   return `Usage: nereid serve --model-repository DIR [flags]\n\nFlags (Triton's names and defaults):\n${lines.join('\n')}\n`;
 }
