@@ -19,7 +19,8 @@ from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from generate_models import (  # noqa: E402
-    DTYPES, FIXTURES_DIR, config_pbtxt, gen_slow, make_model, reset_dir, save_model, tensor, write_text,
+    FIXTURES_DIR, config_pbtxt, gen_slow, identity_all_types_graph, make_model, reset_dir, save_model, tensor,
+    write_text,
 )
 
 REPOSITORY = os.path.join(FIXTURES_DIR, "conformance", "onnxruntime")
@@ -33,15 +34,8 @@ def write(name, graph, comment, max_batch_size, inputs, outputs, extra=""):
 
 
 def gen_identity():
-    nodes, inputs, outputs, cfg_in, cfg_out = [], [], [], [], []
-    for tname, onnx_t, cfg_t in DTYPES:
-        i, o = f"INPUT_{tname}", f"OUTPUT_{tname}"
-        nodes.append(helper.make_node("Identity", [i], [o]))
-        inputs.append(tensor(i, onnx_t, ["batch", f"len_{tname.lower()}"]))
-        outputs.append(tensor(o, onnx_t, ["batch", f"len_{tname.lower()}"]))
-        cfg_in.append((i, cfg_t, [-1]))
-        cfg_out.append((o, cfg_t, [-1]))
-    write("identity", helper.make_graph(nodes, "identity", inputs, outputs),
+    graph, cfg_in, cfg_out = identity_all_types_graph("identity")
+    write("identity", graph,
           "Identity for every data type: OUTPUT_<T> = INPUT_<T>.", 8, cfg_in, cfg_out)
 
 

@@ -322,9 +322,8 @@ def write_digits_samples(clf, x_test, y_test, w1, b1, w2, b2, path):
 # test/fixtures/model_repository
 # --------------------------------------------------------------------------
 
-def gen_identity_all_types(repo):
-    d = os.path.join(repo, "identity_all_types")
-    reset_dir(d)
+def identity_all_types_graph(name):
+    """OUTPUT_<T> = INPUT_<T> for every data type, batched, one variable dim: the graph and its config tensors."""
     nodes, inputs, outputs = [], [], []
     cfg_in, cfg_out = [], []
     for tname, onnx_t, cfg_t in DTYPES:
@@ -334,7 +333,13 @@ def gen_identity_all_types(repo):
         outputs.append(tensor(o, onnx_t, ["batch", f"len_{tname.lower()}"]))
         cfg_in.append((i, cfg_t, [-1]))
         cfg_out.append((o, cfg_t, [-1]))
-    graph = helper.make_graph(nodes, "identity_all_types", inputs, outputs)
+    return helper.make_graph(nodes, name, inputs, outputs), cfg_in, cfg_out
+
+
+def gen_identity_all_types(repo):
+    d = os.path.join(repo, "identity_all_types")
+    reset_dir(d)
+    graph, cfg_in, cfg_out = identity_all_types_graph("identity_all_types")
     save_model(make_model(graph), os.path.join(d, "1", "model.onnx"))
     write_text(os.path.join(d, "config.pbtxt"), config_pbtxt(
         "Identity for every Triton datatype: OUTPUT_<T> = INPUT_<T> for T in "
