@@ -2,32 +2,54 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_SERVER_OPTIONS, type ServerOptions } from './config/server-options.js';
+import type { TlsFiles, TlsService } from './config/tls-flags.js';
 import { InferenceServer, NereidError, RequestRouter } from './core/index.js';
 import { AuthToken } from './frontends/auth-token.js';
 import { GrpcFrontend } from './frontends/grpc/grpc-server.js';
 import { HttpFrontend } from './frontends/http/http-server.js';
 import { isLoopbackAddress } from './frontends/listen.js';
 import { MetricsFrontend } from './frontends/metrics/metrics-server.js';
+import { TlsIdentity } from './frontends/tls-identity.js';
 import { type Logger, createLogger } from './logging/logger.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { RepositoryManager } from './repository/repository-manager.js';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-function urlOf(address: AddressInfo): string {
+function urlOf(address: AddressInfo, tls: TlsIdentity | undefined): string {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
-  return `http://${host}:${address.port}`;
+  return `${tls !== undefined ? 'https' : 'http'}://${host}:${address.port}`;
+}
+
+/** What the start-up line adds for a service over TLS. */
+function tlsNote(tls: TlsIdentity | undefined, url: string): string {
+  if (tls === undefined) return '';
+  return ` over TLS (${url}${tls.isMutual ? ', client certificates required' : ''})`;
+}
+
+const TLS_SERVICE_NAMES: Record<TlsService, string> = { grpc: 'gRPC', http: 'HTTP', metrics: 'metrics' };
+
+/** Reads and checks one service's TLS files, or undefined without TLS; throws INVALID_ARG naming the flag and file. */
+function loadTlsIdentity(service: TlsService, files: TlsFiles | undefined, logger: Logger): Promise<TlsIdentity> | undefined {
+  return files === undefined ? undefined : TlsIdentity.load({ ...files, serviceName: TLS_SERVICE_NAMES[service], flagPrefix: service, logger });
 }
 
 export interface RunningServer {
   readonly core: InferenceServer;
-  /** `http://host:port`, undefined when HTTP is off. */
+  /** `http://host:port` (`https://` over TLS), undefined when HTTP is off. */
   readonly httpUrl: string | undefined;
   /** `host:port` of the gRPC service, undefined when gRPC is off. */
   readonly grpcUrl: string | undefined;
-  /** `http://host:port` of /metrics, undefined when metrics are off. */
+  /** `http://host:port` (`https://` over TLS) of /metrics, undefined when metrics are off. */
   readonly metricsUrl: string | undefined;
   readonly logger: Logger;
+  /** Whether any service listens over TLS (`nereid serve` then reloads the certificates on SIGHUP). */
+  readonly hasTls: boolean;
+  /**
+   * Reads every TLS service's certificate files again, as a change of the files does; a service whose
+   * new files cannot be used keeps its certificate (an error is logged). Resolves true when all reloaded.
+   */
+  reloadCertificates(): Promise<boolean>;
   /**
    * Graceful stop: readiness turns false and new requests are refused; requests in flight complete
    * within `exitTimeoutMs`; then connections close and every model unloads.
@@ -53,6 +75,13 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   const logger = startOptions.logger ?? createLogger(options.log);
   // Issue 24, restricted APIs and token authentication: read before any model loads, so a bad file fails at once.
   const authToken = options.authTokenFile !== undefined ? await AuthToken.fromFile(options.authTokenFile) : undefined;
+  // Issue 24, TLS: every certificate is read and checked before any model loads or any port listens.
+  const [httpTls, grpcTls, metricsTls] = await Promise.all([
+    options.isHttpAllowed ? loadTlsIdentity('http', options.httpTls, logger) : undefined,
+    options.isGrpcAllowed ? loadTlsIdentity('grpc', options.grpcTls, logger) : undefined,
+    options.isMetricsAllowed ? loadTlsIdentity('metrics', options.metricsTls, logger) : undefined,
+  ]);
+  const tlsIdentities = [httpTls, grpcTls, metricsTls].filter((identity) => identity !== undefined);
   const metrics: ServerMetrics | undefined = options.isMetricsAllowed
     ? new ServerMetrics({
         config: options.metricsConfig,
@@ -96,10 +125,11 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       maxInputBytes: options.httpMaxInputBytes,
       access: { restrictedFeatures: options.httpRestrictedApis, authToken },
       corsOrigins: options.httpCorsOrigins,
+      ...(httpTls !== undefined ? { tls: httpTls } : {}),
     });
     const address = await http.listen(options.httpPort, options.httpAddress);
-    httpUrl = urlOf(address);
-    logger.info('server', `started HTTP service at ${options.httpAddress}:${address.port}`);
+    httpUrl = urlOf(address, httpTls);
+    logger.info('server', `started HTTP service at ${options.httpAddress}:${address.port}${tlsNote(httpTls, httpUrl)}`);
     warnIfExposed(logger, 'HTTP', options.httpAddress, authToken);
   }
   let grpc: GrpcFrontend | undefined;
@@ -115,21 +145,24 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       http2MaxPingStrikes: options.grpcHttp2MaxPingStrikes,
       http2MinPingIntervalWithoutDataMs: options.grpcHttp2MinRecvPingIntervalWithoutDataMs,
       access: { restrictedFeatures: options.grpcRestrictedProtocols, authToken },
+      ...(grpcTls !== undefined ? { tls: grpcTls } : {}),
     });
     const port = await grpc.listen(options.grpcPort, options.grpcAddress);
     grpcUrl = `${options.grpcAddress === '0.0.0.0' ? '127.0.0.1' : options.grpcAddress}:${port}`;
-    logger.info('server', `started GRPCInferenceService at ${options.grpcAddress}:${port}`);
+    logger.info('server', `started GRPCInferenceService at ${options.grpcAddress}:${port}${tlsNote(grpcTls, grpcUrl)}`);
     warnIfExposed(logger, 'gRPC', options.grpcAddress, authToken);
   }
   let metricsFrontend: MetricsFrontend | undefined;
   let metricsUrl: string | undefined;
   if (metrics !== undefined) {
-    metricsFrontend = new MetricsFrontend(metrics, logger);
+    metricsFrontend = new MetricsFrontend(metrics, logger, metricsTls);
     const metricsAddress = options.metricsAddress ?? options.httpAddress;
     const address = await metricsFrontend.listen(options.metricsPort, metricsAddress);
-    metricsUrl = urlOf(address);
-    logger.info('server', `started metrics service at ${metricsAddress}:${address.port}`);
+    metricsUrl = urlOf(address, metricsTls);
+    logger.info('server', `started metrics service at ${metricsAddress}:${address.port}${tlsNote(metricsTls, metricsUrl)}`);
   }
+  for (const identity of tlsIdentities) identity.watch();
+  const reloadCertificates = async (): Promise<boolean> => (await Promise.all(tlsIdentities.map((identity) => identity.reload()))).every(Boolean);
 
   let stopping: Promise<void> | undefined;
   const shutdown = (): Promise<void> =>
@@ -149,7 +182,8 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       await core.unloadAll({ isForced: isTimedOut });
       await metricsFrontend?.close();
       metrics?.close();
+      for (const identity of tlsIdentities) identity.close();
       logger.info('server', 'all models are stopped; exiting');
     })());
-  return { core, httpUrl, grpcUrl, metricsUrl, logger, shutdown };
+  return { core, httpUrl, grpcUrl, metricsUrl, logger, hasTls: tlsIdentities.length > 0, reloadCertificates, shutdown };
 }

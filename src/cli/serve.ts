@@ -3,7 +3,8 @@ import { startServer } from '../server.js';
 
 /**
  * `nereid serve`: starts the server and stops it gracefully on SIGINT or SIGTERM (a second signal
- * exits at once). Resolves with the process exit code.
+ * exits at once). With TLS on, SIGHUP reloads the certificate files (without TLS it keeps its default
+ * action, ending the process). Resolves with the process exit code.
  */
 export async function serve(args: readonly string[]): Promise<number> {
   const options = parseServeArgs(args);
@@ -31,5 +32,11 @@ export async function serve(args: readonly string[]): Promise<number> {
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
+    if (server.hasTls) {
+      process.on('SIGHUP', () => {
+        server.logger.info('server', 'SIGHUP received: reloading the TLS certificates');
+        void server.reloadCertificates();
+      });
+    }
   });
 }

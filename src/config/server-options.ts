@@ -4,6 +4,7 @@ import { DEFAULT_METRICS_CONFIG, type MetricsConfig } from '../metrics/server-me
 import { parseFlags } from './parse-flags.js';
 import type { RestrictedFeatures } from '../protocol/restricted-category.js';
 import { parseRestrictedFeatures } from './restricted-features.js';
+import { type TlsFiles, type TlsService, resolveTlsFiles } from './tls-flags.js';
 
 /**
  * Triton's --model-control-mode: load everything at start (NONE), load and unload through the API
@@ -72,6 +73,13 @@ export interface ServerOptions {
   // Issue 24, confinement and code-bearing uploads:
   /** `--allow-model-code-upload`: load requests may bring files a backend runs as code (.py, .js, .so, .pt...). */
   readonly isModelCodeUploadAllowed: boolean;
+  // Issue 24, TLS:
+  /** `--grpc-use-ssl[-mutual]`, `--grpc-server-cert`, `--grpc-server-key`, `--grpc-root-cert` (Triton's); undefined: no TLS. */
+  readonly grpcTls?: TlsFiles;
+  /** `--http-use-ssl[-mutual]` and friends (beyond Triton, whose HTTP has no TLS); undefined: plain HTTP. */
+  readonly httpTls?: TlsFiles;
+  /** `--metrics-use-ssl[-mutual]` and friends (beyond Triton); undefined: plain HTTP. */
+  readonly metricsTls?: TlsFiles;
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
@@ -179,6 +187,22 @@ const FLAGS = {
   'http-cors-origins': { type: 'string', help: 'ORIGINS  comma-separated origins (or *) whose browser pages may call the HTTP API (default none)' },
   // Issue 24, confinement and code-bearing uploads:
   'allow-model-code-upload': { type: 'string', help: 'BOOL  load requests may bring files a backend runs as code: .py, .js, .so, .pt... (default false)' },
+  // Issue 24, TLS (gRPC: Triton's flags; HTTP and metrics: the same names, beyond Triton):
+  'grpc-use-ssl': { type: 'string', help: 'BOOL  gRPC over TLS, with --grpc-server-cert and --grpc-server-key (default false)' },
+  'grpc-use-ssl-mutual': { type: 'string', help: 'BOOL  gRPC over TLS that asks every client for a certificate signed by --grpc-root-cert (default false)' },
+  'grpc-server-cert': { type: 'string', help: "FILE  PEM certificate chain of the gRPC service (reloaded when it changes, or on SIGHUP)" },
+  'grpc-server-key': { type: 'string', help: 'FILE  PEM private key of --grpc-server-cert' },
+  'grpc-root-cert': { type: 'string', help: "FILE  PEM CA certificates that sign the gRPC clients' certificates" },
+  'http-use-ssl': { type: 'string', help: 'BOOL  HTTPS, with --http-server-cert and --http-server-key (default false)' },
+  'http-use-ssl-mutual': { type: 'string', help: 'BOOL  HTTPS that asks every client for a certificate signed by --http-root-cert (default false)' },
+  'http-server-cert': { type: 'string', help: 'FILE  PEM certificate chain of the HTTP service (reloaded when it changes, or on SIGHUP)' },
+  'http-server-key': { type: 'string', help: 'FILE  PEM private key of --http-server-cert' },
+  'http-root-cert': { type: 'string', help: "FILE  PEM CA certificates that sign the HTTP clients' certificates" },
+  'metrics-use-ssl': { type: 'string', help: 'BOOL  metrics over HTTPS, with --metrics-server-cert and --metrics-server-key (default false)' },
+  'metrics-use-ssl-mutual': { type: 'string', help: 'BOOL  metrics over HTTPS that asks every scraper for a certificate signed by --metrics-root-cert (default false)' },
+  'metrics-server-cert': { type: 'string', help: 'FILE  PEM certificate chain of the metrics service (reloaded when it changes, or on SIGHUP)' },
+  'metrics-server-key': { type: 'string', help: 'FILE  PEM private key of --metrics-server-cert' },
+  'metrics-root-cert': { type: 'string', help: "FILE  PEM CA certificates that sign the scrapers' certificates" },
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
@@ -280,6 +304,21 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
   if (startupModels.length > 0 && controlMode !== 'explicit') {
     throw usageError('--load-model needs --model-control-mode=explicit (in mode none every model loads at start)');
   }
+  const tls = (service: TlsService): TlsFiles | undefined => {
+    const flag = (name: string): string | undefined => values[`${service}-${name}`] as string | undefined;
+    return resolveTlsFiles(
+      service,
+      {
+        useSsl: parseBoolean(`${service}-use-ssl`, flag('use-ssl'), false),
+        useSslMutual: parseBoolean(`${service}-use-ssl-mutual`, flag('use-ssl-mutual'), false),
+        serverCert: flag('server-cert'),
+        serverKey: flag('server-key'),
+        rootCert: flag('root-cert'),
+      },
+      usageError,
+    );
+  };
+  const [grpcTls, httpTls, metricsTls] = [tls('grpc'), tls('http'), tls('metrics')];
   const options: ServerOptions = {
     modelRepositories: repositories,
     modelControlMode: controlMode,
@@ -348,6 +387,10 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     httpCorsOrigins: parseCorsOrigins(string('http-cors-origins')),
     // Issue 24, confinement and code-bearing uploads:
     isModelCodeUploadAllowed: parseBoolean('allow-model-code-upload', string('allow-model-code-upload'), defaults.isModelCodeUploadAllowed),
+    // Issue 24, TLS:
+    ...(grpcTls !== undefined ? { grpcTls } : {}),
+    ...(httpTls !== undefined ? { httpTls } : {}),
+    ...(metricsTls !== undefined ? { metricsTls } : {}),
   };
   if (options.authTokenFile === '') throw usageError('--auth-token-file takes the path of a file that holds the token, got an empty path');
   checkPortCollision(options);

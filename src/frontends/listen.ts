@@ -1,5 +1,4 @@
-import type { Server } from 'node:http';
-import { type AddressInfo, isIPv4 } from 'node:net';
+import { type AddressInfo, type Server, isIPv4 } from 'node:net';
 
 /** Starts a server listening; rejects when the port cannot be had (in use, no permission). */
 export function listen(server: Server, port: number, host: string): Promise<AddressInfo> {

@@ -4,8 +4,10 @@ import type { InferenceServer } from '../../core/index.js';
 import type { Logger } from '../../logging/logger.js';
 import { healthService, inferenceService } from '../../protocol/grpc-service.js';
 import { type AccessPolicy, OPEN_ACCESS } from '../access-policy.js';
+import type { TlsIdentity } from '../tls-identity.js';
 import { guardHealthService, guardInferenceService } from './access-check.js';
 import { createHealthService, createInferenceService } from './service.js';
+import { createTlsCredentials } from './tls-credentials.js';
 
 /**
  * The HTTP/2 flow-control window of every connection and stream: 16 MiB instead of 64 KiB, which
@@ -39,6 +41,8 @@ export interface GrpcFrontendOptions {
   readonly http2MinPingIntervalWithoutDataMs: number;
   /** `--grpc-restricted-protocol` and `--auth-token-file`; open by default. */
   readonly access?: AccessPolicy;
+  /** `--grpc-use-ssl[-mutual]`: TLS with this certificate (followed as it reloads); plain HTTP/2 without. */
+  readonly tls?: TlsIdentity;
 }
 
 /**
@@ -48,8 +52,10 @@ export interface GrpcFrontendOptions {
 export class GrpcFrontend {
   readonly #server: Server;
   readonly #sessions = new Set<Http2Session>();
+  readonly #tls: TlsIdentity | undefined;
 
   constructor(options: GrpcFrontendOptions) {
+    this.#tls = options.tls;
     this.#server = new Server({
       'grpc.max_receive_message_length': options.maxMessageBytes,
       'grpc.max_send_message_length': options.maxMessageBytes,
@@ -66,10 +72,11 @@ export class GrpcFrontend {
     this.#server.addService(healthService, guardHealthService(createHealthService(options.server), access, options.logger));
   }
 
-  /** Listens (insecure, as Triton's default) and resolves with the bound port. */
+  /** Listens (without TLS unless `tls` was given, as Triton's default) and resolves with the bound port. */
   async listen(port: number, host: string): Promise<number> {
+    const credentials = this.#tls !== undefined ? createTlsCredentials(this.#tls) : ServerCredentials.createInsecure();
     const boundPort = await new Promise<number>((resolve, reject) => {
-      this.#server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${port}`, ServerCredentials.createInsecure(), (error, bound) =>
+      this.#server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${port}`, credentials, (error, bound) =>
         error !== null ? reject(error) : resolve(bound),
       );
     });

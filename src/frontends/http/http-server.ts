@@ -1,9 +1,11 @@
-import { type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse, createServer } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type InferenceServer, NereidError } from '../../core/index.js';
 import { compressBody, decompressBody } from '../../protocol/content-encoding.js';
 import type { Logger } from '../../logging/logger.js';
 import { type AccessPolicy, OPEN_ACCESS } from '../access-policy.js';
+import { type WebServer, createWebServer } from '../create-web-server.js';
+import type { TlsIdentity } from '../tls-identity.js';
 import { checkHttpAccess } from './access-check.js';
 import { CorsPolicy } from './cors-policy.js';
 import { errorReply } from './errors.js';
@@ -39,6 +41,8 @@ export interface HttpFrontendOptions {
   readonly access?: AccessPolicy;
   /** `--http-cors-origins`: origins whose browser pages may call the API (`*`: any); none by default. */
   readonly corsOrigins?: readonly string[];
+  /** `--http-use-ssl[-mutual]`: HTTPS with this certificate (followed as it reloads); plain HTTP without. */
+  readonly tls?: TlsIdentity;
 }
 
 /**
@@ -49,14 +53,14 @@ export interface HttpFrontendOptions {
  */
 export class HttpFrontend {
   readonly #options: HttpFrontendOptions;
-  readonly #server: Server;
+  readonly #server: WebServer;
   readonly #cors: CorsPolicy;
   #inflight = 0;
 
   constructor(options: HttpFrontendOptions) {
     this.#options = options;
     this.#cors = new CorsPolicy(options.corsOrigins ?? []);
-    this.#server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => void this.#handle(req, res));
+    this.#server = createWebServer({ keepAliveTimeout: 65_000 }, options.tls, (req, res) => void this.#handle(req, res));
   }
 
   listen(port: number, host: string): Promise<AddressInfo> {

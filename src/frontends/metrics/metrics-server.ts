@@ -1,18 +1,20 @@
-import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../logging/logger.js';
 import type { ServerMetrics } from '../../metrics/server-metrics.js';
+import { type WebServer, createWebServer } from '../create-web-server.js';
 import { listen } from '../listen.js';
+import type { TlsIdentity } from '../tls-identity.js';
 
 /**
  * Serves the Prometheus metrics at GET /metrics (Triton's metrics port, 8002 by default), in the text
- * exposition format; other methods get 405 and other paths 404.
+ * exposition format; other methods get 405 and other paths 404. Over HTTPS with `tls`
+ * (`--metrics-use-ssl[-mutual]`).
  */
 export class MetricsFrontend {
-  readonly #server: Server;
+  readonly #server: WebServer;
 
-  constructor(metrics: ServerMetrics, logger: Logger) {
-    this.#server = createServer((req, res) => {
+  constructor(metrics: ServerMetrics, logger: Logger, tls?: TlsIdentity) {
+    this.#server = createWebServer({}, tls, (req, res) => {
       const path = (req.url ?? '/').split('?', 1)[0];
       if (path !== '/metrics') {
         res.writeHead(404, { 'content-type': 'text/plain' }).end(`no metrics at '${path}'; they are at /metrics\n`);
