@@ -1,5 +1,5 @@
 import { type Message, type MessageInitShape, create } from '@bufbuild/protobuf';
-import { type CallOptions as GrpcCallOptions, type ChannelOptions, Client, type MethodDefinition, Metadata, type ServiceError, credentials } from '@grpc/grpc-js';
+import { type CallOptions as GrpcCallOptions, type ChannelCredentials, type ChannelOptions, Client, type MethodDefinition, Metadata, type ServiceError, credentials } from '@grpc/grpc-js';
 import {
   ModelConfigRequestSchema,
   ModelMetadataRequestSchema,
@@ -16,7 +16,7 @@ import {
 import { ModelConfigSchema } from '../protocol/gen/model_config_pb.js';
 import { inferenceService } from '../protocol/grpc-service.js';
 import { toPlainObject } from '../protocol/plain-object.js';
-import { AbortError, type ClientError, ConnectionError, ServerError, TimeoutError, statusFromGrpc } from './errors.js';
+import { AbortError, ClientError, ConnectionError, ServerError, TimeoutError, statusFromGrpc } from './errors.js';
 import { decodeModelInferResponse, encodeModelInferRequest } from './grpc-codec.js';
 import { indexEntryFromGrpc, modelMetadataFromGrpc, serverMetadataFromGrpc, statisticsFromGrpc } from './grpc-messages.js';
 import { prepareInput } from './infer-input.js';
@@ -52,6 +52,17 @@ export interface GrpcClientOptions {
   readonly metadata?: Readonly<Record<string, string>>;
   /** A bearer token sent with every call as `authorization: Bearer <token>` metadata (the server's `--auth-token-file`). */
   readonly authToken?: string;
+  /**
+   * TLS (the server's `--grpc-use-ssl`), as tritonclient.grpc's `ssl=True`; on by itself when any of
+   * the three PEM options below is given.
+   */
+  readonly ssl?: boolean;
+  /** PEM CA certificates that sign the server's certificate (tritonclient's `root_certificates`); Node's bundled CAs by default. */
+  readonly rootCertificates?: string | Uint8Array;
+  /** The client's PEM private key, for a server that asks for a certificate (`--grpc-use-ssl-mutual`). */
+  readonly privateKey?: string | Uint8Array;
+  /** The client's PEM certificate chain, with `privateKey`. */
+  readonly certificateChain?: string | Uint8Array;
 }
 
 /** The HTTP/2 flow-control window the client asks for: 16 MiB, as the server's (large tensors need it). */
@@ -79,6 +90,15 @@ function repositoryParameter(value: ParameterValue): RepositoryParameterInit {
   return integer !== undefined && integer >= INT64_MIN && integer <= INT64_MAX ? { parameterChoice: { case: 'int64Param', value: integer } } : {};
 }
 
+/** Plain HTTP/2, or TLS with the options' PEM files (tritonclient.grpc's `ssl`, `root_certificates`, `private_key`, `certificate_chain`). */
+function channelCredentials(options: GrpcClientOptions): ChannelCredentials {
+  const isSsl = options.ssl ?? (options.rootCertificates !== undefined || options.privateKey !== undefined || options.certificateChain !== undefined);
+  if (!isSsl) return credentials.createInsecure();
+  const pem = (value: string | Uint8Array | undefined): Buffer | null =>
+    value === undefined ? null : typeof value === 'string' ? Buffer.from(value) : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  return credentials.createSsl(pem(options.rootCertificates), pem(options.privateKey), pem(options.certificateChain));
+}
+
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
@@ -100,12 +120,17 @@ export class GrpcClient implements InferenceClient {
   readonly #options: GrpcClientOptions;
   readonly #channels = new Map<Compression, Client>();
   readonly #inFlight = new Set<(error: ClientError) => void>();
+  readonly #credentials: ChannelCredentials;
   #isClosed = false;
 
   /** `url`: `host:port`, as tritonclient takes it (a `grpc://` or `http://` prefix is dropped). */
   constructor(url: string, options: GrpcClientOptions = {}) {
     this.#target = url.replace(/^(grpc|http):\/\//i, '').replace(/\/$/, '');
     this.#options = options;
+    if ((options.privateKey === undefined) !== (options.certificateChain === undefined)) {
+      throw new ClientError('GrpcClient: privateKey and certificateChain go together (the client certificate and its key)');
+    }
+    this.#credentials = channelCredentials(options);
   }
 
   /** A new Metadata per call (grpc-js takes ownership of it) with the client's metadata and token. */
@@ -210,7 +235,7 @@ export class GrpcClient implements InferenceClient {
   #channel(compression: Compression): Client {
     let channel = this.#channels.get(compression);
     if (channel === undefined) {
-      channel = new Client(this.#target, credentials.createInsecure(), {
+      channel = new Client(this.#target, this.#credentials, {
         'grpc.max_receive_message_length': -1,
         'grpc.max_send_message_length': -1,
         'grpc-node.flow_control_window': FLOW_CONTROL_WINDOW_BYTES,

@@ -56,6 +56,20 @@ export interface HttpClientOptions {
    * HTTPS over a keep-alive agent.
    */
   readonly agent?: HttpAgent;
+  /** HTTPS only (an `https://` URL), for a client agent of its own: whom to trust, and the client's certificate under mutual TLS. */
+  readonly tls?: HttpTlsOptions;
+}
+
+/** The TLS settings of an HTTPS client, as node:tls names them; PEM text or bytes. */
+export interface HttpTlsOptions {
+  /** The CA certificates that sign the server's certificate; Node's bundled CAs by default. */
+  readonly ca?: string | Uint8Array;
+  /** The client's certificate chain, for a server that asks for one (`--http-use-ssl-mutual`). */
+  readonly cert?: string | Uint8Array;
+  /** The private key of `cert`. */
+  readonly key?: string | Uint8Array;
+  /** The name the server's certificate must carry, when it is not the URL's host. */
+  readonly servername?: string;
 }
 
 interface HttpReply {
@@ -109,10 +123,12 @@ export class HttpClient implements InferenceClient {
       throw new ClientError(`HttpClient takes an http:// or https:// URL, got '${url}'`);
     }
     const isHttps = this.#url.protocol === 'https:';
+    if (options.tls !== undefined && !isHttps) throw new ClientError(`HttpClient: tls options need an https:// URL, got '${url}'`);
+    if (options.tls !== undefined && options.agent !== undefined) throw new ClientError('HttpClient: give the tls options to your own agent, or no agent');
     this.#request = isHttps ? httpsRequest : httpRequest;
     this.#ownsAgent = options.agent === undefined;
     const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? Infinity, scheduling: 'lifo' as const };
-    this.#agent = options.agent ?? (isHttps ? new HttpsAgent(agentOptions) : undefined);
+    this.#agent = options.agent ?? (isHttps ? new HttpsAgent({ ...agentOptions, ...tlsOptions(options.tls) }) : undefined);
     this.#options =
       options.authToken === undefined ? options : { ...options, headers: { ...options.headers, authorization: `Bearer ${options.authToken}` } };
     this.#basePath = this.#url.pathname.replace(/\/$/, '');
@@ -370,4 +386,15 @@ function serverError(reply: HttpReply): ServerError {
     // Not JSON: the text is the message.
   }
   return new ServerError(statusFromHttp(reply.status), message, { protocol: 'http', httpStatus: reply.status });
+}
+
+/** HttpTlsOptions as node:https takes them (Buffers for bytes). */
+function tlsOptions(tls: HttpTlsOptions | undefined): Record<string, string | Buffer> {
+  if (tls === undefined) return {};
+  const pem = (value: string | Uint8Array): string | Buffer => (typeof value === 'string' ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+  return Object.fromEntries(
+    Object.entries(tls)
+      .filter(([, value]) => value !== undefined)
+      .map(([name, value]) => [name, name === 'servername' ? (value as string) : pem(value as string | Uint8Array)]),
+  );
 }

@@ -3,7 +3,7 @@
  * HTTP/REST and gRPC protocols with Triton's extensions, for Nereid, Triton or any KServe v2 server.
  */
 export { HttpClient } from './http-client.js';
-export type { HttpClientOptions } from './http-client.js';
+export type { HttpClientOptions, HttpTlsOptions } from './http-client.js';
 export { GrpcClient } from './grpc-client.js';
 export type { GrpcClientOptions } from './grpc-client.js';
 export { InferStream } from './infer-stream.js';

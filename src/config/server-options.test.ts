@@ -123,3 +123,52 @@ test('--allow-model-code-upload is off unless the operator turns it on', () => {
     message: "nereid serve: --allow-model-code-upload takes true or false, got 'yes please'",
   });
 });
+
+// Issue 24, TLS:
+test("TLS flags: Triton's --grpc-use-ssl[-mutual] and its file flags, the same for --http-* and --metrics-*", () => {
+  const parse = (...flags: string[]) => parseServeArgs(['--model-repository=m', ...flags]) as Exclude<ReturnType<typeof parseServeArgs>, 'help'>;
+  const defaults = parse();
+  assert.equal(defaults.grpcTls, undefined);
+  assert.equal(defaults.httpTls, undefined);
+  assert.equal(defaults.metricsTls, undefined);
+  assert.deepEqual(parse('--grpc-use-ssl=true', '--grpc-server-cert=s.crt', '--grpc-server-key=s.key').grpcTls, { certFile: 's.crt', keyFile: 's.key', isMutual: false });
+  // As in Triton, mutual TLS turns TLS on by itself ("preempts --grpc-use-ssl").
+  assert.deepEqual(parse('--grpc-use-ssl-mutual=1', '--grpc-server-cert=s.crt', '--grpc-server-key=s.key', '--grpc-root-cert=ca.crt').grpcTls, {
+    certFile: 's.crt',
+    keyFile: 's.key',
+    rootCertFile: 'ca.crt',
+    isMutual: true,
+  });
+  const both = parse('--grpc-use-ssl=false', '--grpc-use-ssl-mutual=true', '--grpc-server-cert=s.crt', '--grpc-server-key=s.key', '--grpc-root-cert=ca.crt');
+  assert.equal(both.grpcTls?.isMutual, true);
+  const web = parse('--http-use-ssl=true', '--http-server-cert=h.crt', '--http-server-key=h.key', '--metrics-use-ssl-mutual=true', '--metrics-server-cert=m.crt', '--metrics-server-key=m.key', '--metrics-root-cert=ca.crt');
+  assert.deepEqual(web.httpTls, { certFile: 'h.crt', keyFile: 'h.key', isMutual: false });
+  assert.deepEqual(web.metricsTls, { certFile: 'm.crt', keyFile: 'm.key', rootCertFile: 'ca.crt', isMutual: true });
+  assert.equal(web.grpcTls, undefined);
+  // A root certificate without mutual TLS asks clients for nothing; it is accepted, as Triton takes it.
+  assert.equal(parse('--http-use-ssl=true', '--http-server-cert=h.crt', '--http-server-key=h.key', '--http-root-cert=ca.crt').httpTls?.rootCertFile, 'ca.crt');
+});
+
+test('TLS flags: contradictory or missing ones are refused before anything starts', () => {
+  const refuses = (flags: string[], message: string): void => {
+    assert.throws(() => parseServeArgs(['--model-repository=m', ...flags]), { message: `nereid serve: ${message}` });
+  };
+  refuses(['--grpc-use-ssl=true'], "--grpc-use-ssl needs --grpc-server-cert and --grpc-server-key (PEM files of the server's certificate chain and private key)");
+  refuses(['--http-use-ssl-mutual=true'], "--http-use-ssl-mutual needs --http-server-cert and --http-server-key (PEM files of the server's certificate chain and private key)");
+  refuses(['--grpc-use-ssl=true', '--grpc-server-cert=s.crt'], '--grpc-server-cert needs --grpc-server-key (the PEM private key of that certificate)');
+  refuses(['--metrics-use-ssl=true', '--metrics-server-key=s.key'], '--metrics-server-key needs --metrics-server-cert (the PEM certificate chain of that key)');
+  refuses(
+    ['--grpc-use-ssl-mutual=true', '--grpc-server-cert=s.crt', '--grpc-server-key=s.key'],
+    "--grpc-use-ssl-mutual needs --grpc-root-cert (a PEM file of the CA certificates that sign the clients' certificates)",
+  );
+  refuses(
+    ['--grpc-server-cert=s.crt', '--grpc-server-key=s.key'],
+    '--grpc-server-cert is given but --grpc-use-ssl is false, so the service would listen without TLS; add --grpc-use-ssl=true (or --grpc-use-ssl-mutual=true)',
+  );
+  refuses(
+    ['--http-use-ssl=false', '--http-root-cert=ca.crt'],
+    '--http-root-cert is given but --http-use-ssl is false, so the service would listen without TLS; add --http-use-ssl=true (or --http-use-ssl-mutual=true)',
+  );
+  refuses(['--http-use-ssl=true', '--http-server-cert=', '--http-server-key=k'], '--http-server-cert takes the path of a PEM file, got an empty path');
+  refuses(['--grpc-use-ssl=maybe'], "--grpc-use-ssl takes true or false, got 'maybe'");
+});

@@ -25,8 +25,10 @@ class IdentityCertificateProvider implements CertificateProvider {
   addCaCertificateListener(listener: CaListener): void {
     this.#caListeners.add(listener);
     this.#start();
-    const { ca } = this.#identity.material;
-    if (ca !== undefined) listener({ caCertificate: ca });
+    this.#later(() => {
+      const { ca } = this.#identity.material;
+      if (ca !== undefined && this.#caListeners.has(listener)) listener({ caCertificate: ca });
+    });
   }
 
   removeCaCertificateListener(listener: CaListener): void {
@@ -37,8 +39,20 @@ class IdentityCertificateProvider implements CertificateProvider {
   addIdentityCertificateListener(listener: IdentityListener): void {
     this.#identityListeners.add(listener);
     this.#start();
-    const { cert, key } = this.#identity.material;
-    listener({ certificate: cert, privateKey: key });
+    this.#later(() => {
+      const { cert, key } = this.#identity.material;
+      if (this.#identityListeners.has(listener)) listener({ certificate: cert, privateKey: key });
+    });
+  }
+
+  /**
+   * NOTE: the material in use goes to a new listener after a microtask, not at once: grpc-js subscribes
+   * to the provider before it adds the server's watcher (CertificateProviderServerCredentials._addWatcher),
+   * so an update sent at once reaches no server, and its connections would be dropped as "unloaded
+   * credentials" until the first reload. The microtask runs before the port listens.
+   */
+  #later(deliver: () => void): void {
+    queueMicrotask(deliver);
   }
 
   removeIdentityCertificateListener(listener: IdentityListener): void {
