@@ -3,7 +3,8 @@
 // test/interop/tls_client.py) and with nereid/client. The certificates are made with openssl at test
 // time (test/helpers/certificates.ts). Needs /usr/bin/python3 with grpcio and openssl.
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
@@ -16,6 +17,7 @@ import { SERVER_SERIAL, type TestCertificates, createTestCertificates } from '..
 import { EXAMPLES } from '../helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const MAIN = join(ROOT, 'src/cli/main.ts');
 const CLIENT = join(ROOT, 'test/interop/tls_client.py');
 // Debian's interpreter, whose dist-packages hold python3-grpcio.
 const PYTHON = '/usr/bin/python3';
@@ -265,6 +267,35 @@ describe('TLS', { skip }, () => {
         await client.close();
       }
     });
+  });
+
+  test('nereid serve reloads the certificates on SIGHUP and keeps serving', async (t) => {
+    const live = { cert: join(certs.dir, 'sighup.crt'), key: join(certs.dir, 'sighup.key') };
+    await copyFile(certs.serverCert, live.cert);
+    await copyFile(certs.serverKey, live.key);
+    const args = ['--model-repository', EXAMPLES, '--model-control-mode=explicit', '--http-address=127.0.0.1', '--http-port=0', '--allow-grpc=false', '--allow-metrics=false'];
+    const tlsArgs = ['--http-use-ssl=true', `--http-server-cert=${live.cert}`, `--http-server-key=${live.key}`];
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', ...args, ...tlsArgs], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    t.after(() => child.kill('SIGKILL'));
+    let log = '';
+    child.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
+    const logged = async (pattern: RegExp): Promise<RegExpExecArray> => {
+      for (let match = pattern.exec(log); ; match = pattern.exec(log)) {
+        if (match !== null) return match;
+        if (child.exitCode !== null) throw new Error(`nereid exited with ${child.exitCode}:\n${log}`);
+        await once(child.stderr, 'data');
+      }
+    };
+    const url = (await logged(/started HTTP service at 127\.0\.0\.1:\d+ over TLS \((https:\/\/127\.0\.0\.1:\d+)\)/))[1]!;
+    assert.equal((await python<HttpsAnswer>(['https', `${url}/v2/health/live`, certs.caCert])).serial, SERVER_SERIAL);
+    const renewed = await certs.issueServer('sighup-renewed', '1003');
+    await copyFile(renewed.key, live.key);
+    await copyFile(renewed.cert, live.cert);
+    child.kill('SIGHUP');
+    await logged(/SIGHUP received: reloading the TLS certificates[\s\S]*HTTP TLS: reloaded the certificate of CN=localhost \(serial 1003,/);
+    const answer = await python<HttpsAnswer>(['https', `${url}/v2/health/live`, certs.caCert]);
+    assert.deepEqual([answer.status, answer.serial], [200, '1003']);
+    assert.equal(child.exitCode, null);
   });
 
   describe('start-up refuses files it cannot use, before listening', () => {
