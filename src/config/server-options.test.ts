@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULT_SERVER_OPTIONS, parseServeArgs } from './server-options.js';
+import { DEFAULT_SERVER_OPTIONS, parseServeArgs, serveUsage } from './server-options.js';
 
 test("defaults are Triton's, with both flag spellings accepted", () => {
   const options = parseServeArgs(['--model-repository', 'a', '--model-store=b']);
@@ -145,6 +145,9 @@ test("TLS flags: Triton's --grpc-use-ssl[-mutual] and its file flags, the same f
   assert.deepEqual(web.httpTls, { certFile: 'h.crt', keyFile: 'h.key', isMutual: false });
   assert.deepEqual(web.metricsTls, { certFile: 'm.crt', keyFile: 'm.key', rootCertFile: 'ca.crt', isMutual: true });
   assert.equal(web.grpcTls, undefined);
+  for (const service of ['grpc', 'http', 'metrics']) {
+    assert.match(serveUsage(), new RegExp(`--${service}-use-ssl-mutual BOOL .+\\n  --${service}-server-cert FILE .+\\n  --${service}-server-key FILE .+\\n  --${service}-root-cert FILE `));
+  }
   // A root certificate without mutual TLS asks clients for nothing; it is accepted, as Triton takes it.
   assert.equal(parse('--http-use-ssl=true', '--http-server-cert=h.crt', '--http-server-key=h.key', '--http-root-cert=ca.crt').httpTls?.rootCertFile, 'ca.crt');
 });

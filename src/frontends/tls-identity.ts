@@ -1,4 +1,4 @@
-import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { type KeyObject, X509Certificate, createPrivateKey } from 'node:crypto';
 import { type Stats, unwatchFile, watchFile } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { type SecureContextOptions, createSecureContext } from 'node:tls';
@@ -189,7 +189,7 @@ async function readMaterial(options: TlsIdentityOptions): Promise<TlsMaterial> {
   ]);
   const leaf = certificates('server-cert', options.certFile, cert)[0]!;
   if (ca !== undefined) certificates('root-cert', options.rootCertFile!, ca);
-  let privateKey;
+  let privateKey: KeyObject;
   try {
     privateKey = createPrivateKey(key);
   } catch (error) {
