@@ -125,6 +125,9 @@ export class HttpClient implements InferenceClient {
     const isHttps = this.#url.protocol === 'https:';
     if (options.tls !== undefined && !isHttps) throw new ClientError(`HttpClient: tls options need an https:// URL, got '${url}'`);
     if (options.tls !== undefined && options.agent !== undefined) throw new ClientError('HttpClient: give the tls options to your own agent, or no agent');
+    if ((options.tls?.cert === undefined) !== (options.tls?.key === undefined)) {
+      throw new ClientError('HttpClient: tls.cert and tls.key go together (the client certificate and its key)');
+    }
     this.#request = isHttps ? httpsRequest : httpRequest;
     this.#ownsAgent = options.agent === undefined;
     const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? Infinity, scheduling: 'lifo' as const };
@@ -389,12 +392,13 @@ function serverError(reply: HttpReply): ServerError {
 }
 
 /** HttpTlsOptions as node:https takes them (Buffers for bytes). */
-function tlsOptions(tls: HttpTlsOptions | undefined): Record<string, string | Buffer> {
+function tlsOptions(tls: HttpTlsOptions | undefined): { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer; servername?: string } {
   if (tls === undefined) return {};
   const pem = (value: string | Uint8Array): string | Buffer => (typeof value === 'string' ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength));
-  return Object.fromEntries(
-    Object.entries(tls)
-      .filter(([, value]) => value !== undefined)
-      .map(([name, value]) => [name, name === 'servername' ? (value as string) : pem(value as string | Uint8Array)]),
-  );
+  return {
+    ...(tls.ca !== undefined ? { ca: pem(tls.ca) } : {}),
+    ...(tls.cert !== undefined ? { cert: pem(tls.cert) } : {}),
+    ...(tls.key !== undefined ? { key: pem(tls.key) } : {}),
+    ...(tls.servername !== undefined ? { servername: tls.servername } : {}),
+  };
 }

@@ -318,3 +318,15 @@ describe('TLS', { skip }, () => {
     });
   });
 });
+
+test('nereid/client refuses TLS options that cannot work', () => {
+  assert.throws(() => new HttpClient('http://localhost:8000', { tls: { ca: 'x' } }), { name: 'ClientError', message: "HttpClient: tls options need an https:// URL, got 'http://localhost:8000'" });
+  assert.throws(() => new HttpClient('https://localhost:8000', { tls: { cert: 'x' } }), {
+    name: 'ClientError',
+    message: 'HttpClient: tls.cert and tls.key go together (the client certificate and its key)',
+  });
+  assert.throws(() => new GrpcClient('localhost:8001', { privateKey: 'x' }), {
+    name: 'ClientError',
+    message: 'GrpcClient: privateKey and certificateChain go together (the client certificate and its key)',
+  });
+});
