@@ -38,7 +38,7 @@ test('reloads take new files, skip unchanged ones and keep the material in use w
   assert.equal(await identity.reload(), false);
   assert.equal(seen.length, 0);
   assert.equal(identity.material.leaf.serialNumber, SERVER_SERIAL);
-  assert.match(logger.errors[0]!, /^HTTP TLS: reload failed, still using the certificate with serial 1001: HTTP TLS: --http-server-key '.*unit\.key' is not the private key of the certificate in --http-server-cert '.*unit\.crt'$/);
+  assert.match(logger.errors[0]!, /^HTTP TLS: reload failed, still using the certificate with serial 1001: --http-server-key '.*unit\.key' is not the private key of the certificate in --http-server-cert '.*unit\.crt'$/);
 
   await copyFile(renewed.key, live.keyFile);
   assert.equal(await identity.reload(), true);

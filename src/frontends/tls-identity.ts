@@ -17,8 +17,6 @@ export interface TlsIdentityOptions {
   /** Every client must present a certificate signed by `rootCertFile`. */
   readonly isMutual: boolean;
   readonly logger: Logger;
-  /** How often the files are checked for changes (fs.watchFile); 1 s by default. */
-  readonly pollIntervalMs?: number;
 }
 
 /** The PEM contents in use, checked: the chain and key match, every certificate parses. */
@@ -38,6 +36,9 @@ export type TlsMaterialListener = (material: TlsMaterial) => void;
  * and a reload between their writes would fail (logged) before the second write fixes it.
  */
 const SETTLE_MS = 250;
+
+/** How often fs.watchFile looks at the files. */
+const POLL_INTERVAL_MS = 1000;
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
@@ -69,13 +70,15 @@ export class TlsIdentity {
 
   /** Reads and checks the files; throws INVALID_ARG naming the flag and file when one cannot be used. */
   static async load(options: TlsIdentityOptions): Promise<TlsIdentity> {
-    const identity = new TlsIdentity(options, await readMaterial(options));
+    let material: TlsMaterial;
+    try {
+      material = await readMaterial(options);
+    } catch (error) {
+      throw new NereidError('INVALID_ARG', `${options.serviceName} TLS: ${(error as Error).message}`);
+    }
+    const identity = new TlsIdentity(options, material);
     identity.#logLoaded('using');
     return identity;
-  }
-
-  get serviceName(): string {
-    return this.#options.serviceName;
   }
 
   get isMutual(): boolean {
@@ -102,7 +105,7 @@ export class TlsIdentity {
   watch(): void {
     if (this.#isWatching) return;
     this.#isWatching = true;
-    for (const file of this.#files()) watchFile(file, { interval: this.#options.pollIntervalMs ?? 1000, persistent: false }, this.#onFileChange);
+    for (const file of this.#files()) watchFile(file, { interval: POLL_INTERVAL_MS, persistent: false }, this.#onFileChange);
   }
 
   /**
@@ -148,6 +151,9 @@ export class TlsIdentity {
 
   #logLoaded(verb: 'using' | 'reloaded'): void {
     const { leaf } = this.#material;
+    if (new Date(leaf.validTo).getTime() < Date.now()) {
+      this.#options.logger.warning('server', `${this.#options.serviceName} TLS: the certificate in ${this.#options.certFile} expired on ${leaf.validTo}; clients will refuse it`);
+    }
     this.#options.logger.info(
       'server',
       `${this.#options.serviceName} TLS: ${verb} the certificate of ${leaf.subject.replace(/\n/g, ', ')} (serial ${leaf.serialNumber}, valid until ${leaf.validTo}) from ${this.#options.certFile}${this.#options.isMutual ? '; clients need a certificate signed by ' + this.#options.rootCertFile : ''}`,
@@ -159,11 +165,10 @@ function equalOrBothMissing(a: Buffer | undefined, b: Buffer | undefined): boole
   return a === undefined || b === undefined ? a === b : a.equals(b);
 }
 
-/** Reads the three files and checks them as node:tls will use them, with messages naming flag and file. */
+/** Reads the three files and checks them as node:tls will use them; an error's message names the flag and file. */
 async function readMaterial(options: TlsIdentityOptions): Promise<TlsMaterial> {
   const flag = (name: string): string => `--${options.flagPrefix}-${name}`;
-  const fail = (name: string, file: string, problem: string): NereidError =>
-    new NereidError('INVALID_ARG', `${options.serviceName} TLS: ${flag(name)} '${file}' ${problem}`);
+  const fail = (name: string, file: string, problem: string): Error => new Error(`${flag(name)} '${file}' ${problem}`);
   const read = async (name: string, file: string): Promise<Buffer> => {
     try {
       return await readFile(file);

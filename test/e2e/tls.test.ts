@@ -217,7 +217,7 @@ describe('TLS', { skip }, () => {
       await writeFile(live.cert, '-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n');
       assert.equal(await server.reloadCertificates(), false);
       assert.ok(
-        logger.errors.some((line) => /^HTTP TLS: reload failed, still using the certificate with serial 1002: HTTP TLS: --http-server-cert '.*live\.crt' holds a certificate that cannot be parsed/.test(line)),
+        logger.errors.some((line) => /^HTTP TLS: reload failed, still using the certificate with serial 1002: --http-server-cert '.*live\.crt' holds a certificate that cannot be parsed/.test(line)),
         logger.errors.join('\n'),
       );
       assert.equal(await servedSerial(portOf(server.httpUrl!), certs, false), '1002');
