@@ -34,7 +34,7 @@ export interface HostedSession {
   takeGrownArena(): SharedArrayBuffer;
   /** Releases the session on its thread; resolves once done. A thread left without sessions exits. */
   unload(): Promise<void>;
-  /** Stops the whole thread at once, as a crash would: every session on it exits (killWorkersForTesting). */
+  /** Ends the whole thread as a crash would, after the run in progress: every session on it exits (killWorkersForTesting). */
   kill(): void;
 }
 
@@ -122,11 +122,15 @@ class ExecutionThread {
   /** Asks a thread without sessions to exit; it takes no new ones. */
   retire(): void {
     this.#isExiting = true;
-    this.post({ type: 'exit' });
+    this.post({ type: 'exit', code: 0 });
   }
 
-  terminate(): void {
-    void this.#worker.terminate();
+  /**
+   * Ends the thread as a crash would, once the run in progress (if any) returns: terminating it in
+   * the middle of a run would abort the process (see OrtInstance's NOTE).
+   */
+  crash(): void {
+    this.post({ type: 'exit', code: 1 });
   }
 
   #onMessage(message: FromThread): void {
@@ -200,7 +204,7 @@ export class ExecutionThreads {
           };
           thread.post({ type: 'unload', session });
         }),
-      kill: () => thread.terminate(),
+      kill: () => thread.crash(),
     };
   }
 

@@ -107,7 +107,7 @@ export class OrtInstance implements ModelInstance {
    * NOTE: an execution thread is never terminated while a session runs: stopping it then aborts the
    * whole process (onnxruntime-node throws into the dying environment). `finalize` unloads the session
    * between runs; `kill` (killWorkersForTesting only: this backend sets no execute timeout or health
-   * check) stops the whole thread, as a crash would, and is for an idle thread only.
+   * check) ends the whole thread with exit code 1, as a crash would, once the run in progress returns.
    */
   #spawn(events: WorkerEvents): SupervisedWorker {
     Atomics.store(this.#control, CONTROL_STATE, STATE_IDLE);

@@ -28,8 +28,8 @@ export type ToThread =
   | { readonly type: 'unload'; readonly session: number }
   /** The session's arena from now on (the main thread grew it for a request). */
   | { readonly type: 'arena'; readonly session: number; readonly arena: SharedArrayBuffer }
-  /** The thread hosts no session any more: exit. */
-  | { readonly type: 'exit' };
+  /** Exit after the run in progress: with code 0 when the thread hosts no session any more, 1 to crash it (killWorkersForTesting). */
+  | { readonly type: 'exit'; readonly code: number };
 
 export type FromThread =
   | { readonly type: 'loaded'; readonly session: number; readonly inputNames: readonly string[]; readonly outputNames: readonly string[] }

@@ -79,7 +79,7 @@ async function handle(message: ToThread): Promise<void> {
       sessions.get(message.session)!.arena = message.arena;
       return;
     case 'exit':
-      process.exit(0);
+      process.exit(message.code);
   }
 }
 
@@ -126,13 +126,20 @@ async function run(hosted: Hosted): Promise<void> {
   Atomics.notify(control, CONTROL_STATE);
 }
 
-for (;;) {
-  const seen = Atomics.load(bell, BELL_COUNTER);
+async function handleMessages(): Promise<void> {
   for (let received = receiveMessageOnPort(init.controlPort); received !== undefined; received = receiveMessageOnPort(init.controlPort)) {
     await handle(received.message as ToThread);
   }
+}
+
+for (;;) {
+  const seen = Atomics.load(bell, BELL_COUNTER);
+  await handleMessages();
   for (const hosted of sessions.values()) {
-    if (Atomics.load(hosted.control, CONTROL_STATE) === STATE_REQUEST) await run(hosted);
+    if (Atomics.load(hosted.control, CONTROL_STATE) !== STATE_REQUEST) continue;
+    await run(hosted);
+    // An unload or an exit waits for one run at most, not for every session's.
+    await handleMessages();
   }
   Atomics.store(bell, BELL_SLEEPING, 1);
   Atomics.wait(bell, BELL_COUNTER, seen);

@@ -1,0 +1,105 @@
+/**
+ * ONNX Runtime instances on shared execution threads (issues 19 and 20): the event loop stays free
+ * while a model computes, a crashed thread fails only what it held, and under many concurrent
+ * clients every answer carries its own request's data. Models: scripts/generate_hot_path_models.py.
+ */
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { test } from 'node:test';
+import { killWorkersForTesting } from '../../src/backends/supervised-instance.js';
+import { type TestServer, startTestServer } from '../helpers/server.js';
+
+const REPOSITORY = fileURLToPath(new URL('../fixtures/hot_path_repository', import.meta.url));
+
+type Answer = { status: number; json: { error?: string; outputs?: Array<{ name: string; shape: number[]; data: number[] }> } };
+
+async function infer(server: TestServer, model: string, data: number[], shape: number[] = [data.length]): Promise<Answer> {
+  const response = await server.post(`/v2/models/${model}/infer`, { inputs: [{ name: 'INPUT0', datatype: 'FP32', shape, data }] });
+  return { status: response.status, json: (await response.json()) as Answer['json'] };
+}
+
+const output = (data: number[], shape: number[] = [data.length]) => [{ name: 'OUTPUT0', datatype: 'FP32', shape, data }];
+
+async function load(server: TestServer, model: string): Promise<void> {
+  const response = await server.post(`/v2/repository/models/${model}/load`, '');
+  assert.equal(response.status, 200, await response.text());
+}
+
+async function waitUntilReady(server: TestServer, model: string): Promise<void> {
+  while ((await server.get(`/v2/models/${model}/ready`)).status !== 200) await sleep(10);
+}
+
+test('the event loop keeps answering while a slow model computes', async (t) => {
+  const server = await startTestServer({ modelRepositories: [REPOSITORY], modelControlMode: 'explicit', startupModels: ['slow'] });
+  t.after(() => server.close());
+  for (let round = 0; round < 3; round++) {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    let isInferred = false;
+    const inferred = infer(server, 'slow', [round]).then((answer) => {
+      isInferred = true;
+      return answer;
+    });
+    // Both answered while the run is in progress: the main thread was not blocked by it.
+    const live = await server.get('/v2/health/live');
+    const liveBeforeInfer = !isInferred;
+    const ticksBeforeInfer = await new Promise<number>((resolve) => setImmediate(() => resolve(ticks)));
+    const answer = await inferred;
+    clearInterval(timer);
+    assert.equal(live.status, 200);
+    assert.equal(liveBeforeInfer, true, 'the health endpoint answered before the slow inference did');
+    assert.ok(ticksBeforeInfer > 0, 'a 1 ms timer fired while the slow inference ran');
+    assert.deepEqual(answer, { status: 200, json: { model_name: 'slow', model_version: '1', outputs: output([round]) } });
+  }
+});
+
+test('under 64 concurrent clients every response carries its own request\'s data', async (t) => {
+  const server = await startTestServer({ modelRepositories: [REPOSITORY], modelControlMode: 'explicit', startupModels: ['echo', 'solo'] });
+  t.after(() => server.close());
+  const clients = Array.from({ length: 64 }, async (_, client) => {
+    for (let request = 0; request < 8; request++) {
+      const rows = 1 + ((client + request) % 3);
+      const data = Array.from({ length: rows * 4 }, (_, i) => client * 1000 + request * 10 + i);
+      const echo = await infer(server, 'echo', data, [rows, 4]);
+      assert.deepEqual(echo, { status: 200, json: { model_name: 'echo', model_version: '1', outputs: output(data, [rows, 4]) } });
+      const solo = await infer(server, 'solo', [client * 1000 + request]);
+      assert.deepEqual(solo.json.outputs, output([client * 1000 + request]));
+    }
+  });
+  await Promise.all(clients);
+});
+
+test('a crashed execution thread fails only the executions it held; its instances come back', async (t) => {
+  // Two threads; loaded in this order, slow and slow_b share the first and solo has the second.
+  const server = await startTestServer({ modelRepositories: [REPOSITORY], modelControlMode: 'explicit', onnxExecutionThreadCount: 2 });
+  t.after(() => server.close());
+  for (const model of ['slow', 'solo', 'slow_b']) await load(server, model);
+
+  const running = infer(server, 'slow', [1]);
+  const held = infer(server, 'slow_b', [2]);
+  await sleep(20);
+  assert.equal(await killWorkersForTesting('slow_b'), 1);
+  // The other thread serves meanwhile.
+  assert.deepEqual((await infer(server, 'solo', [3])).json.outputs, output([3]));
+
+  const crashed = "the worker thread exited with code 1 while running the request";
+  const heldAnswer = await held;
+  assert.ok(
+    (heldAnswer.status === 500 && heldAnswer.json.error === `instance 'slow_b_0_0' of model 'slow_b': ${crashed}`) ||
+      (heldAnswer.status === 503 && /^instance 'slow_b_0_0' of model 'slow_b' is restarting: its worker thread exited with code 1;/.test(heldAnswer.json.error!)),
+    JSON.stringify(heldAnswer),
+  );
+  // The run in progress finished before the thread ended: answered, or failed with the crash.
+  const runningAnswer = await running;
+  assert.ok(
+    (runningAnswer.status === 200 && runningAnswer.json.outputs![0]!.data[0] === 1) ||
+      (runningAnswer.status === 500 && runningAnswer.json.error === `instance 'slow_0_0' of model 'slow': ${crashed}`),
+    JSON.stringify(runningAnswer),
+  );
+
+  for (const model of ['slow', 'slow_b']) await waitUntilReady(server, model);
+  assert.deepEqual((await infer(server, 'slow', [4])).json.outputs, output([4]));
+  assert.deepEqual((await infer(server, 'slow_b', [5])).json.outputs, output([5]));
+  assert.deepEqual((await infer(server, 'solo', [6])).json.outputs, output([6]));
+});
