@@ -71,6 +71,12 @@ const ARRAYS: Partial<Record<OrtTensor.Type, ArrayConstructor & { BYTES_PER_ELEM
   uint64: BigUint64Array,
 };
 
+/** `bytes` (aligned for the type) as the typed array onnxruntime-node takes for a tensor of `type`. */
+export function typedArrayOf(type: OrtTensor.Type, bytes: Uint8Array): ArrayBufferView {
+  const Ctor = ARRAYS[type]!;
+  return new Ctor(bytes.buffer, bytes.byteOffset, bytes.byteLength / Ctor.BYTES_PER_ELEMENT);
+}
+
 /** A tensor as the channel carries it: fixed-size data as bytes, 'string' data as UTF-8 elements. */
 export interface ChannelTensor {
   readonly nameIndex: number;

@@ -1,4 +1,4 @@
-import type { InferenceSession } from 'onnxruntime-node';
+import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
 import { NereidError } from '../../kernel/errors.js';
 import type { InferRequest } from '../../kernel/infer-request.js';
 import type { ModelSpec } from '../../kernel/model-spec.js';
@@ -31,10 +31,19 @@ import {
   STATE_FAILED,
   STATE_IDLE,
   STATE_REQUEST,
+  typedArrayOf,
   waitAsync,
   writeTensors,
 } from './ort-channel.js';
+import { InlineGuard } from './inline-guard.js';
 import { dataTypeOfOrt, ortTypeOf, stringCheckedTensor } from './ort-tensors.js';
+
+const utf8 = new TextDecoder('utf-8');
+
+interface InlineSession {
+  readonly session: InferenceSession;
+  readonly Tensor: typeof OrtTensor;
+}
 
 interface RunResult {
   readonly outputs: readonly ReadTensor[];
@@ -74,10 +83,16 @@ export class OrtInstance implements ModelInstance {
   #arena = new SharedArrayBuffer(INITIAL_ARENA_BYTES);
   #hosted!: HostedSession;
   #inputIndex = new Map<string, number>();
+  #inputNames: readonly string[] = [];
   #outputIndex = new Map<string, number>();
   /** The execution in progress: one at a time, since the arena holds one. */
   #busy: Promise<unknown> | undefined;
   #nextId = 0;
+  readonly #guard = new InlineGuard();
+  /** A second session, on the main thread, for a model whose runs take microseconds (inline-guard.ts). */
+  #inline: InlineSession | undefined;
+  #isInlineStarted = false;
+  #isClosed = false;
 
   private constructor(options: OrtInstanceOptions) {
     this.name = options.name;
@@ -118,6 +133,7 @@ export class OrtInstance implements ModelInstance {
     );
     this.#hosted = hosted;
     const ready = hosted.ready.then(({ inputNames, outputNames }) => {
+      this.#inputNames = inputNames;
       this.#inputIndex = new Map(inputNames.map((name, index) => [name, index]));
       this.#outputIndex = new Map(outputNames.map((name, index) => [name, index]));
     });
@@ -183,9 +199,16 @@ export class OrtInstance implements ModelInstance {
     const outputNames = included.length === 1 && requests[included[0]!]!.outputs === undefined
       ? spec.outputs.map((o) => o.name)
       : [...new Set(included.flatMap((index) => requests[index]!.outputs?.map((o) => o.name) ?? spec.outputs.map((o) => o.name)))];
+    let inputBytes = 0;
+    for (const feed of feeds) for (const part of feed.parts) inputBytes += part.byteLength;
     let result: RunResult;
     try {
-      result = await this.#run(feeds, outputNames);
+      if (this.#inline !== undefined && this.#guard.allows(inputBytes)) {
+        result = await this.#runInline(this.#inline, feeds, outputNames);
+      } else {
+        result = await this.#run(feeds, outputNames);
+        if (this.#guard.recordThreadRun((result.runEndMs - result.runStartMs) * 1000, inputBytes)) this.#startInline();
+      }
     } catch (error) {
       if (!(error instanceof NereidError)) throw error;
       for (const index of included) responses[index] = error;
@@ -214,6 +237,59 @@ export class OrtInstance implements ModelInstance {
     }
     timing.outputNs = msToNs(epochMs() - result.runEndMs);
     return { responses, timing };
+  }
+
+  /**
+   * Runs on the main thread: the request's own typed arrays are the feeds (gathered into one buffer
+   * for a batch of several), and ONNX Runtime's outputs are used as they come, with no copy.
+   */
+  async #runInline(inline: InlineSession, feeds: readonly ChannelTensor[], fetches: readonly string[]): Promise<RunResult> {
+    const ortFeeds: Record<string, OrtTensor> = {};
+    for (const feed of feeds) {
+      let data: unknown;
+      if (feed.isString) data = feed.parts.map((element) => utf8.decode(element));
+      else if (feed.parts.length === 1) data = typedArrayOf(feed.type, feed.parts[0]!);
+      else data = typedArrayOf(feed.type, Buffer.concat(feed.parts));
+      ortFeeds[this.#inputNames[feed.nameIndex]!] = new inline.Tensor(feed.type, data as never, feed.dims);
+    }
+    const runStartMs = epochMs();
+    let results: InferenceSession.OnnxValueMapType;
+    try {
+      results = await inline.session.run(ortFeeds, [...fetches]);
+    } catch (error) {
+      throw new NereidError('INTERNAL', `onnxruntime execute failure: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const runEndMs = epochMs();
+    if (!this.#guard.recordInlineRun((runEndMs - runStartMs) * 1000)) this.#stopInline();
+    const outputs = fetches.map((name): ReadTensor => {
+      const value = results[name] as OrtTensor;
+      const data = value.type === 'string' ? (value.data as string[]).map((element) => Buffer.from(element, 'utf8') as Uint8Array) : (value.data as ArrayBufferView);
+      return { nameIndex: this.#outputIndex.get(name)!, type: value.type, dims: [...value.dims], data };
+    });
+    return { outputs, runStartMs, runEndMs };
+  }
+
+  /** Loads the main thread's session once the guard lets the instance run inline. */
+  #startInline(): void {
+    if (this.#isInlineStarted) return;
+    this.#isInlineStarted = true;
+    const options = this.#options;
+    import('onnxruntime-node')
+      .then(async ({ InferenceSession, Tensor }) => {
+        // One thread: a pool would add threads to the main thread's process for runs of microseconds.
+        const session = await InferenceSession.create(options.modelPath, { ...options.sessionOptions, intraOpNumThreads: 1, interOpNumThreads: 1 });
+        if (this.#isClosed) await session.release();
+        else this.#inline = { session, Tensor };
+      })
+      .catch((error: unknown) => {
+        options.logger.warning('onnxruntime', `${this.#supervisor.label}: cannot load a session on the main thread, so every run stays on its execution thread: ${(error as Error).message}`);
+      });
+  }
+
+  #stopInline(): void {
+    const inline = this.#inline;
+    this.#inline = undefined;
+    void inline?.session.release();
   }
 
   /** Hands the run to the execution thread and waits, off the event loop, for its reply in shared memory. */
@@ -265,6 +341,8 @@ export class OrtInstance implements ModelInstance {
 
   /** Unloads the session from its thread (see the NOTE on #spawn). Requests still pending fail now. */
   close(): Promise<void> {
+    this.#isClosed = true;
+    this.#stopInline();
     return this.#supervisor.close();
   }
 }
