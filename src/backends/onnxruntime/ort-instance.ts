@@ -252,7 +252,10 @@ export class OrtInstance implements ModelInstance {
       else data = typedArrayOf(feed.type, Buffer.concat(feed.parts));
       ortFeeds[this.#inputNames[feed.nameIndex]!] = new inline.Tensor(feed.type, data as never, feed.dims);
     }
-    const runStartMs = epochMs();
+    // NOTE: session.run() computes in a setImmediate of its own; this one, queued first, runs just
+    // before it: from there to the await's return is how long the event loop was blocked.
+    let runStartMs = epochMs();
+    setImmediate(() => (runStartMs = epochMs()));
     let results: InferenceSession.OnnxValueMapType;
     try {
       results = await inline.session.run(ortFeeds, [...fetches]);
@@ -260,7 +263,10 @@ export class OrtInstance implements ModelInstance {
       throw new NereidError('INTERNAL', `onnxruntime execute failure: ${error instanceof Error ? error.message : String(error)}`);
     }
     const runEndMs = epochMs();
-    if (!this.#guard.recordInlineRun((runEndMs - runStartMs) * 1000)) this.#stopInline();
+    if (!this.#guard.recordInlineRun((runEndMs - runStartMs) * 1000)) {
+      this.#stopInline();
+      this.#options.logger.info('onnxruntime', `${this.#supervisor.label} runs on its execution thread again: its runs grew past what the main thread may spend on them`);
+    }
     const outputs = fetches.map((name): ReadTensor => {
       const value = results[name] as OrtTensor;
       const data = value.type === 'string' ? (value.data as string[]).map((element) => Buffer.from(element, 'utf8') as Uint8Array) : (value.data as ArrayBufferView);
@@ -278,8 +284,12 @@ export class OrtInstance implements ModelInstance {
       .then(async ({ InferenceSession, Tensor }) => {
         // One thread: a pool would add threads to the main thread's process for runs of microseconds.
         const session = await InferenceSession.create(options.modelPath, { ...options.sessionOptions, intraOpNumThreads: 1, interOpNumThreads: 1 });
-        if (this.#isClosed) await session.release();
-        else this.#inline = { session, Tensor };
+        if (this.#isClosed) {
+          await session.release();
+          return;
+        }
+        this.#inline = { session, Tensor };
+        options.logger.verbose(1, 'onnxruntime', `${this.#supervisor.label} runs on the main thread: its runs take microseconds`);
       })
       .catch((error: unknown) => {
         options.logger.warning('onnxruntime', `${this.#supervisor.label}: cannot load a session on the main thread, so every run stays on its execution thread: ${(error as Error).message}`);
