@@ -4,6 +4,9 @@
  * clients every answer carries its own request's data. Models: scripts/generate_hot_path_models.py.
  */
 import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
@@ -100,4 +103,19 @@ test('a crashed execution thread fails only the executions it held; its instance
   assert.deepEqual((await infer(server, 'slow', [4])).json.outputs, output([4]));
   assert.deepEqual((await infer(server, 'slow_b', [5])).json.outputs, output([5]));
   assert.deepEqual((await infer(server, 'solo', [6])).json.outputs, output([6]));
+});
+
+test('an instance whose restarts fail unloads without waiting for a session that never came', async (t) => {
+  const repository = mkdtempSync(join(tmpdir(), 'nereid-hot-'));
+  t.after(() => rmSync(repository, { recursive: true, force: true }));
+  cpSync(join(REPOSITORY, 'solo'), join(repository, 'solo'), { recursive: true });
+  const server = await startTestServer({ modelRepositories: [repository], modelControlMode: 'explicit', startupModels: ['solo'] });
+  t.after(() => server.close());
+  writeFileSync(join(repository, 'solo', '1', 'model.onnx'), 'not a model\n');
+  assert.equal(await killWorkersForTesting('solo'), 1);
+  const refused = await infer(server, 'solo', [1]);
+  assert.equal(refused.status, 503);
+  const unload = await server.post('/v2/repository/models/solo/unload', '');
+  assert.equal(unload.status, 200);
+  assert.equal((await server.get('/v2/models/solo/ready')).status, 400);
 });

@@ -140,6 +140,9 @@ class ExecutionThread {
     else if (message.type === 'load-error') {
       this.guests.delete(message.session);
       guest.failed(new Error(`ONNX Runtime cannot load the model: ${message.message}`));
+      // The session is gone as a worker would be; reported after `ready` has rejected, so that the
+      // supervisor names the load error rather than an exit.
+      setImmediate(() => guest.events.exited('could not load the model'));
     } else {
       this.guests.delete(message.session);
       guest.unloaded?.();
