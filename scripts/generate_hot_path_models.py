@@ -6,6 +6,8 @@ Writes test/fixtures/hot_path_repository/:
           [64,256] state that starts from INPUT0: about 100 ms of compute on one core of the 2-core
           test machine, a few hundred bytes on disk (the weights come from ConstantOfShape).
   solo/   OUTPUT0 = INPUT0 (FP32 [1]), one instance.
+  wide/   OUTPUT0 = INPUT0 four times over (FP32 [-1]), one instance: requests and replies past the
+          instance's arena (the reply four times the request, so that the execution thread grows it).
   echo/   OUTPUT0 = INPUT0 (FP32 [-1, 4]), dynamic batching, 2 instances.
 
 Requirements (Debian 12): apt-get install -y python3-onnx
@@ -90,6 +92,19 @@ def solo():
          'instance_group [ { count: 1 kind: KIND_CPU } ]\n')
 
 
+def wide():
+    graph = helper.make_graph(
+        [helper.make_node("Concat", ["INPUT0"] * 4, ["OUTPUT0"], axis=0)],
+        "wide",
+        [helper.make_tensor_value_info("INPUT0", TensorProto.FLOAT, [-1])],
+        [helper.make_tensor_value_info("OUTPUT0", TensorProto.FLOAT, [-1])],
+    )
+    save("wide", graph, 'name: "wide"\nplatform: "onnxruntime_onnx"\nmax_batch_size: 0\n'
+         'input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]\n'
+         'output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]\n'
+         'instance_group [ { count: 1 kind: KIND_CPU } ]\n')
+
+
 def echo():
     graph = helper.make_graph(
         [helper.make_node("Identity", ["INPUT0"], ["OUTPUT0"])],
@@ -111,6 +126,7 @@ def main():
     slow("slow", args.iterations)
     slow("slow_b", args.iterations)
     solo()
+    wide()
     echo()
 
 

@@ -119,3 +119,13 @@ test('an instance whose restarts fail unloads without waiting for a session that
   assert.equal(unload.status, 200);
   assert.equal((await server.get('/v2/models/solo/ready')).status, 400);
 });
+
+test('a request or a reply bigger than the instance\'s arena gets a bigger one (the reply four times the request)', async (t) => {
+  const server = await startTestServer({ modelRepositories: [REPOSITORY], modelControlMode: 'explicit', startupModels: ['wide'] });
+  t.after(() => server.close());
+  for (const length of [10, 40_000, 150_000, 10, 150_000]) {
+    const data = Array.from({ length }, (_, i) => (i * 7) % 1000);
+    const answer = await infer(server, 'wide', data);
+    assert.deepEqual(answer, { status: 200, json: { model_name: 'wide', model_version: '1', outputs: output([...data, ...data, ...data, ...data]) } });
+  }
+});

@@ -155,7 +155,7 @@ export class OrtInstance implements ModelInstance {
     try {
       return await executed;
     } finally {
-      this.#busy = undefined;
+      if (this.#busy === executed) this.#busy = undefined;
     }
   }
 

@@ -75,9 +75,11 @@ async function handle(message: ToThread): Promise<void> {
       reply({ type: 'unloaded', session: message.session });
       return;
     }
-    case 'arena':
-      sessions.get(message.session)!.arena = message.arena;
+    case 'arena': {
+      const hosted = sessions.get(message.session);
+      if (hosted !== undefined) hosted.arena = message.arena;
       return;
+    }
     case 'exit':
       process.exit(message.code);
   }
