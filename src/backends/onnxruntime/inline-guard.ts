@@ -21,7 +21,14 @@ export const MAX_SINGLE_RUN_US = 5000;
 export const WINDOW_RUNS = 64;
 const INLINE_WINDOW_RUNS = 16;
 
-export class InlineGuard {
+/** What OrtInstance asks of the guard (tests give it another policy). */
+export interface InlinePolicy {
+  recordThreadRun(runUs: number, inputBytes: number): boolean;
+  allows(inputBytes: number): boolean;
+  recordInlineRun(runUs: number): boolean;
+}
+
+export class InlineGuard implements InlinePolicy {
   #window: number[] = [];
   #windowMaxInputBytes = 0;
   #maxInputBytes = -1;

@@ -35,10 +35,23 @@ import {
   waitAsync,
   writeTensors,
 } from './ort-channel.js';
-import { InlineGuard } from './inline-guard.js';
+import { InlineGuard, type InlinePolicy } from './inline-guard.js';
 import { dataTypeOfOrt, ortTypeOf, stringCheckedTensor } from './ort-tensors.js';
 
 const utf8 = new TextDecoder('utf-8');
+
+/** The parts one after the other in a new buffer (offset 0: aligned for any element type). */
+function gathered(parts: readonly Uint8Array[]): Uint8Array {
+  let byteLength = 0;
+  for (const part of parts) byteLength += part.byteLength;
+  const out = new Uint8Array(byteLength);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.byteLength;
+  }
+  return out;
+}
 
 interface InlineSession {
   readonly session: InferenceSession;
@@ -65,6 +78,8 @@ export interface OrtInstanceOptions {
   readonly logger: Logger;
   /** Aborts a start that takes too long (the load timeout): see SupervisedInstance.start. */
   readonly signal?: AbortSignal;
+  /** When the model may run on the main thread; default InlineGuard (tests pass their own). */
+  readonly inlinePolicy?: InlinePolicy;
 }
 
 /**
@@ -88,7 +103,7 @@ export class OrtInstance implements ModelInstance {
   /** The execution in progress: one at a time, since the arena holds one. */
   #busy: Promise<unknown> | undefined;
   #nextId = 0;
-  readonly #guard = new InlineGuard();
+  readonly #guard: InlinePolicy;
   /** A second session, on the main thread, for a model whose runs take microseconds (inline-guard.ts). */
   #inline: InlineSession | undefined;
   #isInlineStarted = false;
@@ -97,6 +112,7 @@ export class OrtInstance implements ModelInstance {
   private constructor(options: OrtInstanceOptions) {
     this.name = options.name;
     this.#options = options;
+    this.#guard = options.inlinePolicy ?? new InlineGuard();
     this.#supervisor = new SupervisedInstance({
       instanceName: options.name,
       modelName: options.spec.name,
@@ -249,7 +265,7 @@ export class OrtInstance implements ModelInstance {
       let data: unknown;
       if (feed.isString) data = feed.parts.map((element) => utf8.decode(element));
       else if (feed.parts.length === 1) data = typedArrayOf(feed.type, feed.parts[0]!);
-      else data = typedArrayOf(feed.type, Buffer.concat(feed.parts));
+      else data = typedArrayOf(feed.type, gathered(feed.parts));
       ortFeeds[this.#inputNames[feed.nameIndex]!] = new inline.Tensor(feed.type, data as never, feed.dims);
     }
     // NOTE: session.run() computes in a setImmediate of its own; this one, queued first, runs just
