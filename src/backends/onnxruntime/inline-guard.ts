@@ -10,7 +10,8 @@
  * - inline, a window of INLINE_WINDOW_RUNS whose median is past MAX_INLINE_RUN_US, or one run past
  *   MAX_SINGLE_RUN_US (far past: a preempted or garbage-collected run is not the model's), sends the
  *   instance back to its thread for good: a model whose run time grows is not one to gamble the event
- *   loop on.
+ *   loop on. The first INLINE_WARMUP_RUNS inline runs are not judged: a new session's first runs
+ *   allocate and take milliseconds.
  *
  * bench/channel.ts measured the hop it saves at about 15 µs of a 35 µs round trip for a 16-value
  * identity (docs/benchmarks.md, "The hot path").
@@ -20,6 +21,7 @@ export const SLOW_RUN_US = 200;
 export const MAX_SINGLE_RUN_US = 5000;
 export const WINDOW_RUNS = 64;
 const INLINE_WINDOW_RUNS = 16;
+export const INLINE_WARMUP_RUNS = 4;
 
 /** What OrtInstance asks of the guard (tests give it another policy). */
 export interface InlinePolicy {
@@ -33,6 +35,7 @@ export class InlineGuard implements InlinePolicy {
   #windowMaxInputBytes = 0;
   #maxInputBytes = -1;
   #isRetired = false;
+  #inlineRuns = 0;
 
   /** Records a run on the execution thread; true once the instance qualifies (the first time only). */
   recordThreadRun(runUs: number, inputBytes: number): boolean {
@@ -55,6 +58,7 @@ export class InlineGuard implements InlinePolicy {
 
   /** Records how long an inline run blocked the event loop; false when the instance goes back to its thread for good. */
   recordInlineRun(runUs: number): boolean {
+    if (++this.#inlineRuns <= INLINE_WARMUP_RUNS) return true;
     if (runUs > MAX_SINGLE_RUN_US) return this.#retire();
     this.#window.push(runUs);
     if (this.#window.length < INLINE_WINDOW_RUNS) return true;
