@@ -102,7 +102,13 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     maxInputBytes: options.httpMaxInputBytes,
     isAutoCompleteEnabled: options.isAutoCompleteEnabled,
     isModelCodeUploadAllowed: options.isModelCodeUploadAllowed,
-    context: { logger, defaultMaxBatchSize: options.defaultMaxBatchSize, cpuCount: availableParallelism(), caller: router },
+    context: {
+      logger,
+      defaultMaxBatchSize: options.defaultMaxBatchSize,
+      cpuCount: availableParallelism(),
+      onnxExecutionThreadCount: options.onnxExecutionThreadCount || availableParallelism(),
+      caller: router,
+    },
     logger,
     ...(metrics !== undefined ? { observerFor: (name: string, version: number) => metrics.observerFor(name, version) } : {}),
   });

@@ -55,7 +55,7 @@ SEED = 20261130
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(HERE, ".work"), help="output folder (default bench/batching/.work)")
-    parser.add_argument("--models", default="resnet18,mlp", help="comma-separated subset of resnet18,mlp")
+    parser.add_argument("--models", default="resnet18,mlp", help="comma-separated subset of resnet18,mlp,identity")
     parser.add_argument("--max-batch-size", type=int, default=64)
     parser.add_argument(
         "--instance-count", default="resnet18=1,mlp=2",

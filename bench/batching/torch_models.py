@@ -12,7 +12,17 @@ from torch import nn
 SHAPES = {
     "resnet18": {"input": [3, 224, 224], "output": [1000]},
     "mlp": {"input": [64], "output": [10]},
+    # bench/hot-path.ts: a model that computes nothing, so that a request costs only the serving path
+    "identity": {"input": [16], "output": [16]},
 }
+
+
+class Identity(nn.Module):
+    """Returns its input (exported as one ONNX Identity node)."""
+
+    def forward(self, x):
+        return x.clone()
+
 
 
 def build_model(name: str) -> nn.Module:
@@ -29,6 +39,8 @@ def build_model(name: str) -> nn.Module:
             nn.ReLU(),
             nn.Linear(256, 10),
         )
+    elif name == "identity":
+        model = Identity()
     else:
         raise ValueError(f"unknown model '{name}'; expected one of {sorted(SHAPES)}")
     return model.eval()

@@ -23,6 +23,8 @@ export interface BackendContext {
   readonly defaultMaxBatchSize: number;
   /** Cores the backends may use in all; instance thread counts are derived from it. */
   readonly cpuCount: number;
+  /** `--backend-config=onnxruntime,execution-thread-count=N`: the threads ONNX Runtime sessions share; absent: cpuCount. */
+  readonly onnxExecutionThreadCount?: number;
   /** Runs requests on other loaded models (model-to-model calls, ensemble steps). */
   readonly caller: ModelCaller;
 }

@@ -334,8 +334,8 @@ export class SupervisedInstance<W extends SupervisedWorker, H extends HeldExecut
 
 /**
  * Test-only entry point: kills the worker of every live instance of `modelName` as a crash would, and
- * resolves once each has exited (the supervisor then restarts it). For an ONNX Runtime instance, call
- * it only while the instance is idle (see OrtInstance.close).
+ * resolves once each has exited (the supervisor then restarts it). For an ONNX Runtime instance this
+ * ends its whole execution thread, with every session on it, once the run in progress returns.
  */
 export async function killWorkersForTesting(modelName: string): Promise<number> {
   const instances = [...liveInstances].filter((instance) => instance.label.endsWith(` of model '${modelName}'`));

@@ -2,7 +2,7 @@ import { mkdirSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { type TransferListItem, Worker } from 'node:worker_threads';
 
 // Nereid's own modules are .ts files when it runs from source (tests, tsx) and .js once built.
 const IS_SOURCE = import.meta.url.endsWith('.ts');
@@ -37,9 +37,9 @@ function bundled(url: URL): URL {
   return bundle;
 }
 
-/** Starts a worker thread running `url`. */
-export function startWorker(url: URL, workerData: unknown): Worker {
-  return new Worker(IS_SOURCE ? bundled(url) : url, { workerData });
+/** Starts a worker thread running `url`; `transferList` moves MessagePorts in `workerData` to it. */
+export function startWorker(url: URL, workerData: unknown, transferList: readonly TransferListItem[] = []): Worker {
+  return new Worker(IS_SOURCE ? bundled(url) : url, { workerData, transferList: [...transferList] });
 }
 
 /** Milliseconds since the epoch with sub-millisecond precision, comparable across threads. */

@@ -20,6 +20,7 @@ test('flags with values', () => {
     '--log-verbose=2',
     '--log-format=ISO8601',
     '--backend-config=onnxruntime,default-max-batch-size=16',
+    '--backend-config=onnxruntime,execution-thread-count=3',
     '--disable-auto-complete-config',
   ]);
   assert.ok(options !== 'help');
@@ -29,6 +30,7 @@ test('flags with values', () => {
   assert.equal(options.log.verboseLevel, 2);
   assert.equal(options.log.format, 'ISO8601');
   assert.equal(options.defaultMaxBatchSize, 16);
+  assert.equal(options.onnxExecutionThreadCount, 3);
   assert.equal(options.isAutoCompleteEnabled, false);
   assert.equal((parseServeArgs(['--model-repository=m', '--strict-model-config=true']) as { isAutoCompleteEnabled: boolean }).isAutoCompleteEnabled, false);
 });
@@ -55,7 +57,7 @@ test('bad flags are clear errors', () => {
       "nereid serve: --metrics-config 'summary_latency=true': unknown setting 'summary_latency'; Nereid knows counter_latencies, summary_latencies, histogram_latencies, summary_quantiles",
   });
   assert.throws(() => parseServeArgs(['--model-repository=m', '--backend-config=shm-size=1']), {
-    message: "nereid serve: --backend-config 'shm-size=1': unknown setting 'shm-size'; Nereid knows default-max-batch-size",
+    message: "nereid serve: --backend-config 'shm-size=1': unknown setting 'shm-size'; Nereid knows default-max-batch-size and onnxruntime,execution-thread-count",
   });
 });
 

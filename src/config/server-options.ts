@@ -50,6 +50,8 @@ export interface ServerOptions {
   readonly isExitOnError: boolean;
   readonly isAutoCompleteEnabled: boolean;
   readonly defaultMaxBatchSize: number;
+  /** `--backend-config=onnxruntime,execution-thread-count=N`: threads the ONNX Runtime sessions share; 0: one per core. */
+  readonly onnxExecutionThreadCount: number;
   readonly id: string;
   readonly log: LoggerOptions;
   // Issue 24, restricted APIs and token authentication:
@@ -110,6 +112,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   isExitOnError: false,
   isAutoCompleteEnabled: true,
   defaultMaxBatchSize: 4,
+  onnxExecutionThreadCount: 0,
   id: 'nereid',
   log: { info: true, warning: true, error: true, verboseLevel: 0, format: 'default' },
   httpRestrictedApis: {},
@@ -160,7 +163,7 @@ const FLAGS = {
   'exit-on-error': { type: 'string', help: 'BOOL  exit when a model fails to load at start-up (default false)' },
   'disable-auto-complete-config': { type: 'boolean', help: '  take config.pbtxt as written; fill nothing from the model' },
   'strict-model-config': { type: 'string', help: 'BOOL  deprecated: true is --disable-auto-complete-config' },
-  'backend-config': { type: 'string', multiple: true, help: '[BACKEND,]KEY=VALUE  backend setting, e.g. default-max-batch-size=4' },
+  'backend-config': { type: 'string', multiple: true, help: '[BACKEND,]KEY=VALUE  backend setting: default-max-batch-size=4, onnxruntime,execution-thread-count=N (threads ONNX Runtime sessions share; default one per core)' },
   id: { type: 'string', help: 'NAME  server name in metadata (default nereid)' },
   'log-verbose': { type: 'string', help: 'LEVEL  verbose logging level (default 0: off)' },
   'log-info': { type: 'string', help: 'BOOL  log info lines (default true)' },
@@ -268,18 +271,22 @@ function parseMetricsConfig(entries: readonly string[]): MetricsConfig {
   return config;
 }
 
-function parseBackendConfig(entries: readonly string[]): number {
+function parseBackendConfig(entries: readonly string[]): Pick<ServerOptions, 'defaultMaxBatchSize' | 'onnxExecutionThreadCount'> {
   let defaultMaxBatchSize = DEFAULT_SERVER_OPTIONS.defaultMaxBatchSize;
+  let onnxExecutionThreadCount = DEFAULT_SERVER_OPTIONS.onnxExecutionThreadCount;
   for (const entry of entries) {
-    const setting = entry.includes(',') ? entry.slice(entry.indexOf(',') + 1) : entry;
+    const backend = entry.includes(',') ? entry.slice(0, entry.indexOf(',')) : undefined;
+    const setting = backend !== undefined ? entry.slice(entry.indexOf(',') + 1) : entry;
     const [key, value] = setting.split('=', 2);
     if (key === 'default-max-batch-size') {
       defaultMaxBatchSize = parseInteger('backend-config default-max-batch-size', value, 4, 0, 2 ** 31 - 1);
+    } else if (key === 'execution-thread-count' && backend === 'onnxruntime') {
+      onnxExecutionThreadCount = parseInteger('backend-config onnxruntime,execution-thread-count', value, 0, 0, 1024);
     } else {
-      throw usageError(`--backend-config '${entry}': unknown setting '${key}'; Nereid knows default-max-batch-size`);
+      throw usageError(`--backend-config '${entry}': unknown setting '${key}'; Nereid knows default-max-batch-size and onnxruntime,execution-thread-count`);
     }
   }
-  return defaultMaxBatchSize;
+  return { defaultMaxBatchSize, onnxExecutionThreadCount };
 }
 
 /**
@@ -359,7 +366,7 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     isExitOnError: parseBoolean('exit-on-error', string('exit-on-error'), defaults.isExitOnError),
     isAutoCompleteEnabled:
       values['disable-auto-complete-config'] !== true && !parseBoolean('strict-model-config', string('strict-model-config'), false),
-    defaultMaxBatchSize: parseBackendConfig((values['backend-config'] as string[]) ?? []),
+    ...parseBackendConfig((values['backend-config'] as string[]) ?? []),
     id: string('id') ?? defaults.id,
     log: {
       info: parseBoolean('log-info', string('log-info'), defaults.log.info),

@@ -47,6 +47,8 @@ export interface BackendFixture {
   readonly crashesOnRequest: boolean;
   /** The error of a request to batching whose first element holds a NUL byte. */
   readonly poisonError: string;
+  /** Server options the backend needs for the suite. */
+  readonly serverOptions?: Partial<Parameters<typeof startTestServer>[0]>;
 }
 
 const MODELS = ['identity', 'batching', 'reshape', 'bad_output', 'crashy', 'slow'];
@@ -82,7 +84,7 @@ export function runBackendConformance(fixture: BackendFixture): void {
 
     before(async () => {
       for (const model of MODELS) cpSync(join(fixture.repository, model), join(repository, model), { recursive: true });
-      server = await startTestServer({ modelRepositories: [repository], modelControlMode: 'explicit', startupModels: MODELS });
+      server = await startTestServer({ ...fixture.serverOptions, modelRepositories: [repository], modelControlMode: 'explicit', startupModels: MODELS });
     });
     after(async () => {
       await server.close();

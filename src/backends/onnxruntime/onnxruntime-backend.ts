@@ -14,6 +14,7 @@ import type { ModelSpec, TensorSpec } from '../../kernel/model-spec.js';
 import type { Backend, BackendContext, BackendModel, InstanceSpec, ModelFiles } from '../backend.js';
 import type { ModelInstance } from '../../kernel/model-instance.js';
 import { type OnnxModelInfo, type OnnxTensorInfo, readOnnxModelInfo } from './model-metadata.js';
+import { executionThreads } from './execution-threads.js';
 import { OrtInstance } from './ort-instance.js';
 import { ortTypeOf } from './ort-tensors.js';
 import { sessionOptionsFromConfig } from './session-options.js';
@@ -125,6 +126,7 @@ class OnnxRuntimeModel implements BackendModel {
   ) {}
 
   async createInstance(instance: InstanceSpec): Promise<ModelInstance> {
+    executionThreads.count = this.context.onnxExecutionThreadCount ?? this.context.cpuCount;
     return OrtInstance.start({
       name: instance.name,
       spec: this.spec,

@@ -1,31 +1,73 @@
-import { once } from 'node:events';
-import type { Worker } from 'node:worker_threads';
-import type { InferenceSession } from 'onnxruntime-node';
+import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
 import { NereidError } from '../../kernel/errors.js';
 import type { InferRequest } from '../../kernel/infer-request.js';
 import type { ModelSpec } from '../../kernel/model-spec.js';
 import type { Tensor } from '../../kernel/tensor.js';
 import type { Logger } from '../../logging/logger.js';
-import { batchSizeOf, concatBatch, splitBatch } from '../../scheduling/batch.js';
+import type { BytesElements, FixedSizeArray } from '../../protocol/tensor-data.js';
+import { asBytes } from '../../protocol/tensor-data.js';
+import { batchSizeOf, splitBatch } from '../../scheduling/batch.js';
 import type { ExecuteResult, ModelInstance } from '../../kernel/model-instance.js';
 import { SupervisedInstance, type SupervisedWorker, type WorkerEvents } from '../supervised-instance.js';
 import { backendShape, checkOutput, clientShape } from '../tensor-io.js';
-import { epochMs, msToNs, startWorker, workerUrl } from '../worker-thread.js';
-import type { CloseMessage, RunMessage, WorkerInit, WorkerReply, WorkerTensor } from './ort-messages.js';
-import { dataTypeOfOrt, fromWorkerTensor, ortTypeOf, stringCheckedTensor, toWorkerTensor } from './ort-tensors.js';
+import { epochMs, msToNs } from '../worker-thread.js';
+import { executionThreads, type HostedSession } from './execution-threads.js';
+import {
+  arenaBytesFor,
+  type ChannelTensor,
+  CONTROL_BYTES,
+  CONTROL_FETCH_COUNT,
+  CONTROL_FETCHES,
+  CONTROL_GROWN,
+  CONTROL_RUN_END,
+  CONTROL_RUN_START,
+  CONTROL_STATE,
+  INITIAL_ARENA_BYTES,
+  MAX_TENSORS,
+  readError,
+  readTensors,
+  type ReadTensor,
+  STATE_DONE,
+  STATE_FAILED,
+  STATE_IDLE,
+  STATE_REQUEST,
+  typedArrayOf,
+  waitAsync,
+  writeTensors,
+} from './ort-channel.js';
+import { InlineGuard, type InlinePolicy } from './inline-guard.js';
+import { dataTypeOfOrt, ortTypeOf, stringCheckedTensor } from './ort-tensors.js';
 
-const WORKER_URL = workerUrl('./ort-worker', import.meta.url);
+const utf8 = new TextDecoder('utf-8');
 
-type RunResult = Extract<WorkerReply, { type: 'result' }>;
+/** The parts one after the other in a new buffer (offset 0: aligned for any element type). */
+function gathered(parts: readonly Uint8Array[]): Uint8Array {
+  let byteLength = 0;
+  for (const part of parts) byteLength += part.byteLength;
+  const out = new Uint8Array(byteLength);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.byteLength;
+  }
+  return out;
+}
+
+interface InlineSession {
+  readonly session: InferenceSession;
+  readonly Tensor: typeof OrtTensor;
+}
+
+interface RunResult {
+  readonly outputs: readonly ReadTensor[];
+  /** When session.run started and returned, in epoch milliseconds (for compute statistics). */
+  readonly runStartMs: number;
+  readonly runEndMs: number;
+}
 
 interface Pending {
   readonly resolve: (result: RunResult) => void;
   readonly fail: (error: NereidError) => void;
-}
-
-/** A worker thread as the supervisor sees it: ready once its session is loaded. */
-interface OrtWorker extends SupervisedWorker {
-  readonly thread: Worker;
 }
 
 export interface OrtInstanceOptions {
@@ -33,23 +75,44 @@ export interface OrtInstanceOptions {
   readonly spec: ModelSpec;
   readonly modelPath: string;
   readonly sessionOptions: InferenceSession.SessionOptions;
-  readonly logger: Logger;  /** Aborts a start that takes too long (the load timeout): see SupervisedInstance.start. */
+  readonly logger: Logger;
+  /** Aborts a start that takes too long (the load timeout): see SupervisedInstance.start. */
   readonly signal?: AbortSignal;
+  /** When the model may run on the main thread; default InlineGuard (tests pass their own). */
+  readonly inlinePolicy?: InlinePolicy;
 }
 
 /**
- * One model instance: an ONNX Runtime session in a worker thread, supervised by the policy every
- * backend shares (supervised-instance.ts). Requests of a batch run one after the other in the worker.
+ * One model instance: an ONNX Runtime session on one of the shared execution threads
+ * (execution-threads.ts), supervised by the policy every backend shares (supervised-instance.ts): a
+ * thread that dies fails the executions it held and its instances restart. A batch is one session run;
+ * requests and replies travel through the instance's control block and arena (ort-channel.ts).
  */
 export class OrtInstance implements ModelInstance {
   readonly name: string;
   readonly #options: OrtInstanceOptions;
-  readonly #supervisor: SupervisedInstance<OrtWorker, Pending>;
+  readonly #supervisor: SupervisedInstance<SupervisedWorker, Pending>;
+  readonly #controlBuffer = new SharedArrayBuffer(CONTROL_BYTES);
+  readonly #control = new Int32Array(this.#controlBuffer, 0, CONTROL_RUN_START * 2);
+  readonly #times = new Float64Array(this.#controlBuffer);
+  #arena = new SharedArrayBuffer(INITIAL_ARENA_BYTES);
+  #hosted!: HostedSession;
+  #inputIndex = new Map<string, number>();
+  #inputNames: readonly string[] = [];
+  #outputIndex = new Map<string, number>();
+  /** The execution in progress: one at a time, since the arena holds one. */
+  #busy: Promise<unknown> | undefined;
   #nextId = 0;
+  readonly #guard: InlinePolicy;
+  /** A second session, on the main thread, for a model whose runs take microseconds (inline-guard.ts). */
+  #inline: InlineSession | undefined;
+  #isInlineStarted = false;
+  #isClosed = false;
 
   private constructor(options: OrtInstanceOptions) {
     this.name = options.name;
     this.#options = options;
+    this.#guard = options.inlinePolicy ?? new InlineGuard();
     this.#supervisor = new SupervisedInstance({
       instanceName: options.name,
       modelName: options.spec.name,
@@ -60,7 +123,7 @@ export class OrtInstance implements ModelInstance {
     });
   }
 
-  /** Starts the worker and resolves once its session is loaded. */
+  /** Loads the session on an execution thread and resolves once it is ready. */
   static async start(options: OrtInstanceOptions): Promise<OrtInstance> {
     const instance = new OrtInstance(options);
     await instance.#supervisor.start(options.signal);
@@ -72,57 +135,47 @@ export class OrtInstance implements ModelInstance {
   }
 
   /**
-   * NOTE: a worker is never terminated while a session runs: stopping its thread then aborts the
-   * whole process (onnxruntime-node throws into the dying environment). `finalize` asks it to stop
-   * instead, and it exits as soon as the run in progress, if any, returns; `kill` (the execute
-   * timeout, which this backend does not set, and killWorkersForTesting) is for an idle worker only.
+   * NOTE: an execution thread is never terminated while a session runs: stopping it then aborts the
+   * whole process (onnxruntime-node throws into the dying environment). `finalize` unloads the session
+   * between runs; `kill` (killWorkersForTesting only: this backend sets no execute timeout or health
+   * check) ends the whole thread with exit code 1, as a crash would, once the run in progress returns.
    */
-  #spawn(events: WorkerEvents): OrtWorker {
-    const thread = startWorker(WORKER_URL, { modelPath: this.#options.modelPath, sessionOptions: this.#options.sessionOptions } satisfies WorkerInit);
-    let crash: string | undefined;
-    const ready = new Promise<void>((resolve, reject) => {
-      thread.on('message', (reply: WorkerReply) => {
-        if (reply.type === 'ready') resolve();
-        else if (reply.type === 'load-error') reject(new Error(`ONNX Runtime cannot load the model: ${reply.message}`));
-        else this.#settle(reply);
-      });
-      thread.on('error', (error) => {
-        crash = error.message;
-        reject(new Error(`the worker thread failed: ${error.message}`));
-        this.#options.logger.error('onnxruntime', `instance '${this.name}' worker error: ${error.stack ?? error.message}`);
-      });
-      thread.on('exit', (code) => {
-        reject(new Error(`the worker thread exited with code ${code} before the model was loaded`));
-        events.exited({ description: `exited with code ${code}${crash !== undefined ? ` (uncaught error: ${crash})` : ''}` });
-      });
+  #spawn(events: WorkerEvents): SupervisedWorker {
+    Atomics.store(this.#control, CONTROL_STATE, STATE_IDLE);
+    this.#control[CONTROL_GROWN] = 0;
+    const hosted = executionThreads.load(
+      { modelName: this.#options.spec.name, modelPath: this.#options.modelPath, sessionOptions: this.#options.sessionOptions, control: this.#controlBuffer, arena: this.#arena },
+      { exited: (description) => events.exited({ description }) },
+    );
+    this.#hosted = hosted;
+    const ready = hosted.ready.then(({ inputNames, outputNames }) => {
+      this.#inputNames = inputNames;
+      this.#inputIndex = new Map(inputNames.map((name, index) => [name, index]));
+      this.#outputIndex = new Map(outputNames.map((name, index) => [name, index]));
     });
     // A failed start is reported to whoever awaits `ready`; keep it from counting as unhandled meanwhile.
     ready.catch(() => {});
-    return {
-      thread,
-      ready,
-      kill: () => void thread.terminate(),
-      finalize: async () => {
-        const exited = once(thread, 'exit');
-        thread.postMessage({ type: 'close' } satisfies CloseMessage);
-        await exited;
-      },
-    };
-  }
-
-  #settle(reply: Extract<WorkerReply, { id: number }>): void {
-    const pending = this.#supervisor.release(reply.id);
-    if (pending === undefined) return;
-    if (reply.type === 'result') pending.resolve(reply);
-    else pending.fail(new NereidError('INTERNAL', `onnxruntime execute failure: ${reply.message}`));
+    return { ready, kill: () => hosted.kill(), finalize: () => hosted.unload() };
   }
 
   /**
-   * Runs the batch as one session run: each input is gathered from the requests into one buffer
-   * that is transferred to the worker, and each output comes back as one buffer split into views.
+   * Runs the batch as one session run: each input is gathered from the requests straight into the
+   * arena, and each output is copied out of it once, into one buffer split into views per request.
    * A request whose inputs ONNX Runtime cannot take fails alone; a failed run fails the whole batch.
    */
   async execute(requests: readonly InferRequest[]): Promise<ExecuteResult> {
+    // Schedulers give an instance one batch at a time; anything else waits its turn for the arena.
+    while (this.#busy !== undefined) await this.#busy.catch(() => {});
+    const executed = this.#execute(requests);
+    this.#busy = executed;
+    try {
+      return await executed;
+    } finally {
+      if (this.#busy === executed) this.#busy = undefined;
+    }
+  }
+
+  async #execute(requests: readonly InferRequest[]): Promise<ExecuteResult> {
     const startMs = epochMs();
     const unavailable = this.#supervisor.unavailable();
     if (unavailable !== undefined) return { responses: requests.map(() => unavailable), timing: { inputNs: 0, inferNs: 0, outputNs: 0 } };
@@ -143,20 +196,35 @@ export class OrtInstance implements ModelInstance {
 
     const isBatching = spec.maxBatchSize > 0;
     const batchSizes = included.map((index) => batchSizeOf(requests[index]!, isBatching));
-    const feeds: WorkerTensor[] = [];
-    const transfer: ArrayBuffer[] = [];
+    const feeds: ChannelTensor[] = [];
     for (const input of feedsByRequest[0]!) {
-      // The batcher batches only requests with the same inputs, possibly listed in another order.
-      const batch = concatBatch(feedsByRequest.map((tensors) => tensors.find((t) => t.name === input.name)!));
-      const inputSpec = spec.inputByName.get(input.name)!;
-      const feed = toWorkerTensor(input.name, batch.data, ortTypeOf(input.dataType)!, backendShape(batch.shape, inputSpec, isBatching));
-      feeds.push(feed);
-      if (!Array.isArray(feed.data)) transfer.push(feed.data.buffer as ArrayBuffer);
+      // The batcher batches only requests with the same inputs, possibly listed in another order;
+      // stacking along the first dimension is writing each request's data after the previous one's.
+      const tensors = feedsByRequest.length === 1 ? [input] : feedsByRequest.map((inputs) => inputs.find((t) => t.name === input.name)!);
+      const shape = [...input.shape];
+      if (tensors.length > 1) shape[0] = tensors.reduce((sum, tensor) => sum + tensor.shape[0]!, 0);
+      const isString = input.dataType === 'BYTES';
+      feeds.push({
+        nameIndex: this.#inputIndex.get(input.name)!,
+        type: ortTypeOf(input.dataType)!,
+        dims: backendShape(shape, spec.inputByName.get(input.name)!, isBatching),
+        parts: isString ? tensors.flatMap((tensor) => tensor.data as BytesElements) : tensors.map((tensor) => asBytes(tensor.data as FixedSizeArray)),
+        isString,
+      });
     }
-    const outputNames = [...new Set(included.flatMap((index) => requests[index]!.outputs?.map((o) => o.name) ?? spec.outputs.map((o) => o.name)))];
+    const outputNames = included.length === 1 && requests[included[0]!]!.outputs === undefined
+      ? spec.outputs.map((o) => o.name)
+      : [...new Set(included.flatMap((index) => requests[index]!.outputs?.map((o) => o.name) ?? spec.outputs.map((o) => o.name)))];
+    let inputBytes = 0;
+    for (const feed of feeds) for (const part of feed.parts) inputBytes += part.byteLength;
     let result: RunResult;
     try {
-      result = await this.#post(feeds, outputNames, transfer);
+      if (this.#inline !== undefined && this.#guard.allows(inputBytes)) {
+        result = await this.#runInline(this.#inline, feeds, outputNames);
+      } else {
+        result = await this.#run(feeds, outputNames);
+        if (this.#guard.recordThreadRun((result.runEndMs - result.runStartMs) * 1000, inputBytes)) this.#startInline();
+      }
     } catch (error) {
       if (!(error instanceof NereidError)) throw error;
       for (const index of included) responses[index] = error;
@@ -168,7 +236,7 @@ export class OrtInstance implements ModelInstance {
       for (const [position, name] of outputNames.entries()) {
         const outputSpec = spec.outputByName.get(name)!;
         const output = result.outputs[position]!;
-        const tensor = fromWorkerTensor(output, dataTypeOfOrt(output.type) ?? outputSpec.dataType, output.dims);
+        const tensor: Tensor = { name, dataType: dataTypeOfOrt(output.type) ?? outputSpec.dataType, shape: output.dims, data: output.data as Tensor['data'] };
         checkOutput(spec, tensor, isBatching);
         const shown = outputSpec.reshape === undefined ? tensor : { ...tensor, shape: clientShape(tensor.shape, outputSpec, isBatching) };
         pieces.set(name, isBatching ? splitBatch(shown, batchSizes) : [shown]);
@@ -187,17 +255,120 @@ export class OrtInstance implements ModelInstance {
     return { responses, timing };
   }
 
-  #post(feeds: readonly WorkerTensor[], fetches: readonly string[], transfer: ArrayBuffer[]): Promise<RunResult> {
+  /**
+   * Runs on the main thread: the request's own typed arrays are the feeds (gathered into one buffer
+   * for a batch of several), and ONNX Runtime's outputs are used as they come, with no copy.
+   */
+  async #runInline(inline: InlineSession, feeds: readonly ChannelTensor[], fetches: readonly string[]): Promise<RunResult> {
+    const ortFeeds: Record<string, OrtTensor> = {};
+    for (const feed of feeds) {
+      let data: unknown;
+      if (feed.isString) data = feed.parts.map((element) => utf8.decode(element));
+      else if (feed.parts.length === 1) data = typedArrayOf(feed.type, feed.parts[0]!);
+      else data = typedArrayOf(feed.type, gathered(feed.parts));
+      ortFeeds[this.#inputNames[feed.nameIndex]!] = new inline.Tensor(feed.type, data as never, feed.dims);
+    }
+    // NOTE: session.run() computes in a setImmediate of its own; this one, queued first, runs just
+    // before it: from there to the await's return is how long the event loop was blocked.
+    let runStartMs = epochMs();
+    setImmediate(() => (runStartMs = epochMs()));
+    let results: InferenceSession.OnnxValueMapType;
+    try {
+      results = await inline.session.run(ortFeeds, [...fetches]);
+    } catch (error) {
+      throw new NereidError('INTERNAL', `onnxruntime execute failure: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const runEndMs = epochMs();
+    if (!this.#guard.recordInlineRun((runEndMs - runStartMs) * 1000)) {
+      this.#stopInline();
+      this.#options.logger.info('onnxruntime', `${this.#supervisor.label} runs on its execution thread again: its runs grew past what the main thread may spend on them`);
+    }
+    const outputs = fetches.map((name): ReadTensor => {
+      const value = results[name] as OrtTensor;
+      const data = value.type === 'string' ? (value.data as string[]).map((element) => Buffer.from(element, 'utf8') as Uint8Array) : (value.data as ArrayBufferView);
+      return { nameIndex: this.#outputIndex.get(name)!, type: value.type, dims: [...value.dims], data };
+    });
+    return { outputs, runStartMs, runEndMs };
+  }
+
+  /** Loads the main thread's session once the guard lets the instance run inline. */
+  #startInline(): void {
+    if (this.#isInlineStarted) return;
+    this.#isInlineStarted = true;
+    const options = this.#options;
+    import('onnxruntime-node')
+      .then(async ({ InferenceSession, Tensor }) => {
+        // One thread: a pool would add threads to the main thread's process for runs of microseconds.
+        const session = await InferenceSession.create(options.modelPath, { ...options.sessionOptions, intraOpNumThreads: 1, interOpNumThreads: 1 });
+        if (this.#isClosed) {
+          await session.release();
+          return;
+        }
+        this.#inline = { session, Tensor };
+        options.logger.verbose(1, 'onnxruntime', `${this.#supervisor.label} runs on the main thread: its runs take microseconds`);
+      })
+      .catch((error: unknown) => {
+        options.logger.warning('onnxruntime', `${this.#supervisor.label}: cannot load a session on the main thread, so every run stays on its execution thread: ${(error as Error).message}`);
+      });
+  }
+
+  #stopInline(): void {
+    const inline = this.#inline;
+    this.#inline = undefined;
+    void inline?.session.release();
+  }
+
+  /** Hands the run to the execution thread and waits, off the event loop, for its reply in shared memory. */
+  #run(feeds: readonly ChannelTensor[], fetches: readonly string[]): Promise<RunResult> {
+    if (feeds.length > MAX_TENSORS || fetches.length > MAX_TENSORS) {
+      throw new NereidError('INVALID_ARG', `model '${this.#options.spec.name}': a run carries at most ${MAX_TENSORS} inputs and ${MAX_TENSORS} outputs`);
+    }
+    const needed = arenaBytesFor(feeds);
+    if (needed > this.#arena.byteLength) {
+      this.#arena = new SharedArrayBuffer(Math.max(needed, this.#arena.byteLength * 2));
+      this.#hosted.replaceArena(this.#arena);
+    }
+    writeTensors(this.#arena, feeds);
+    const control = this.#control;
+    control[CONTROL_FETCH_COUNT] = fetches.length;
+    for (const [position, name] of fetches.entries()) control[CONTROL_FETCHES + position] = this.#outputIndex.get(name)!;
     const id = this.#nextId++;
-    const message: RunMessage = { type: 'run', id, feeds, fetches };
+    const hosted = this.#hosted;
     return new Promise<RunResult>((resolve, reject) => {
       this.#supervisor.hold(id, { resolve, fail: reject });
-      this.#supervisor.worker.thread.postMessage(message, transfer);
+      Atomics.store(control, CONTROL_STATE, STATE_REQUEST);
+      hosted.ring();
+      const settle = (): void => {
+        const state = Atomics.load(control, CONTROL_STATE);
+        if (control[CONTROL_GROWN] === 1) {
+          control[CONTROL_GROWN] = 0;
+          this.#arena = hosted.takeGrownArena();
+        }
+        // Failed meanwhile (the thread died, the instance closed): the supervisor has answered it.
+        const pending = this.#supervisor.release(id);
+        if (pending === undefined) return;
+        if (state === STATE_DONE) {
+          const outputs = readTensors(this.#arena);
+          const runStartMs = this.#times[CONTROL_RUN_START]!;
+          const runEndMs = this.#times[CONTROL_RUN_END]!;
+          Atomics.store(control, CONTROL_STATE, STATE_IDLE);
+          pending.resolve({ outputs, runStartMs, runEndMs });
+        } else if (state === STATE_FAILED) {
+          const message = readError(this.#arena);
+          Atomics.store(control, CONTROL_STATE, STATE_IDLE);
+          pending.fail(new NereidError('INTERNAL', `onnxruntime execute failure: ${message}`));
+        }
+      };
+      const waited = waitAsync(control, CONTROL_STATE, STATE_REQUEST);
+      if (waited.async) void waited.value.then(settle);
+      else settle();
     });
   }
 
-  /** Stops the worker (see the NOTE on #spawn) and resolves once it has exited. Requests still pending fail now. */
+  /** Unloads the session from its thread (see the NOTE on #spawn). Requests still pending fail now. */
   close(): Promise<void> {
+    this.#isClosed = true;
+    this.#stopInline();
     return this.#supervisor.close();
   }
 }

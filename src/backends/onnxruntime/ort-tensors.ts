@@ -2,9 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { Tensor as OrtTensor } from 'onnxruntime-node';
 import type { DataType } from '../../protocol/data-type.js';
 import { NereidError } from '../../kernel/errors.js';
-import type { FixedSizeArray, TensorData } from '../../protocol/tensor-data.js';
 import type { Tensor } from '../../kernel/tensor.js';
-import type { WorkerTensor } from './ort-messages.js';
 
 /** ONNX Runtime's element type for each data type it can hold; BF16 has none in onnxruntime-node. */
 const ORT_TYPES: Partial<Record<DataType, OrtTensor.Type>> = {
@@ -33,9 +31,6 @@ export function dataTypeOfOrt(type: string): DataType | undefined {
   return DATA_TYPES.get(type);
 }
 
-// Elements were checked by stringCheckedTensor (isUtf8, which makes no string) before they were gathered.
-const utf8 = new TextDecoder('utf-8');
-
 /**
  * Checks that a BYTES tensor can become ONNX Runtime strings (other tensors pass as they are).
  * NOTE: onnxruntime-node keeps strings as UTF-8 and cuts each at its first NUL byte, so elements
@@ -52,20 +47,4 @@ export function stringCheckedTensor(tensor: Tensor): Tensor {
     }
   }
   return tensor;
-}
-
-/**
- * A gathered batch input as a worker message: fixed-size data in the buffer concatBatch made for it
- * (transferred, not copied), BYTES as strings.
- */
-export function toWorkerTensor(name: string, data: TensorData, type: OrtTensor.Type, dims: readonly number[]): WorkerTensor {
-  const payload = Array.isArray(data) ? (data as Uint8Array[]).map((element) => utf8.decode(element)) : (data as FixedSizeArray);
-  return { name, type, dims, data: payload };
-}
-
-export function fromWorkerTensor(tensor: WorkerTensor, dataType: DataType, shape: readonly number[]): Tensor {
-  const data = Array.isArray(tensor.data)
-    ? (tensor.data as string[]).map((element) => Buffer.from(element, 'utf8') as Uint8Array)
-    : (tensor.data as FixedSizeArray);
-  return { name: tensor.name, dataType, shape, data };
 }

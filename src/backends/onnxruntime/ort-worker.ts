@@ -1,63 +1,151 @@
 /**
- * One ONNX Runtime session in its own thread. NOTE: onnxruntime-node's `session.run()` blocks the
- * thread that calls it (the promise only wraps a synchronous native call), so every instance runs
- * here and the main event loop stays free.
+ * An execution thread: hosts the ONNX Runtime sessions of many instances and runs their requests one
+ * at a time. NOTE: onnxruntime-node's `session.run()` blocks the thread that calls it (the promise only
+ * wraps a synchronous native call), so sessions run here and the main event loop stays free.
+ *
+ * The thread sleeps in Atomics.wait on its doorbell; each wake it reads its messages (receiveMessageOnPort:
+ * no event-loop turn needed) and runs every session whose control block holds a request (ort-channel.ts).
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
-import type { CloseMessage, RunMessage, WorkerInit, WorkerReply, WorkerTensor } from './ort-messages.js';
+import {
+  arenaBytesFor,
+  BELL_COUNTER,
+  BELL_SLEEPING,
+  type ChannelTensor,
+  CONTROL_FETCH_COUNT,
+  CONTROL_FETCHES,
+  CONTROL_GROWN,
+  CONTROL_RUN_END,
+  CONTROL_RUN_START,
+  CONTROL_STATE,
+  readTensors,
+  STATE_DONE,
+  STATE_FAILED,
+  STATE_REQUEST,
+  writeError,
+  writeTensors,
+} from './ort-channel.js';
+import type { FromThread, GrownArena, ThreadInit, ToThread } from './ort-messages.js';
 
-const port = parentPort;
-if (port === null) throw new Error('ort-worker.ts must run in a worker thread');
-const init = workerData as WorkerInit;
+const init = workerData as ThreadInit;
+const bell = new Int32Array(init.bell);
+const utf8Decoder = new TextDecoder();
+const utf8Encoder = new TextEncoder();
 
-function reply(message: WorkerReply, transfer: ArrayBuffer[] = []): void {
-  port!.postMessage(message, transfer);
+interface Hosted {
+  readonly id: number;
+  readonly session: InferenceSession;
+  readonly control: Int32Array;
+  readonly times: Float64Array;
+  arena: SharedArrayBuffer;
+  /** Reused for the inputs of every run (ORT refuses SharedArrayBuffer memory). */
+  local: ArrayBuffer;
 }
 
-function transferables(tensors: readonly WorkerTensor[]): ArrayBuffer[] {
-  const buffers: ArrayBuffer[] = [];
-  for (const tensor of tensors) {
-    if (!Array.isArray(tensor.data) && tensor.data.buffer instanceof ArrayBuffer) buffers.push(tensor.data.buffer);
+const sessions = new Map<number, Hosted>();
+
+function reply(message: FromThread): void {
+  parentPort!.postMessage(message);
+}
+
+async function handle(message: ToThread): Promise<void> {
+  switch (message.type) {
+    case 'load': {
+      try {
+        const session = await InferenceSession.create(message.modelPath, message.sessionOptions);
+        sessions.set(message.session, {
+          id: message.session,
+          session,
+          control: new Int32Array(message.control, 0, CONTROL_RUN_START * 2),
+          times: new Float64Array(message.control),
+          arena: message.arena,
+          local: new ArrayBuffer(1024),
+        });
+        reply({ type: 'loaded', session: message.session, inputNames: session.inputNames, outputNames: session.outputNames });
+      } catch (error) {
+        reply({ type: 'load-error', session: message.session, message: error instanceof Error ? error.message : String(error) });
+      }
+      return;
+    }
+    case 'unload': {
+      const hosted = sessions.get(message.session);
+      sessions.delete(message.session);
+      await hosted?.session.release();
+      reply({ type: 'unloaded', session: message.session });
+      return;
+    }
+    case 'arena': {
+      const hosted = sessions.get(message.session);
+      if (hosted !== undefined) hosted.arena = message.arena;
+      return;
+    }
+    case 'exit':
+      process.exit(message.code);
   }
-  return buffers;
 }
 
-async function run(session: InferenceSession, message: RunMessage): Promise<void> {
+function localBuffer(hosted: Hosted, byteLength: number): ArrayBuffer {
+  if (hosted.local.byteLength < byteLength) hosted.local = new ArrayBuffer(Math.max(byteLength, hosted.local.byteLength * 2));
+  return hosted.local;
+}
+
+async function run(hosted: Hosted): Promise<void> {
+  const { session, control, times } = hosted;
   try {
     const feeds: Record<string, OrtTensor> = {};
-    for (const feed of message.feeds) {
-      feeds[feed.name] = new OrtTensor(feed.type, feed.data as never, feed.dims);
+    for (const input of readTensors(hosted.arena, (byteLength) => localBuffer(hosted, byteLength))) {
+      const data = Array.isArray(input.data) ? input.data.map((element) => utf8Decoder.decode(element)) : input.data;
+      feeds[session.inputNames[input.nameIndex]!] = new OrtTensor(input.type, data as never, input.dims);
     }
-    const runStartMs = performance.timeOrigin + performance.now();
-    const results = await session.run(feeds, [...message.fetches]);
-    const runEndMs = performance.timeOrigin + performance.now();
-    const outputs: WorkerTensor[] = message.fetches.map((name) => {
+    const fetches: string[] = [];
+    const fetchIndexes = control.subarray(CONTROL_FETCHES, CONTROL_FETCHES + control[CONTROL_FETCH_COUNT]!);
+    for (const index of fetchIndexes) fetches.push(session.outputNames[index]!);
+    // NOTE: session.run() computes in a setImmediate of its own; this one, queued first, runs just
+    // before it, so that the start is when the computation starts, not when run() was called.
+    setImmediate(() => (times[CONTROL_RUN_START] = performance.timeOrigin + performance.now()));
+    const results = await session.run(feeds, fetches);
+    times[CONTROL_RUN_END] = performance.timeOrigin + performance.now();
+    const outputs: ChannelTensor[] = [];
+    for (const [position, name] of fetches.entries()) {
       const value = results[name] as OrtTensor;
-      return { name, type: value.type, dims: value.dims, data: value.data };
-    });
-    reply({ type: 'result', id: message.id, outputs, runStartMs, runEndMs }, transferables(outputs));
+      const isString = value.type === 'string';
+      const data = value.data as ArrayBufferView | string[];
+      const parts = isString ? (data as string[]).map((element) => utf8Encoder.encode(element)) : [new Uint8Array((data as ArrayBufferView).buffer, (data as ArrayBufferView).byteOffset, (data as ArrayBufferView).byteLength)];
+      outputs.push({ nameIndex: fetchIndexes[position]!, type: value.type, dims: value.dims, parts, isString });
+    }
+    const needed = arenaBytesFor(outputs);
+    if (needed > hosted.arena.byteLength) {
+      hosted.arena = new SharedArrayBuffer(Math.max(needed, hosted.arena.byteLength * 2));
+      init.arenaPort.postMessage({ session: hosted.id, arena: hosted.arena } satisfies GrownArena);
+      control[CONTROL_GROWN] = 1;
+    }
+    writeTensors(hosted.arena, outputs);
+    Atomics.store(control, CONTROL_STATE, STATE_DONE);
   } catch (error) {
-    reply({ type: 'run-error', id: message.id, message: error instanceof Error ? error.message : String(error) });
+    const message = error instanceof Error ? error.message : String(error);
+    writeError(hosted.arena, message);
+    Atomics.store(control, CONTROL_STATE, STATE_FAILED);
+  }
+  Atomics.notify(control, CONTROL_STATE);
+}
+
+async function handleMessages(): Promise<void> {
+  for (let received = receiveMessageOnPort(init.controlPort); received !== undefined; received = receiveMessageOnPort(init.controlPort)) {
+    await handle(received.message as ToThread);
   }
 }
 
-let session: InferenceSession;
-try {
-  session = await InferenceSession.create(init.modelPath, init.sessionOptions);
-  reply({ type: 'ready' });
-} catch (error) {
-  reply({ type: 'load-error', message: error instanceof Error ? error.message : String(error) });
-  process.exit(0);
-}
-
-let queue = Promise.resolve();
-let isClosing = false;
-port.on('message', (message: RunMessage | CloseMessage) => {
-  if (message.type === 'close') {
-    isClosing = true;
-    queue = queue.then(() => process.exit(0));
-    return;
+for (;;) {
+  const seen = Atomics.load(bell, BELL_COUNTER);
+  await handleMessages();
+  for (const hosted of sessions.values()) {
+    if (Atomics.load(hosted.control, CONTROL_STATE) !== STATE_REQUEST) continue;
+    await run(hosted);
+    // An unload or an exit waits for one run at most, not for every session's.
+    await handleMessages();
   }
-  queue = queue.then(() => (isClosing ? undefined : run(session, message)));
-});
+  Atomics.store(bell, BELL_SLEEPING, 1);
+  Atomics.wait(bell, BELL_COUNTER, seen);
+  Atomics.store(bell, BELL_SLEEPING, 0);
+}

@@ -16,6 +16,7 @@ test('by default each instance gets an equal share of the cores', () => {
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
     logSeverityLevel: 3,
+    extra: { 'session.intra_op.allow_spinning': '0', 'session.inter_op.allow_spinning': '0' },
   });
   assert.equal(sessionOptionsFromConfig(config, { instanceCount: 4, cpuCount: 2 }).intraOpNumThreads, 1);
 });
@@ -33,6 +34,7 @@ test("Triton's onnxruntime parameters and graph level are read", () => {
     executionMode: 'parallel',
     graphOptimizationLevel: 'basic',
     logSeverityLevel: 3,
+    extra: { 'session.intra_op.allow_spinning': '0', 'session.inter_op.allow_spinning': '0' },
     enableCpuMemArena: false,
     enableMemPattern: true,
   });

@@ -11,7 +11,14 @@ import { NereidError } from '../../kernel/errors.js';
  * Defaults differ from Triton's on purpose: Triton lets each session take every core (0 = ORT's
  * choice), which oversubscribes the CPU as soon as a model has several instances. Here each instance
  * gets an equal share of the cores, at least one thread, unless the config asks for a count.
+ *
+ * The threads of a session's pools do not spin between runs (ONNX Runtime's
+ * `session.*_op.allow_spinning` 0): spinning kept a second core busy for as long again as a
+ * microsecond-long MLP computed (docs/benchmarks.md, issue 20), the core that the main thread and the
+ * other execution threads need; a model that runs for milliseconds loses nothing measurable by it.
  */
+const SESSION_CONFIG_ENTRIES = { 'session.intra_op.allow_spinning': '0', 'session.inter_op.allow_spinning': '0' };
+
 export function sessionOptionsFromConfig(
   config: ModelConfig,
   options: { readonly instanceCount: number; readonly cpuCount: number },
@@ -48,6 +55,7 @@ export function sessionOptionsFromConfig(
     executionMode: executionMode === 1 ? 'parallel' : 'sequential',
     graphOptimizationLevel: graphLevel(config),
     logSeverityLevel: 3,
+    extra: SESSION_CONFIG_ENTRIES,
   };
   const memArena = flag('enable_mem_arena');
   if (memArena !== undefined) sessionOptions.enableCpuMemArena = memArena;

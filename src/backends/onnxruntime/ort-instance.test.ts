@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import { loadModelSpec } from '../../config/model-spec.js';
+import { parseModelConfig } from '../../config/parse-model-config.js';
+import type { InferRequest } from '../../kernel/infer-request.js';
+import type { Tensor } from '../../kernel/tensor.js';
+import { silentLogger } from '../../logging/logger.js';
+import type { DataType } from '../../protocol/data-type.js';
+import type { InlinePolicy } from './inline-guard.js';
+import { OrtInstance } from './ort-instance.js';
+import { sessionOptionsFromConfig } from './session-options.js';
+
+const MODEL_DIR = fileURLToPath(new URL('../../../test/fixtures/model_repository/identity_all_types', import.meta.url));
+
+/** Inline from the first run on, counting the inline runs. */
+class AlwaysInline implements InlinePolicy {
+  inlineRuns = 0;
+  recordThreadRun(): boolean {
+    return true;
+  }
+  allows(): boolean {
+    return true;
+  }
+  recordInlineRun(): boolean {
+    this.inlineRuns++;
+    return true;
+  }
+}
+
+const NEVER_INLINE: InlinePolicy = { recordThreadRun: () => false, allows: () => false, recordInlineRun: () => false };
+
+function tensorsOf(rows: number, seed: number): Tensor[] {
+  const values = (length: number): number[] => Array.from({ length }, (_, i) => (seed * 31 + i * 7) % 100);
+  const n = rows * 3;
+  const fixed: Array<[DataType, Tensor['data']]> = [
+    ['BOOL', Uint8Array.from(values(n), (v) => v % 2)],
+    ['UINT8', Uint8Array.from(values(n))],
+    ['UINT16', Uint16Array.from(values(n))],
+    ['UINT32', Uint32Array.from(values(n))],
+    ['UINT64', BigUint64Array.from(values(n), (v) => BigInt(v) + 2n ** 60n)],
+    ['INT8', Int8Array.from(values(n), (v) => v - 50)],
+    ['INT16', Int16Array.from(values(n), (v) => v - 50)],
+    ['INT32', Int32Array.from(values(n), (v) => v - 50)],
+    ['INT64', BigInt64Array.from(values(n), (v) => BigInt(v) - 2n ** 60n)],
+    ['FP16', Uint16Array.from(values(n), (v) => 0x3c00 + v)],
+    ['FP32', Float32Array.from(values(n), (v) => v / 4)],
+    ['FP64', Float64Array.from(values(n), (v) => v / 8)],
+  ];
+  const tensors: Tensor[] = fixed.map(([dataType, data]) => ({ name: `INPUT_${dataType}`, dataType, shape: [rows, 3], data }));
+  tensors.push({ name: 'INPUT_BYTES', dataType: 'BYTES', shape: [rows, 3], data: values(n).map((v) => Buffer.from(`é${v}`) as Uint8Array) });
+  return tensors;
+}
+
+const request = (rows: number, seed: number): InferRequest => ({ modelName: 'identity_all_types', id: '', inputs: tensorsOf(rows, seed), parameters: {} });
+
+/** Each output as plain values, by input name, for comparing requests and instances. */
+function plain(outputs: readonly Tensor[]): Record<string, { shape: readonly number[]; data: unknown[] }> {
+  return Object.fromEntries(
+    outputs.map((output) => [
+      output.name.replace('OUTPUT_', 'INPUT_'),
+      { shape: output.shape, data: Array.isArray(output.data) ? output.data.map((element) => Buffer.from(element).toString('utf8')) : Array.from(output.data as ArrayLike<unknown>) },
+    ]),
+  );
+}
+
+test('an instance running inline answers every data type as its execution thread does, alone and in a batch', async (t) => {
+  const config = parseModelConfig(readFileSync(`${MODEL_DIR}/config.pbtxt`, 'utf8'), 'config.pbtxt');
+  const spec = await loadModelSpec(config, 1, MODEL_DIR);
+  const options = { spec, modelPath: `${MODEL_DIR}/1/model.onnx`, sessionOptions: sessionOptionsFromConfig(config, { instanceCount: 2, cpuCount: 2 }), logger: silentLogger };
+  const policy = new AlwaysInline();
+  const inline = await OrtInstance.start({ ...options, name: 'inline_0', inlinePolicy: policy });
+  t.after(() => inline.close());
+  const threaded = await OrtInstance.start({ ...options, name: 'threaded_0', inlinePolicy: NEVER_INLINE });
+  t.after(() => threaded.close());
+
+  // The first run is on the thread; it starts the main thread's session, which takes a moment to load.
+  while (policy.inlineRuns === 0) {
+    const first = await inline.execute([request(1, 0)]);
+    assert.ok(Array.isArray(first.responses[0]), String(first.responses[0]));
+    await sleep(10);
+  }
+  for (const batch of [[request(1, 1)], [request(2, 2), request(1, 3), request(3, 4)]]) {
+    const before = policy.inlineRuns;
+    const [fromInline, fromThread] = await Promise.all([inline.execute(batch), threaded.execute(batch)]);
+    assert.equal(policy.inlineRuns, before + 1, 'the batch ran inline, as one run');
+    for (const [index, sent] of batch.entries()) {
+      const expected = Object.fromEntries(sent.inputs.map((input) => [input.name, { shape: input.shape, data: Array.isArray(input.data) ? input.data.map((e) => Buffer.from(e).toString('utf8')) : Array.from(input.data as ArrayLike<unknown>) }]));
+      assert.deepEqual(plain(fromInline.responses[index] as Tensor[]), expected);
+      assert.deepEqual(plain(fromThread.responses[index] as Tensor[]), expected);
+    }
+    assert.ok(fromInline.timing.inferNs > 0 && fromThread.timing.inferNs > 0);
+  }
+});
