@@ -3,7 +3,7 @@ import type { ModelMetadata } from '../../protocol/metadata.js';
 import type { ParameterValue, Parameters } from '../../protocol/parameters.js';
 import { asBytes, elementCount, serializeBytes } from '../../protocol/tensor-data.js';
 import { DATA_TYPE_NAMES, dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
-import type { JsonValue } from '../../protocol/json-body.js';
+import { type JsonValue, describeJson } from '../../protocol/json-body.js';
 import { parseRequestJson } from './request-json.js';
 import { tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson, tensorDataToJson } from '../tensor-json.js';
@@ -33,7 +33,7 @@ const isObject = (value: JsonValue | undefined): value is JsonObject =>
 function objectField(parent: JsonObject, key: string, where: string): JsonObject | undefined {
   const value = parent[key];
   if (value === undefined || value === null) return undefined;
-  if (!isObject(value)) throw new NereidError('INVALID_ARG', `${where}: '${key}' must be a JSON object, got ${JSON.stringify(value)}`);
+  if (!isObject(value)) throw new NereidError('INVALID_ARG', `${where}: '${key}' must be a JSON object, got ${describeJson(value)}`);
   return value;
 }
 
@@ -44,7 +44,7 @@ function toParameters(json: JsonObject | undefined, where: string): Parameters {
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
       parameters[key] = value;
     } else {
-      throw new NereidError('INVALID_ARG', `${where}: parameter '${key}' must be a string, number or boolean, got ${JSON.stringify(value)}`);
+      throw new NereidError('INVALID_ARG', `${where}: parameter '${key}' must be a string, number or boolean, got ${describeJson(value)}`);
     }
   }
   return parameters;
@@ -63,7 +63,7 @@ function rejectSharedMemory(parameters: Parameters, where: string): void {
 function readShape(input: JsonObject, name: string): number[] {
   const shape = input.shape;
   if (!Array.isArray(shape) || !shape.every((dim) => typeof dim === 'number' && Number.isInteger(dim) && dim >= 0)) {
-    throw new NereidError('INVALID_ARG', `input '${name}': 'shape' must be an array of non-negative integers, got ${JSON.stringify(shape)}`);
+    throw new NereidError('INVALID_ARG', `input '${name}': 'shape' must be an array of non-negative integers, got ${describeJson(shape)}`);
   }
   return shape as number[];
 }
@@ -107,7 +107,7 @@ export function decodeInferRequest(
   const json = parseRequestJson(body.toString('utf8', 0, jsonEnd), 'inference request');
   if (!isObject(json)) throw new NereidError('INVALID_ARG', 'the inference request must be a JSON object');
   const id = json.id ?? '';
-  if (typeof id !== 'string') throw new NereidError('INVALID_ARG', `'id' must be a string, got ${JSON.stringify(id)}`);
+  if (typeof id !== 'string') throw new NereidError('INVALID_ARG', `'id' must be a string, got ${describeJson(id)}`);
   const parameters = toParameters(objectField(json, 'parameters', 'request'), 'request');
   const reserved = Object.keys(parameters).find((key) => key.startsWith('triton_'));
   if (reserved !== undefined) {
@@ -126,7 +126,7 @@ export function decodeInferRequest(
     if (!isDataType(dataType)) {
       throw new NereidError(
         'INVALID_ARG',
-        `input '${name}': unknown datatype ${JSON.stringify(dataType)}; expected one of ${DATA_TYPE_NAMES.join(', ')}`,
+        `input '${name}': unknown datatype ${describeJson(dataType)}; expected one of ${DATA_TYPE_NAMES.join(', ')}`,
       );
     }
     const shape = readShape(input, name);
