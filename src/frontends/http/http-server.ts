@@ -193,9 +193,9 @@ export class HttpFrontend {
       });
     }
     try {
-      return await decompressBody[encoding](body, { maxOutputLength: limit });
+      return await decompressBody[encoding](body, limit);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge('more than that once decompressed');
+      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(`more than ${limit} bytes once decompressed`);
       throw new NereidError('INVALID_ARG', `cannot decompress the ${encoding} request body: ${(error as Error).message}`);
     }
   }
