@@ -5,6 +5,7 @@ import type { ParameterValue } from '../../protocol/parameters.js';
 import { asBytes, elementCount, serializeBytes } from '../../protocol/tensor-data.js';
 import type { JsonValue } from '../../protocol/json-body.js';
 import { parseModelVersion } from '../model-version.js';
+import { checkRequestParameters, checkTensorParameters } from '../request-parameters.js';
 import { tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson } from '../tensor-json.js';
 import { type InferParameter, type InferTensorContents, type ModelInferRequest, type ModelInferResponse, ModelInferResponseSchema } from '../../protocol/gen/grpc_service_pb.js';
@@ -58,14 +59,16 @@ export function decodeModelInferRequest(message: ModelInferRequest): InferReques
     if (shape.some((dim) => !Number.isSafeInteger(dim) || dim < 0)) {
       throw new NereidError('INVALID_ARG', `input '${name}': shape must hold non-negative integers, got [${shape.join(',')}]`);
     }
+    const parameters = parameterValues(input.parameters);
+    checkTensorParameters('input', name, parameters);
     if (raw.length > 0 && hasContents(input.contents)) {
       throw new NereidError('INVALID_ARG', `input '${name}' has both contents and raw_input_contents; give one`);
     }
     const data = raw.length > 0 ? tensorDataFromBytes(name, input.datatype, shape, raw[index]!, RAW_CONTENTS) : fromContents(name, input.datatype, shape, input.contents);
-    return { name, dataType: input.datatype, shape, data, parameters: parameterValues(input.parameters) };
+    return { name, dataType: input.datatype, shape, data, parameters };
   });
   const outputs = message.outputs.map((output) => ({ name: output.name, parameters: parameterValues(output.parameters) }));
-  return {
+  const request: InferRequest = {
     modelName: message.modelName,
     ...(version !== undefined ? { modelVersion: version } : {}),
     id: message.id,
@@ -73,6 +76,8 @@ export function decodeModelInferRequest(message: ModelInferRequest): InferReques
     ...(outputs.length > 0 ? { outputs } : {}),
     parameters: parameterValues(message.parameters),
   };
+  checkRequestParameters(request);
+  return request;
 }
 
 function toParameterMessage(value: ParameterValue): InferParameter['parameterChoice'] {

@@ -5,6 +5,7 @@ import { asBytes, elementCount, serializeBytes } from '../../protocol/tensor-dat
 import { DATA_TYPE_NAMES, dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
 import { type JsonValue, describeJson } from '../../protocol/json-body.js';
 import { parseRequestJson } from './request-json.js';
+import { checkRequestParameters, checkTensorParameters } from '../request-parameters.js';
 import { tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson, tensorDataToJson } from '../tensor-json.js';
 
@@ -48,16 +49,6 @@ function toParameters(json: JsonObject | undefined, where: string): Parameters {
     }
   }
   return parameters;
-}
-
-/** The shared memory extension is not implemented: say so rather than answer from the body. */
-function rejectSharedMemory(parameters: Parameters, where: string): void {
-  if (parameters.shared_memory_region !== undefined) {
-    throw new NereidError(
-      'UNSUPPORTED',
-      `${where}: shared memory (parameter 'shared_memory_region') is not supported by this server; send the tensor in the request body`,
-    );
-  }
 }
 
 function readShape(input: JsonObject, name: string): number[] {
@@ -109,10 +100,6 @@ export function decodeInferRequest(
   const id = json.id ?? '';
   if (typeof id !== 'string') throw new NereidError('INVALID_ARG', `'id' must be a string, got ${describeJson(id)}`);
   const parameters = toParameters(objectField(json, 'parameters', 'request'), 'request');
-  const reserved = Object.keys(parameters).find((key) => key.startsWith('triton_'));
-  if (reserved !== undefined) {
-    throw new NereidError('INVALID_ARG', `request parameter '${reserved}' is not allowed: keys starting with 'triton_' are reserved for the server`);
-  }
   const isBinaryByDefault = readBoolean(parameters, 'binary_data_output', 'request') ?? false;
   delete parameters.binary_data_output;
 
@@ -131,7 +118,7 @@ export function decodeInferRequest(
     }
     const shape = readShape(input, name);
     const tensorParameters = toParameters(objectField(input, 'parameters', `input '${name}'`), `input '${name}'`);
-    rejectSharedMemory(tensorParameters, `input '${name}'`);
+    checkTensorParameters('input', name, tensorParameters);
     const binarySize = readBinaryDataSize(tensorParameters, name);
     delete tensorParameters.binary_data_size;
     let data: Tensor['data'];
@@ -166,7 +153,6 @@ export function decodeInferRequest(
       if (!isObject(output) || typeof output.name !== 'string') throw new NereidError('INVALID_ARG', `outputs[${index}] needs a 'name' string`);
       const where = `output '${output.name}'`;
       const outputParameters = toParameters(objectField(output, 'parameters', where), where);
-      rejectSharedMemory(outputParameters, where);
       const isBinary = readBoolean(outputParameters, 'binary_data', where);
       delete outputParameters.binary_data;
       if (isBinary !== undefined) isBinaryByOutput.set(output.name, isBinary);
@@ -181,6 +167,7 @@ export function decodeInferRequest(
     ...(outputs !== undefined ? { outputs } : {}),
     parameters,
   };
+  checkRequestParameters(request);
   return { request, encoding: { isBinaryByDefault, isBinaryByOutput } };
 }
 
