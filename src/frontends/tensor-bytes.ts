@@ -1,6 +1,14 @@
 import { type DataType, dataTypeByteSize } from '../protocol/data-type.js';
 import { NereidError, type Tensor } from '../core/index.js';
-import { deserializeBytes, elementCount, viewFixedSize } from '../protocol/tensor-data.js';
+import {
+  type BytesElements,
+  elementCount,
+  readBytesElements,
+  serializedByteLength,
+  viewFixedSize,
+  writeBytesElements,
+} from '../protocol/tensor-data.js';
+import { ELEMENTS_PER_SLICE, yieldToEventLoop } from '../util/yield-slices.js';
 
 /** How a protocol names the bytes it carries a tensor in, for error messages. */
 export interface BytesSource {
@@ -13,12 +21,19 @@ export interface BytesSource {
 /**
  * A tensor's data from its raw little-endian bytes, as the binary data extension and gRPC raw contents
  * carry it: fixed-size types as a view of the bytes (a copy only when misaligned), BYTES split by
- * their 4-byte length prefixes. Checks the size or element count against the shape.
+ * their 4-byte length prefixes (yielding to the event loop between slices of elements). Checks the size
+ * or element count against the shape.
  */
-export function tensorDataFromBytes(name: string, dataType: DataType, shape: readonly number[], bytes: Uint8Array, source: BytesSource): Tensor['data'] {
+export async function tensorDataFromBytes(
+  name: string,
+  dataType: DataType,
+  shape: readonly number[],
+  bytes: Uint8Array,
+  source: BytesSource,
+): Promise<Tensor['data']> {
   const count = elementCount(shape);
   if (dataType === 'BYTES') {
-    const elements = deserializeBytes(bytes);
+    const elements = await deserializeBytesSliced(bytes);
     if (typeof elements === 'string') throw new NereidError('INVALID_ARG', `input '${name}': malformed BYTES ${source.name}: ${elements}`);
     if (elements.length !== count) {
       throw new NereidError(
@@ -36,4 +51,29 @@ export function tensorDataFromBytes(name: string, dataType: DataType, shape: rea
     );
   }
   return viewFixedSize(dataType, bytes);
+}
+
+/** Splits client bytes in Triton's serialized BYTES layout, yielding to the event loop between slices of elements. */
+async function deserializeBytesSliced(bytes: Uint8Array): Promise<BytesElements | string> {
+  const elements: BytesElements = [];
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let offset = 0; offset < bytes.byteLength; ) {
+    if (offset > 0) await yieldToEventLoop();
+    const stop = readBytesElements(bytes, view, elements, offset, ELEMENTS_PER_SLICE);
+    if (typeof stop === 'string') return stop;
+    offset = stop;
+  }
+  return elements;
+}
+
+/** Writes BYTES elements in Triton's serialized layout for a reply, yielding to the event loop between slices of elements. */
+export async function serializeBytesSliced(elements: BytesElements): Promise<Uint8Array> {
+  const out = new Uint8Array(serializedByteLength(elements));
+  const view = new DataView(out.buffer);
+  let offset = 0;
+  for (let start = 0; start < elements.length; start += ELEMENTS_PER_SLICE) {
+    if (start > 0) await yieldToEventLoop();
+    offset = writeBytesElements(elements, out, view, start, Math.min(elements.length, start + ELEMENTS_PER_SLICE), offset);
+  }
+  return out;
 }

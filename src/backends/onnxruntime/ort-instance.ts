@@ -132,7 +132,9 @@ export class OrtInstance implements ModelInstance {
     const feedsByRequest: Array<readonly Tensor[]> = [];
     for (const [index, request] of requests.entries()) {
       try {
-        feedsByRequest.push(request.inputs.map(stringCheckedTensor));
+        const checked: Tensor[] = [];
+        for (const input of request.inputs) checked.push(await stringCheckedTensor(input));
+        feedsByRequest.push(checked);
         included.push(index);
       } catch (error) {
         if (!(error instanceof NereidError)) throw error;
@@ -149,7 +151,7 @@ export class OrtInstance implements ModelInstance {
       // The batcher batches only requests with the same inputs, possibly listed in another order.
       const batch = concatBatch(feedsByRequest.map((tensors) => tensors.find((t) => t.name === input.name)!));
       const inputSpec = spec.inputByName.get(input.name)!;
-      const feed = toWorkerTensor(input.name, batch.data, ortTypeOf(input.dataType)!, backendShape(batch.shape, inputSpec, isBatching));
+      const feed = await toWorkerTensor(input.name, batch.data, ortTypeOf(input.dataType)!, backendShape(batch.shape, inputSpec, isBatching));
       feeds.push(feed);
       if (!Array.isArray(feed.data)) transfer.push(feed.data.buffer as ArrayBuffer);
     }
@@ -168,7 +170,7 @@ export class OrtInstance implements ModelInstance {
       for (const [position, name] of outputNames.entries()) {
         const outputSpec = spec.outputByName.get(name)!;
         const output = result.outputs[position]!;
-        const tensor = fromWorkerTensor(output, dataTypeOfOrt(output.type) ?? outputSpec.dataType, output.dims);
+        const tensor = await fromWorkerTensor(output, dataTypeOfOrt(output.type) ?? outputSpec.dataType, output.dims);
         checkOutput(spec, tensor, isBatching);
         const shown = outputSpec.reshape === undefined ? tensor : { ...tensor, shape: clientShape(tensor.shape, outputSpec, isBatching) };
         pieces.set(name, isBatching ? splitBatch(shown, batchSizes) : [shown]);

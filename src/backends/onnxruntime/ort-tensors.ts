@@ -2,7 +2,8 @@ import { isUtf8 } from 'node:buffer';
 import type { Tensor as OrtTensor } from 'onnxruntime-node';
 import type { DataType } from '../../protocol/data-type.js';
 import { NereidError } from '../../kernel/errors.js';
-import type { FixedSizeArray, TensorData } from '../../protocol/tensor-data.js';
+import { EMPTY_ELEMENT, type FixedSizeArray, type TensorData } from '../../protocol/tensor-data.js';
+import { forEachSliced } from '../../util/yield-slices.js';
 import type { Tensor } from '../../kernel/tensor.js';
 import type { WorkerTensor } from './ort-messages.js';
 
@@ -41,16 +42,19 @@ const utf8 = new TextDecoder('utf-8');
  * NOTE: onnxruntime-node keeps strings as UTF-8 and cuts each at its first NUL byte, so elements
  * that are not UTF-8 or hold a NUL are refused rather than silently changed.
  */
-export function stringCheckedTensor(tensor: Tensor): Tensor {
+export async function stringCheckedTensor(tensor: Tensor): Promise<Tensor> {
   if (!Array.isArray(tensor.data)) return tensor;
-  for (const [index, element] of (tensor.data as Uint8Array[]).entries()) {
+  const elements = tensor.data as Uint8Array[];
+  await forEachSliced(elements.length, (index) => {
+    const element = elements[index]!;
+    if (element.byteLength === 0) return;
     if (element.includes(0)) {
       throw new NereidError('INVALID_ARG', `input '${tensor.name}': BYTES element ${index} holds a NUL byte, which ONNX Runtime string tensors cannot carry`);
     }
     if (!isUtf8(element)) {
       throw new NereidError('INVALID_ARG', `input '${tensor.name}': BYTES element ${index} is not valid UTF-8, which ONNX Runtime string tensors require`);
     }
-  }
+  });
   return tensor;
 }
 
@@ -58,14 +62,25 @@ export function stringCheckedTensor(tensor: Tensor): Tensor {
  * A gathered batch input as a worker message: fixed-size data in the buffer concatBatch made for it
  * (transferred, not copied), BYTES as strings.
  */
-export function toWorkerTensor(name: string, data: TensorData, type: OrtTensor.Type, dims: readonly number[]): WorkerTensor {
-  const payload = Array.isArray(data) ? (data as Uint8Array[]).map((element) => utf8.decode(element)) : (data as FixedSizeArray);
-  return { name, type, dims, data: payload };
+export async function toWorkerTensor(name: string, data: TensorData, type: OrtTensor.Type, dims: readonly number[]): Promise<WorkerTensor> {
+  if (!Array.isArray(data)) return { name, type, dims, data: data as FixedSizeArray };
+  const elements = data as Uint8Array[];
+  const strings = new Array<string>(elements.length);
+  await forEachSliced(elements.length, (index) => {
+    const element = elements[index]!;
+    strings[index] = element.byteLength === 0 ? '' : utf8.decode(element);
+  });
+  return { name, type, dims, data: strings };
 }
 
-export function fromWorkerTensor(tensor: WorkerTensor, dataType: DataType, shape: readonly number[]): Tensor {
-  const data = Array.isArray(tensor.data)
-    ? (tensor.data as string[]).map((element) => Buffer.from(element, 'utf8') as Uint8Array)
-    : (tensor.data as FixedSizeArray);
-  return { name: tensor.name, dataType, shape, data };
+/** A worker's output as a tensor: BYTES strings back to UTF-8 elements, yielding between slices of them. */
+export async function fromWorkerTensor(tensor: WorkerTensor, dataType: DataType, shape: readonly number[]): Promise<Tensor> {
+  if (!Array.isArray(tensor.data)) return { name: tensor.name, dataType, shape, data: tensor.data as FixedSizeArray };
+  const strings = tensor.data as string[];
+  const elements = new Array<Uint8Array>(strings.length);
+  await forEachSliced(strings.length, (index) => {
+    const text = strings[index]!;
+    elements[index] = text === '' ? EMPTY_ELEMENT : Buffer.from(text, 'utf8');
+  });
+  return { name: tensor.name, dataType, shape, data: elements };
 }

@@ -1,12 +1,12 @@
 import { type InferRequest, type InferResponse, NereidError, type RequestedOutput, type Tensor } from '../../core/index.js';
 import type { ModelMetadata } from '../../protocol/metadata.js';
 import type { ParameterValue, Parameters } from '../../protocol/parameters.js';
-import { asBytes, elementCount, serializeBytes } from '../../protocol/tensor-data.js';
+import { asBytes, elementCount } from '../../protocol/tensor-data.js';
 import { DATA_TYPE_NAMES, dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
 import { type JsonValue, describeJson } from '../../protocol/json-body.js';
 import { parseRequestJson } from './request-json.js';
 import { checkRequestParameters, checkTensorParameters } from '../request-parameters.js';
-import { tensorDataFromBytes } from '../tensor-bytes.js';
+import { serializeBytesSliced, tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson, tensorDataToJson } from '../tensor-json.js';
 
 /** How each output goes back: as JSON `data` or as binary after the JSON header. */
@@ -83,11 +83,11 @@ function readBoolean(parameters: Parameters, key: string, where: string): boolea
  * `headerLength` (the Inference-Header-Content-Length header) is given (Triton's binary data extension,
  * docs/protocol/extension_binary_data.md). Binary inputs are views into `body`, not copies.
  */
-export function decodeInferRequest(
+export async function decodeInferRequest(
   body: Buffer,
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
   headerLength: number | undefined,
-): DecodedRequest {
+): Promise<DecodedRequest> {
   if (headerLength !== undefined && headerLength > body.byteLength) {
     throw new NereidError(
       'INVALID_ARG',
@@ -105,7 +105,8 @@ export function decodeInferRequest(
 
   if (!Array.isArray(json.inputs)) throw new NereidError('INVALID_ARG', "the inference request needs an 'inputs' array");
   let offset = jsonEnd;
-  const inputs: Tensor[] = json.inputs.map((input, index) => {
+  const inputs: Tensor[] = [];
+  for (const [index, input] of json.inputs.entries()) {
     if (!isObject(input)) throw new NereidError('INVALID_ARG', `inputs[${index}] must be a JSON object`);
     const name = input.name;
     if (typeof name !== 'string' || name === '') throw new NereidError('INVALID_ARG', `inputs[${index}] needs a 'name' string`);
@@ -130,14 +131,14 @@ export function decodeInferRequest(
           `input '${name}': binary_data_size ${binarySize} runs past the end of the body (${body.byteLength - offset} bytes of binary data remain)`,
         );
       }
-      data = tensorDataFromBytes(name, dataType, shape, body.subarray(offset, offset + binarySize), BINARY_DATA);
+      data = await tensorDataFromBytes(name, dataType, shape, body.subarray(offset, offset + binarySize), BINARY_DATA);
       offset += binarySize;
     } else {
       if (input.data === undefined) throw new NereidError('INVALID_ARG', `input '${name}' has no 'data' and no binary_data_size parameter`);
       data = tensorDataFromJson(name, dataType, elementCount(shape), input.data);
     }
-    return { name, dataType, shape, data, parameters: tensorParameters };
-  });
+    inputs.push({ name, dataType, shape, data, parameters: tensorParameters });
+  }
   if (offset !== body.byteLength) {
     throw new NereidError(
       'INVALID_ARG',
@@ -175,12 +176,12 @@ export function decodeInferRequest(
  * Decodes a raw binary request (Inference-Header-Content-Length: 0): the whole body is the data of the
  * model's only input, for a batch of one, and every output comes back binary.
  */
-export function decodeRawInferRequest(
+export async function decodeRawInferRequest(
   body: Buffer,
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
   metadata: ModelMetadata,
   isBatching: boolean,
-): DecodedRequest {
+): Promise<DecodedRequest> {
   const [input, ...others] = metadata.inputs;
   if (input === undefined || others.length > 0) {
     throw new NereidError(
@@ -201,7 +202,7 @@ export function decodeRawInferRequest(
     const known = dims.reduce((product, dim) => (dim === -1 ? product : product * dim), 1);
     dims[dims.indexOf(-1)] = known === 0 ? 0 : Math.floor(body.byteLength / size / known);
   }
-  const data = tensorDataFromBytes(input.name, input.datatype, dims, body, BINARY_DATA);
+  const data = await tensorDataFromBytes(input.name, input.datatype, dims, body, BINARY_DATA);
   const request: InferRequest = {
     modelName: target.modelName,
     ...(target.modelVersion !== undefined ? { modelVersion: target.modelVersion } : {}),
@@ -224,19 +225,21 @@ function parametersJson(parameters: Parameters): string {
  * `parameters.binary_data_size` in the JSON and the bytes after it in output order. Fixed-size binary
  * outputs are views of the output tensors, not copies.
  */
-export function encodeInferResponse(response: InferResponse, encoding: OutputEncoding): EncodedResponse {
+export async function encodeInferResponse(response: InferResponse, encoding: OutputEncoding): Promise<EncodedResponse> {
   const binaryChunks: Uint8Array[] = [];
-  const outputs = response.outputs.map((output) => {
+  const outputs: string[] = [];
+  for (const output of response.outputs) {
     const isBinary = encoding.isBinaryByOutput.get(output.name) ?? encoding.isBinaryByDefault;
     const head = `{"name":${JSON.stringify(output.name)},"datatype":"${output.dataType}","shape":[${output.shape.join(',')}]`;
     if (!isBinary) {
       const extra = output.parameters && Object.keys(output.parameters).length > 0 ? `,"parameters":${parametersJson(output.parameters)}` : '';
-      return `${head}${extra},"data":${tensorDataToJson(output.name, output.dataType, output.data)}}`;
+      outputs.push(`${head}${extra},"data":${tensorDataToJson(output.name, output.dataType, output.data)}}`);
+      continue;
     }
-    const bytes = Array.isArray(output.data) ? serializeBytes(output.data) : asBytes(output.data as Exclude<Tensor['data'], Uint8Array[]>);
+    const bytes = Array.isArray(output.data) ? await serializeBytesSliced(output.data) : asBytes(output.data as Exclude<Tensor['data'], Uint8Array[]>);
     binaryChunks.push(bytes);
-    return `${head},"parameters":${parametersJson({ ...output.parameters, binary_data_size: bytes.byteLength })}}`;
-  });
+    outputs.push(`${head},"parameters":${parametersJson({ ...output.parameters, binary_data_size: bytes.byteLength })}}`);
+  }
   const id = response.id !== '' ? `,"id":${JSON.stringify(response.id)}` : '';
   const parameters = Object.keys(response.parameters).length > 0 ? `,"parameters":${parametersJson(response.parameters)}` : '';
   const json = Buffer.from(
