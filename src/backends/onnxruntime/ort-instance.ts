@@ -153,7 +153,7 @@ export class OrtInstance implements ModelInstance {
       const inputSpec = spec.inputByName.get(input.name)!;
       const feed = await toWorkerTensor(input.name, batch.data, ortTypeOf(input.dataType)!, backendShape(batch.shape, inputSpec, isBatching));
       feeds.push(feed);
-      if (!Array.isArray(feed.data)) transfer.push(feed.data.buffer as ArrayBuffer);
+      transfer.push(feed.data.buffer as ArrayBuffer);
     }
     const outputNames = [...new Set(included.flatMap((index) => requests[index]!.outputs?.map((o) => o.name) ?? spec.outputs.map((o) => o.name)))];
     let result: RunResult;

@@ -9,8 +9,12 @@ export interface WorkerTensor {
   readonly name: string;
   readonly type: OrtTensor.Type;
   readonly dims: readonly number[];
-  /** Typed array over its own ArrayBuffer (transferred), or strings for 'string' tensors. */
-  readonly data: OrtTensor.DataType;
+  /**
+   * A typed array over its own ArrayBuffer (transferred); for 'string' tensors, the strings' UTF-8 bytes
+   * in Triton's serialized BYTES layout (transferred too). NOTE: not an array of strings: cloning millions
+   * of strings blocked the main thread for seconds, and making them took more.
+   */
+  readonly data: Exclude<OrtTensor.DataType, readonly string[]>;
 }
 
 export interface WorkerInit {

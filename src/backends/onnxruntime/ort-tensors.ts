@@ -2,7 +2,8 @@ import { isUtf8 } from 'node:buffer';
 import type { Tensor as OrtTensor } from 'onnxruntime-node';
 import type { DataType } from '../../protocol/data-type.js';
 import { NereidError } from '../../kernel/errors.js';
-import { EMPTY_ELEMENT, type FixedSizeArray, type TensorData } from '../../protocol/tensor-data.js';
+import type { FixedSizeArray, TensorData } from '../../protocol/tensor-data.js';
+import { deserializeBytesSliced, serializeBytesSliced } from '../../kernel/bytes-slices.js';
 import { forEachSliced } from '../../util/yield-slices.js';
 import type { Tensor } from '../../kernel/tensor.js';
 import type { WorkerTensor } from './ort-messages.js';
@@ -34,9 +35,6 @@ export function dataTypeOfOrt(type: string): DataType | undefined {
   return DATA_TYPES.get(type);
 }
 
-// Elements were checked by stringCheckedTensor (isUtf8, which makes no string) before they were gathered.
-const utf8 = new TextDecoder('utf-8');
-
 /**
  * Checks that a BYTES tensor can become ONNX Runtime strings (other tensors pass as they are).
  * NOTE: onnxruntime-node keeps strings as UTF-8 and cuts each at its first NUL byte, so elements
@@ -59,28 +57,17 @@ export async function stringCheckedTensor(tensor: Tensor): Promise<Tensor> {
 }
 
 /**
- * A gathered batch input as a worker message: fixed-size data in the buffer concatBatch made for it
- * (transferred, not copied), BYTES as strings.
+ * A gathered batch input as a worker message: fixed-size data in the buffer concatBatch made for it,
+ * BYTES serialized into one buffer (the worker makes the strings); both transferred, not copied.
  */
 export async function toWorkerTensor(name: string, data: TensorData, type: OrtTensor.Type, dims: readonly number[]): Promise<WorkerTensor> {
-  if (!Array.isArray(data)) return { name, type, dims, data: data as FixedSizeArray };
-  const elements = data as Uint8Array[];
-  const strings = new Array<string>(elements.length);
-  await forEachSliced(elements.length, (index) => {
-    const element = elements[index]!;
-    strings[index] = element.byteLength === 0 ? '' : utf8.decode(element);
-  });
-  return { name, type, dims, data: strings };
+  return { name, type, dims, data: Array.isArray(data) ? await serializeBytesSliced(data as Uint8Array[]) : (data as FixedSizeArray) };
 }
 
-/** A worker's output as a tensor: BYTES strings back to UTF-8 elements, yielding between slices of them. */
+/** A worker's output as a tensor: strings, serialized by the worker, split into views of its buffer. */
 export async function fromWorkerTensor(tensor: WorkerTensor, dataType: DataType, shape: readonly number[]): Promise<Tensor> {
-  if (!Array.isArray(tensor.data)) return { name: tensor.name, dataType, shape, data: tensor.data as FixedSizeArray };
-  const strings = tensor.data as string[];
-  const elements = new Array<Uint8Array>(strings.length);
-  await forEachSliced(strings.length, (index) => {
-    const text = strings[index]!;
-    elements[index] = text === '' ? EMPTY_ELEMENT : Buffer.from(text, 'utf8');
-  });
+  if (tensor.type !== 'string') return { name: tensor.name, dataType, shape, data: tensor.data as FixedSizeArray };
+  const elements = await deserializeBytesSliced(tensor.data as Uint8Array);
+  if (typeof elements === 'string') throw new NereidError('INTERNAL', `output '${tensor.name}' came back from the ONNX Runtime worker malformed: ${elements}`);
   return { name: tensor.name, dataType, shape, data: elements };
 }

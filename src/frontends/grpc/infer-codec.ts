@@ -1,12 +1,12 @@
 import { create } from '@bufbuild/protobuf';
 import { DATA_TYPE_NAMES, type DataType, isDataType } from '../../protocol/data-type.js';
-import { type InferRequest, type InferResponse, NereidError, type Tensor } from '../../core/index.js';
+import { type InferRequest, type InferResponse, NereidError, type Tensor, serializeBytesSliced } from '../../core/index.js';
 import type { ParameterValue } from '../../protocol/parameters.js';
 import { asBytes, elementCount } from '../../protocol/tensor-data.js';
 import type { JsonValue } from '../../protocol/json-body.js';
 import { parseModelVersion } from '../model-version.js';
 import { checkRequestParameters, checkTensorParameters } from '../request-parameters.js';
-import { serializeBytesSliced, tensorDataFromBytes } from '../tensor-bytes.js';
+import { tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson } from '../tensor-json.js';
 import { type InferParameter, type InferTensorContents, type ModelInferRequest, type ModelInferResponse, ModelInferResponseSchema } from '../../protocol/gen/grpc_service_pb.js';
 import { CONTENTS_FIELD, parameterValues } from '../../protocol/infer-parameters.js';

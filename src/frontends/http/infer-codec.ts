@@ -1,4 +1,4 @@
-import { type InferRequest, type InferResponse, NereidError, type RequestedOutput, type Tensor } from '../../core/index.js';
+import { type InferRequest, type InferResponse, NereidError, type RequestedOutput, type Tensor, serializeBytesSliced } from '../../core/index.js';
 import type { ModelMetadata } from '../../protocol/metadata.js';
 import type { ParameterValue, Parameters } from '../../protocol/parameters.js';
 import { asBytes, elementCount } from '../../protocol/tensor-data.js';
@@ -6,7 +6,7 @@ import { DATA_TYPE_NAMES, dataTypeByteSize, isDataType } from '../../protocol/da
 import { type JsonValue, describeJson } from '../../protocol/json-body.js';
 import { parseRequestJson } from './request-json.js';
 import { checkRequestParameters, checkTensorParameters } from '../request-parameters.js';
-import { serializeBytesSliced, tensorDataFromBytes } from '../tensor-bytes.js';
+import { tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson, tensorDataToJson } from '../tensor-json.js';
 
 /** How each output goes back: as JSON `data` or as binary after the JSON header. */
