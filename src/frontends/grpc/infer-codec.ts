@@ -58,7 +58,7 @@ export async function decodeModelInferRequest(message: ModelInferRequest): Promi
     }
     const shape = input.shape.map((dim) => Number(dim));
     if (shape.some((dim) => !Number.isSafeInteger(dim) || dim < 0)) {
-      throw new NereidError('INVALID_ARG', `input '${name}': shape must hold non-negative integers, got [${shape.join(',')}]`);
+      throw new NereidError('INVALID_ARG', `input '${name}': shape must hold non-negative integers, got [${input.shape.join(',')}]`);
     }
     const parameters = parameterValues(input.parameters);
     checkTensorParameters('input', name, parameters);
