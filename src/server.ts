@@ -145,6 +145,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       server: core,
       logger,
       maxMessageBytes: options.grpcMaxMessageBytes,
+      maxDecompressedMessageBytes: options.grpcMaxDecompressedMessageBytes,
       keepaliveTimeMs: options.grpcKeepaliveTimeMs,
       keepaliveTimeoutMs: options.grpcKeepaliveTimeoutMs,
       isKeepalivePermittedWithoutCalls: options.isGrpcKeepalivePermittedWithoutCalls,

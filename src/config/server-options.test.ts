@@ -177,3 +177,12 @@ test('TLS flags: contradictory or missing ones are refused before anything start
   refuses(['--http-use-ssl=true', '--http-server-cert=', '--http-server-key=k'], '--http-server-cert takes the path of a PEM file, got an empty path');
   refuses(['--grpc-use-ssl=maybe'], "--grpc-use-ssl takes true or false, got 'maybe'");
 });
+
+test('issue 24: --grpc-max-decompressed-message-size bounds what a compressed gRPC message inflates to, 64 MiB by default', () => {
+  assert.equal(DEFAULT_SERVER_OPTIONS.grpcMaxDecompressedMessageBytes, 67_108_864);
+  const options = parseServeArgs(['--model-repository=m', '--grpc-max-decompressed-message-size=1048576']) as { grpcMaxDecompressedMessageBytes: number };
+  assert.equal(options.grpcMaxDecompressedMessageBytes, 1_048_576);
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--grpc-max-decompressed-message-size=0']), {
+    message: "nereid serve: --grpc-max-decompressed-message-size takes an integer from 1 to 2147483647, got '0'",
+  });
+});

@@ -31,6 +31,8 @@ export interface ServerOptions {
   readonly grpcPort: number;
   readonly grpcAddress: string;
   readonly grpcMaxMessageBytes: number;
+  /** The most a compressed gRPC message may inflate to (`--grpc-max-decompressed-message-size`), bounded by grpcMaxMessageBytes too. */
+  readonly grpcMaxDecompressedMessageBytes: number;
   readonly grpcKeepaliveTimeMs: number;
   readonly grpcKeepaliveTimeoutMs: number;
   readonly isGrpcKeepalivePermittedWithoutCalls: boolean;
@@ -97,6 +99,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   grpcPort: 8001,
   grpcAddress: '0.0.0.0',
   grpcMaxMessageBytes: 2 ** 31 - 1,
+  grpcMaxDecompressedMessageBytes: 2 ** 26,
   grpcKeepaliveTimeMs: 7_200_000,
   grpcKeepaliveTimeoutMs: 20_000,
   isGrpcKeepalivePermittedWithoutCalls: false,
@@ -143,6 +146,7 @@ const FLAGS = {
   'grpc-port': { type: 'string', help: 'PORT  gRPC port (default 8001; 0 picks a free one)' },
   'grpc-address': { type: 'string', help: 'ADDR  gRPC address (default 0.0.0.0)' },
   'grpc-max-message-size': { type: 'string', help: 'BYTES  largest gRPC message (default 2147483647)' },
+  'grpc-max-decompressed-message-size': { type: 'string', help: 'BYTES  the most a compressed gRPC message may inflate to (default 67108864)' },
   'grpc-keepalive-time': { type: 'string', help: 'MS  keepalive ping period (default 7200000)' },
   'grpc-keepalive-timeout': { type: 'string', help: 'MS  keepalive ping timeout (default 20000)' },
   'grpc-keepalive-permit-without-calls': { type: 'string', help: 'BOOL  allow pings without calls (default false)' },
@@ -340,6 +344,13 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     grpcPort: parseInteger('grpc-port', string('grpc-port'), defaults.grpcPort, 0, 65535),
     grpcAddress: string('grpc-address') ?? defaults.grpcAddress,
     grpcMaxMessageBytes: parseInteger('grpc-max-message-size', string('grpc-max-message-size'), defaults.grpcMaxMessageBytes, 1, 2 ** 31 - 1),
+    grpcMaxDecompressedMessageBytes: parseInteger(
+      'grpc-max-decompressed-message-size',
+      string('grpc-max-decompressed-message-size'),
+      defaults.grpcMaxDecompressedMessageBytes,
+      1,
+      2 ** 31 - 1,
+    ),
     grpcKeepaliveTimeMs: parseInteger('grpc-keepalive-time', string('grpc-keepalive-time'), defaults.grpcKeepaliveTimeMs, 1, 2 ** 31 - 1),
     grpcKeepaliveTimeoutMs: parseInteger('grpc-keepalive-timeout', string('grpc-keepalive-timeout'), defaults.grpcKeepaliveTimeoutMs, 1, 2 ** 31 - 1),
     isGrpcKeepalivePermittedWithoutCalls: parseBoolean(

@@ -8,5 +8,6 @@ export { NereidError } from '../kernel/errors.js';
 export type { ErrorReason, NereidErrorOptions } from '../kernel/errors.js';
 export type { InferRequest, InferResponse, RequestedOutput } from '../kernel/infer-request.js';
 export type { Tensor } from '../kernel/tensor.js';
+export { deserializeBytesSliced, serializeBytesSliced } from '../kernel/bytes-slices.js';
 export { modelConfigToTritonJson } from '../config/model-config-json.js';
 export type { LogSettingsMessage } from './log-settings.js';

@@ -1,5 +1,6 @@
 import type { ConfigurableLogger, LoggerOptions } from '../logging/logger.js';
 import { NereidError } from '../kernel/errors.js';
+import { type JsonValue, describeJson } from '../protocol/json-body.js';
 
 /** Triton's logging extension settings (docs/protocol/extension_logging.md), by their wire names. */
 export interface LogSettingsMessage {
@@ -45,7 +46,7 @@ export function updateLogSettings(
   const next: { -readonly [K in keyof LoggerOptions]?: LoggerOptions[K] } = {};
   for (const [key, value] of Object.entries(changes)) {
     const fail = (expected: string): never => {
-      throw new NereidError('INVALID_ARG', `log setting '${key}' must be ${expected}, got ${JSON.stringify(value)}`);
+      throw new NereidError('INVALID_ARG', `log setting '${key}' must be ${expected}, got ${describeJson(value as JsonValue)}`);
     };
     switch (key) {
       case 'log_file':

@@ -1,6 +1,6 @@
 import { type DataType, dataTypeByteSize } from '../protocol/data-type.js';
-import { NereidError, type Tensor } from '../core/index.js';
-import { deserializeBytes, elementCount, viewFixedSize } from '../protocol/tensor-data.js';
+import { NereidError, type Tensor, deserializeBytesSliced } from '../core/index.js';
+import { elementCount, viewFixedSize } from '../protocol/tensor-data.js';
 
 /** How a protocol names the bytes it carries a tensor in, for error messages. */
 export interface BytesSource {
@@ -13,12 +13,19 @@ export interface BytesSource {
 /**
  * A tensor's data from its raw little-endian bytes, as the binary data extension and gRPC raw contents
  * carry it: fixed-size types as a view of the bytes (a copy only when misaligned), BYTES split by
- * their 4-byte length prefixes. Checks the size or element count against the shape.
+ * their 4-byte length prefixes (yielding to the event loop between slices of elements). Checks the size
+ * or element count against the shape.
  */
-export function tensorDataFromBytes(name: string, dataType: DataType, shape: readonly number[], bytes: Uint8Array, source: BytesSource): Tensor['data'] {
+export async function tensorDataFromBytes(
+  name: string,
+  dataType: DataType,
+  shape: readonly number[],
+  bytes: Uint8Array,
+  source: BytesSource,
+): Promise<Tensor['data']> {
   const count = elementCount(shape);
   if (dataType === 'BYTES') {
-    const elements = deserializeBytes(bytes);
+    const elements = await deserializeBytesSliced(bytes);
     if (typeof elements === 'string') throw new NereidError('INVALID_ARG', `input '${name}': malformed BYTES ${source.name}: ${elements}`);
     if (elements.length !== count) {
       throw new NereidError(

@@ -1,11 +1,7 @@
 import { BIG_INTEGER_RANGES, type DataType, INTEGER_RANGES } from '../protocol/data-type.js';
 import { type BytesElements, type FixedSizeArray, type TensorData, allocateFixedSize } from '../protocol/tensor-data.js';
 import { NereidError } from '../core/index.js';
-import type { JsonValue } from '../protocol/json-body.js';
-
-function describe(value: JsonValue): string {
-  return typeof value === 'bigint' ? value.toString() : JSON.stringify(value);
-}
+import { type JsonValue, describeJson } from '../protocol/json-body.js';
 
 /**
  * Converts the `data` of a JSON tensor (flat or nested, row major) to the data type's typed array,
@@ -20,7 +16,7 @@ export function tensorDataFromJson(name: string, dataType: DataType, count: numb
     );
   }
   const fail = (index: number, expected: string): never => {
-    throw new NereidError('INVALID_ARG', `input '${name}': element ${index} is ${describe(flat[index]!)}, but ${dataType} data must be ${expected}`);
+    throw new NereidError('INVALID_ARG', `input '${name}': element ${index} is ${describeJson(flat[index])}, but ${dataType} data must be ${expected}`);
   };
   if (dataType === 'FP16' || dataType === 'BF16') {
     throw new NereidError(

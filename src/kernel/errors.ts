@@ -14,7 +14,11 @@ export type ErrorReason =
   /** A request without the bearer token `--auth-token-file` asks for; details.challenge is the WWW-Authenticate value (RFC 6750 §3). */
   | 'BEARER_TOKEN_REJECTED'
   /** A browser request from another origin, or one any web page could send, refused on a route that changes state (HTTP 403). */
-  | 'CROSS_ORIGIN_REFUSED';
+  | 'CROSS_ORIGIN_REFUSED'
+  /** A request body over the size limit, refused before the rest of it is read: the connection closes after the answer. */
+  | 'BODY_TOO_LARGE'
+  /** The client closed the connection before its request was whole: nobody is left to answer. */
+  | 'CLIENT_DISCONNECTED';
 
 export interface NereidErrorOptions {
   readonly cause?: unknown;

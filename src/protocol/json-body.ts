@@ -1,4 +1,4 @@
-import { parse as parseLossless } from 'lossless-json';
+import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
 /** A parsed JSON value; integers beyond 2^53 as bigints (see parseJsonBody). */
 export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -67,12 +67,61 @@ function parseLosslessOrFail(text: string, what: string): JsonValue {
 }
 
 /**
+ * How deep arrays and objects may nest. JSON.parse, the lossless parser, Array.prototype.flat and
+ * JSON.stringify all recurse, and 10,000 levels overflow the stack; a tensor nests one level per
+ * dimension, so 128 leaves room for any real request.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+const OPEN_BRACKET = 0x5b;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACKET = 0x5d;
+const CLOSE_BRACE = 0x7d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** Whether the text holds more than MAX_JSON_DEPTH opening brackets at all (native searches, no per-character loop). */
+function hasManyBrackets(text: string): boolean {
+  let count = 0;
+  for (const bracket of ['[', '{']) {
+    for (let i = text.indexOf(bracket); i !== -1; i = text.indexOf(bracket, i + 1)) {
+      if (++count > MAX_JSON_DEPTH) return true;
+    }
+  }
+  return false;
+}
+
+/** The index of the first bracket that opens level MAX_JSON_DEPTH + 1 outside strings, or -1: one pass, no recursion. */
+function tooDeepAt(text: string): number {
+  if (!hasManyBrackets(text)) return -1;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === QUOTE) {
+      for (i = text.indexOf('"', i + 1); i !== -1; i = text.indexOf('"', i + 1)) {
+        let backslashes = 0;
+        while (text.charCodeAt(i - 1 - backslashes) === BACKSLASH) backslashes++;
+        if (backslashes % 2 === 0) break;
+      }
+      if (i === -1) return -1;
+    } else if (code === OPEN_BRACKET || code === OPEN_BRACE) {
+      if (++depth > MAX_JSON_DEPTH) return i;
+    } else if (code === CLOSE_BRACKET || code === CLOSE_BRACE) {
+      depth--;
+    }
+  }
+  return -1;
+}
+
+/**
  * Parses a JSON body so that integers beyond 2^53 (INT64/UINT64 tensor data, int64 parameters) come
  * back as exact BigInts, and bare NaN/Infinity as numbers. NOTE: the lossless parser is about 4x slower
  * than JSON.parse, so it runs only when the text needs it: a long digit run, or a failed fast parse.
- * Throws a JsonBodyError for text that is not JSON.
+ * Throws a JsonBodyError for text that is not JSON or nests deeper than MAX_JSON_DEPTH.
  */
 export function parseJsonBody(text: string, what: string): JsonValue {
+  const deepAt = tooDeepAt(text);
+  if (deepAt !== -1) throw new JsonBodyError(what, `arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels (at character ${deepAt})`);
   if (LONG_DIGIT_RUN.test(text)) return parseLosslessOrFail(rewriteNonFinite(text) ?? text, what);
   try {
     return JSON.parse(text) as JsonValue;
@@ -81,4 +130,16 @@ export function parseJsonBody(text: string, what: string): JsonValue {
     if (rewritten === undefined) throw new JsonBodyError(what, (error as Error).message);
     return parseLosslessOrFail(rewritten, what);
   }
+}
+
+/** The most characters of a client's value that an error message quotes. */
+const MAX_DESCRIBED_CHARS = 200;
+
+/**
+ * A parsed value as JSON text for an error message: bigints digit for digit (JSON.stringify throws on
+ * them), cut at MAX_DESCRIBED_CHARS so a huge value cannot make a huge message.
+ */
+export function describeJson(value: JsonValue | undefined): string {
+  const text = value === undefined ? 'nothing' : (stringifyLossless(value) ?? String(value));
+  return text.length > MAX_DESCRIBED_CHARS ? `${text.slice(0, MAX_DESCRIBED_CHARS)}…` : text;
 }

@@ -87,35 +87,58 @@ export function asBytes(data: FixedSizeArray): Uint8Array {
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
-/** Splits Triton's serialized BYTES layout (4-byte little-endian length, then the bytes) into elements. */
-export function deserializeBytes(bytes: Uint8Array): BytesElements | string {
-  const elements: BytesElements = [];
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let offset = 0;
-  while (offset < bytes.byteLength) {
+/**
+ * The element of every empty BYTES string: one frozen zero-length array instead of one object each, so
+ * that millions of empty strings (4 bytes of length prefix each on the wire) cost a slot in an array.
+ */
+export const EMPTY_ELEMENT: Uint8Array = Object.freeze(new Uint8Array(0)) as Uint8Array;
+
+/**
+ * Reads up to `maxCount` elements of Triton's serialized BYTES layout from `offset` into `elements`;
+ * returns where it stopped, or what is malformed.
+ */
+export function readBytesElements(bytes: Uint8Array, view: DataView, elements: BytesElements, offset: number, maxCount: number): number | string {
+  for (let read = 0; read < maxCount && offset < bytes.byteLength; read++) {
     if (offset + 4 > bytes.byteLength) return `a 4-byte length prefix at byte ${offset} is cut off`;
     const length = view.getUint32(offset, true);
     offset += 4;
     if (offset + length > bytes.byteLength) {
       return `element ${elements.length} declares ${length} bytes at byte ${offset - 4} but only ${bytes.byteLength - offset} remain`;
     }
-    elements.push(bytes.subarray(offset, offset + length));
+    elements.push(length === 0 ? EMPTY_ELEMENT : bytes.subarray(offset, offset + length));
     offset += length;
   }
-  return elements;
+  return offset;
 }
 
-/** Writes BYTES elements in Triton's serialized layout. */
-export function serializeBytes(elements: BytesElements): Uint8Array {
+/** Splits Triton's serialized BYTES layout (4-byte little-endian length, then the bytes) into elements. */
+export function deserializeBytes(bytes: Uint8Array): BytesElements | string {
+  const elements: BytesElements = [];
+  const stop = readBytesElements(bytes, new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), elements, 0, Infinity);
+  return typeof stop === 'string' ? stop : elements;
+}
+
+/** The bytes of BYTES elements in Triton's serialized layout. */
+export function serializedByteLength(elements: BytesElements): number {
   let total = 0;
   for (const element of elements) total += 4 + element.byteLength;
-  const out = new Uint8Array(total);
-  const view = new DataView(out.buffer);
-  let offset = 0;
-  for (const element of elements) {
+  return total;
+}
+
+/** Writes elements `start` to `end` at `offset` of `out` (sized by serializedByteLength); returns the offset after them. */
+export function writeBytesElements(elements: BytesElements, out: Uint8Array, view: DataView, start: number, end: number, offset: number): number {
+  for (let index = start; index < end; index++) {
+    const element = elements[index]!;
     view.setUint32(offset, element.byteLength, true);
     out.set(element, offset + 4);
     offset += 4 + element.byteLength;
   }
+  return offset;
+}
+
+/** Writes BYTES elements in Triton's serialized layout. */
+export function serializeBytes(elements: BytesElements): Uint8Array {
+  const out = new Uint8Array(serializedByteLength(elements));
+  writeBytesElements(elements, out, new DataView(out.buffer), 0, elements.length, 0);
   return out;
 }

@@ -113,7 +113,7 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     title: "a request parameter in Triton's reserved namespace",
     body: { inputs: good, parameters: { triton_enable_everything: true } },
     status: 400,
-    error: "request parameter 'triton_enable_everything' is not allowed: keys starting with 'triton_' are reserved for the server",
+    error: "parameter keys starting with 'triton_' are reserved for Triton usage. Only the following keys starting with 'triton_' are allowed: triton_enable_empty_final_response (request parameter 'triton_enable_everything')",
   },
   {
     title: 'classification of a BYTES output',

@@ -93,7 +93,7 @@ describe('HttpClient against the real server', () => {
     test('parameters in Triton\'s reserved namespace are refused by the server', async () => {
       await assert.rejects(client.infer('simple', simpleInputs(), { parameters: { triton_x: 1 } }), {
         name: 'ServerError',
-        message: "request parameter 'triton_x' is not allowed: keys starting with 'triton_' are reserved for the server",
+        message: "parameter keys starting with 'triton_' are reserved for Triton usage. Only the following keys starting with 'triton_' are allowed: triton_enable_empty_final_response (request parameter 'triton_x')",
       });
     });
 

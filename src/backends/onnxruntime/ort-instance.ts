@@ -185,7 +185,14 @@ export class OrtInstance implements ModelInstance {
     const feedsByRequest: Array<readonly Tensor[]> = [];
     for (const [index, request] of requests.entries()) {
       try {
-        feedsByRequest.push(request.inputs.map(stringCheckedTensor));
+        // Only BYTES inputs are checked (in slices that yield, see ort-tensors.ts); the rest pass as they are.
+        if (request.inputs.some((input) => Array.isArray(input.data))) {
+          const checked: Tensor[] = [];
+          for (const input of request.inputs) checked.push(await stringCheckedTensor(input));
+          feedsByRequest.push(checked);
+        } else {
+          feedsByRequest.push(request.inputs);
+        }
         included.push(index);
       } catch (error) {
         if (!(error instanceof NereidError)) throw error;
@@ -208,7 +215,7 @@ export class OrtInstance implements ModelInstance {
         nameIndex: this.#inputIndex.get(input.name)!,
         type: ortTypeOf(input.dataType)!,
         dims: backendShape(shape, spec.inputByName.get(input.name)!, isBatching),
-        parts: isString ? tensors.flatMap((tensor) => tensor.data as BytesElements) : tensors.map((tensor) => asBytes(tensor.data as FixedSizeArray)),
+        parts: isString ? (tensors.length === 1 ? (input.data as BytesElements) : tensors.flatMap((tensor) => tensor.data as BytesElements)) : tensors.map((tensor) => asBytes(tensor.data as FixedSizeArray)),
         isString,
       });
     }

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { Tensor as OrtTensor } from 'onnxruntime-node';
 import type { DataType } from '../../protocol/data-type.js';
 import { NereidError } from '../../kernel/errors.js';
+import { forEachSliced } from '../../util/yield-slices.js';
 import type { Tensor } from '../../kernel/tensor.js';
 
 /** ONNX Runtime's element type for each data type it can hold; BF16 has none in onnxruntime-node. */
@@ -36,15 +37,18 @@ export function dataTypeOfOrt(type: string): DataType | undefined {
  * NOTE: onnxruntime-node keeps strings as UTF-8 and cuts each at its first NUL byte, so elements
  * that are not UTF-8 or hold a NUL are refused rather than silently changed.
  */
-export function stringCheckedTensor(tensor: Tensor): Tensor {
+export async function stringCheckedTensor(tensor: Tensor): Promise<Tensor> {
   if (!Array.isArray(tensor.data)) return tensor;
-  for (const [index, element] of (tensor.data as Uint8Array[]).entries()) {
+  const elements = tensor.data as Uint8Array[];
+  await forEachSliced(elements.length, (index) => {
+    const element = elements[index]!;
+    if (element.byteLength === 0) return;
     if (element.includes(0)) {
       throw new NereidError('INVALID_ARG', `input '${tensor.name}': BYTES element ${index} holds a NUL byte, which ONNX Runtime string tensors cannot carry`);
     }
     if (!isUtf8(element)) {
       throw new NereidError('INVALID_ARG', `input '${tensor.name}': BYTES element ${index} is not valid UTF-8, which ONNX Runtime string tensors require`);
     }
-  }
+  });
   return tensor;
 }

@@ -4,15 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { create } from '@bufbuild/protobuf';
-import { Client, credentials } from '@grpc/grpc-js';
+import { Client, credentials, status } from '@grpc/grpc-js';
 import { InferenceServer, RequestRouter } from '../../core/index.js';
 import { silentLogger } from '../../logging/logger.js';
 import { RepositoryManager } from '../../repository/repository-manager.js';
-import { ServerLiveRequestSchema, ServerLiveResponseSchema } from '../../protocol/gen/grpc_service_pb.js';
+import { ModelInferRequestSchema, ServerLiveRequestSchema, ServerLiveResponseSchema } from '../../protocol/gen/grpc_service_pb.js';
 import { inferenceService } from '../../protocol/grpc-service.js';
 import { FLOW_CONTROL_WINDOW_BYTES, GrpcFrontend } from './grpc-server.js';
 
-test('connections and streams get the 16 MiB flow-control window', async () => {
+async function emptyServer(): Promise<InferenceServer> {
   const router = new RequestRouter((name, version) => repository.getModel(name, version));
   const repository: RepositoryManager = new RepositoryManager({
     repositoryPaths: [mkdtempSync(join(tmpdir(), 'nereid-empty-'))],
@@ -26,9 +26,12 @@ test('connections and streams get the 16 MiB flow-control window', async () => {
     logger: silentLogger,
   });
   await repository.loadAll();
-  const server = new InferenceServer({ repository, router, id: 'nereid', version: '0', isStrictReadiness: true, logger: silentLogger });
+  return new InferenceServer({ repository, router, id: 'nereid', version: '0', isStrictReadiness: true, logger: silentLogger });
+}
+
+test('connections and streams get the 16 MiB flow-control window', async () => {
   const frontend = new GrpcFrontend({
-    server,
+    server: await emptyServer(),
     logger: silentLogger,
     maxMessageBytes: 2 ** 31 - 1,
     keepaliveTimeMs: 7_200_000,
@@ -53,6 +56,41 @@ test('connections and streams get the 16 MiB flow-control window', async () => {
     assert.ok(windows[0]!.connectionBytes >= FLOW_CONTROL_WINDOW_BYTES - 1024, `connection window ${windows[0]!.connectionBytes}`);
   } finally {
     client.close();
+    await frontend.close();
+  }
+});
+
+test('a compressed message may inflate to maxDecompressedMessageBytes, checked while it inflates; an uncompressed one to maxMessageBytes', async () => {
+  const frontend = new GrpcFrontend({
+    server: await emptyServer(),
+    logger: silentLogger,
+    maxMessageBytes: 4 * 2 ** 20,
+    maxDecompressedMessageBytes: 2 ** 20,
+    keepaliveTimeMs: 7_200_000,
+    keepaliveTimeoutMs: 20_000,
+    isKeepalivePermittedWithoutCalls: false,
+    http2MaxPingStrikes: 2,
+    http2MinPingIntervalWithoutDataMs: 300_000,
+  });
+  const port = await frontend.listen(0, '127.0.0.1');
+  const infer = (client: Client): Promise<{ code: number; details: string }> => {
+    const { path, requestSerialize, responseDeserialize } = inferenceService.modelInfer;
+    const request = create(ModelInferRequestSchema, { modelName: 'nope', rawInputContents: [new Uint8Array(2 * 2 ** 20)] });
+    return new Promise((resolve) =>
+      client.makeUnaryRequest(path, requestSerialize, responseDeserialize, request, (error) => resolve({ code: error!.code, details: error!.details })),
+    );
+  };
+  const gzipClient = new Client(`127.0.0.1:${port}`, credentials.createInsecure(), { 'grpc.default_compression_algorithm': 2 });
+  const plainClient = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
+  try {
+    assert.deepEqual(await infer(gzipClient), { code: status.RESOURCE_EXHAUSTED, details: 'Received message that decompresses to a size larger than 1048576' });
+    assert.deepEqual(await infer(plainClient), {
+      code: status.INVALID_ARGUMENT,
+      details: 'raw_input_contents has 1 entries but the request has 0 inputs; give one raw entry per input, in input order',
+    });
+  } finally {
+    gzipClient.close();
+    plainClient.close();
     await frontend.close();
   }
 });

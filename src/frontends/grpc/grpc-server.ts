@@ -1,5 +1,6 @@
 import type { Http2Server, Http2Session } from 'node:http2';
-import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { Server, ServerCredentials, ServerInterceptingCall, type ServerInterceptor, status as GrpcStatus } from '@grpc/grpc-js';
+import { decompressBody } from '../../protocol/content-encoding.js';
 import type { InferenceServer } from '../../core/index.js';
 import type { Logger } from '../../logging/logger.js';
 import { healthService, inferenceService } from '../../protocol/grpc-service.js';
@@ -33,6 +34,8 @@ export interface GrpcFrontendOptions {
   readonly logger: Logger;
   /** Largest message received or sent (`--grpc-max-message-size`). */
   readonly maxMessageBytes: number;
+  /** The most a compressed message may inflate to (`--grpc-max-decompressed-message-size`); maxMessageBytes when larger. */
+  readonly maxDecompressedMessageBytes?: number;
   /** Keepalive pings, as Triton's --grpc-keepalive-* flags set them. */
   readonly keepaliveTimeMs: number;
   readonly keepaliveTimeoutMs: number;
@@ -43,6 +46,47 @@ export interface GrpcFrontendOptions {
   readonly access?: AccessPolicy;
   /** `--grpc-use-ssl[-mutual]`: TLS with this certificate (followed as it reloads); plain HTTP/2 without. */
   readonly tls?: TlsIdentity;
+}
+
+/** The base call's method that grpc-js awaits for each message it received whole (server-interceptors.js). */
+interface BaseCallInternals {
+  decompressMessage(message: Buffer, encoding: string): Buffer | Promise<Buffer>;
+}
+
+/**
+ * Inflates each compressed message with protocol/content-encoding.ts, up to `maxBytes`, answering as
+ * grpc-js does (its codes and texts). NOTE: grpc-js checks one limit for both the bytes received and the
+ * bytes inflated, and Triton's default (2 GiB) let a 1 MB gzip bomb grow the server by 2 GB; a
+ * compressed message gets a tighter bound (by default HTTP's, 64 MiB) than an uncompressed one, whose
+ * size the client pays for in bytes sent. Its own inflater also leaves 16 KiB pieces that malloc keeps
+ * (content-encoding.ts). The first interceptor is handed grpc-js's base call, whose
+ * StreamDecoder has already taken the length-prefix limit. grpc-server.test.ts fails if this stops
+ * taking effect.
+ */
+function inflateWithin(maxBytes: number): ServerInterceptor {
+  const decompressMessage = async (message: Buffer, encoding: string): Promise<Buffer> => {
+    const contents = message.subarray(5);
+    if (encoding === 'identity') return contents;
+    if (encoding !== 'gzip' && encoding !== 'deflate') {
+      throw { code: GrpcStatus.UNIMPLEMENTED, details: `Received message compressed with unsupported encoding "${encoding}"` };
+    }
+    try {
+      return await decompressBody[encoding](contents, maxBytes);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+        throw { code: GrpcStatus.RESOURCE_EXHAUSTED, details: `Received message that decompresses to a size larger than ${maxBytes}` };
+      }
+      throw { code: GrpcStatus.INTERNAL, details: 'Failed to decompress message' };
+    }
+  };
+  return (_method, call) => {
+    const internals = call as unknown as Partial<BaseCallInternals>;
+    if (typeof internals.decompressMessage !== 'function') {
+      throw new Error('grpc-js internals changed: the base call has no decompressMessage; see inflateWithin');
+    }
+    internals.decompressMessage = decompressMessage;
+    return new ServerInterceptingCall(call);
+  };
 }
 
 /**
@@ -64,6 +108,7 @@ export class GrpcFrontend {
       'grpc.keepalive_permit_without_calls': options.isKeepalivePermittedWithoutCalls ? 1 : 0,
       'grpc.http2.max_ping_strikes': options.http2MaxPingStrikes,
       'grpc.http2.min_ping_interval_without_data_ms': options.http2MinPingIntervalWithoutDataMs,
+      interceptors: [inflateWithin(Math.min(options.maxDecompressedMessageBytes ?? options.maxMessageBytes, options.maxMessageBytes))],
     });
     const internals = this.#server as unknown as GrpcServerInternals;
     internals.commonServerOptions.settings = { ...internals.commonServerOptions.settings, initialWindowSize: FLOW_CONTROL_WINDOW_BYTES };

@@ -1,10 +1,11 @@
 import { create } from '@bufbuild/protobuf';
 import { DATA_TYPE_NAMES, type DataType, isDataType } from '../../protocol/data-type.js';
-import { type InferRequest, type InferResponse, NereidError, type Tensor } from '../../core/index.js';
+import { type InferRequest, type InferResponse, NereidError, type Tensor, serializeBytesSliced } from '../../core/index.js';
 import type { ParameterValue } from '../../protocol/parameters.js';
-import { asBytes, elementCount, serializeBytes } from '../../protocol/tensor-data.js';
+import { asBytes, elementCount } from '../../protocol/tensor-data.js';
 import type { JsonValue } from '../../protocol/json-body.js';
 import { parseModelVersion } from '../model-version.js';
+import { checkRequestParameters, checkTensorParameters } from '../request-parameters.js';
 import { tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson } from '../tensor-json.js';
 import { type InferParameter, type InferTensorContents, type ModelInferRequest, type ModelInferResponse, ModelInferResponseSchema } from '../../protocol/gen/grpc_service_pb.js';
@@ -36,7 +37,7 @@ const RAW_CONTENTS = { name: 'raw contents', sizePhrase: 'its raw_input_contents
  * Decodes a ModelInferRequest: each input's data from its typed `contents` or, as Triton's clients
  * send it, from `raw_input_contents` in input order (views of the message, not copies).
  */
-export function decodeModelInferRequest(message: ModelInferRequest): InferRequest {
+export async function decodeModelInferRequest(message: ModelInferRequest): Promise<InferRequest> {
   const version = parseModelVersion(message.modelVersion);
   const { inputs } = message;
   const raw = message.rawInputContents;
@@ -46,7 +47,8 @@ export function decodeModelInferRequest(message: ModelInferRequest): InferReques
       `raw_input_contents has ${raw.length} entries but the request has ${inputs.length} inputs; give one raw entry per input, in input order`,
     );
   }
-  const tensors: Tensor[] = inputs.map((input, index) => {
+  const tensors: Tensor[] = [];
+  for (const [index, input] of inputs.entries()) {
     const { name } = input;
     if (!isDataType(input.datatype)) {
       throw new NereidError(
@@ -56,16 +58,18 @@ export function decodeModelInferRequest(message: ModelInferRequest): InferReques
     }
     const shape = input.shape.map((dim) => Number(dim));
     if (shape.some((dim) => !Number.isSafeInteger(dim) || dim < 0)) {
-      throw new NereidError('INVALID_ARG', `input '${name}': shape must hold non-negative integers, got [${shape.join(',')}]`);
+      throw new NereidError('INVALID_ARG', `input '${name}': shape must hold non-negative integers, got [${input.shape.join(',')}]`);
     }
+    const parameters = parameterValues(input.parameters);
+    checkTensorParameters('input', name, parameters);
     if (raw.length > 0 && hasContents(input.contents)) {
       throw new NereidError('INVALID_ARG', `input '${name}' has both contents and raw_input_contents; give one`);
     }
-    const data = raw.length > 0 ? tensorDataFromBytes(name, input.datatype, shape, raw[index]!, RAW_CONTENTS) : fromContents(name, input.datatype, shape, input.contents);
-    return { name, dataType: input.datatype, shape, data, parameters: parameterValues(input.parameters) };
-  });
+    const data = raw.length > 0 ? await tensorDataFromBytes(name, input.datatype, shape, raw[index]!, RAW_CONTENTS) : fromContents(name, input.datatype, shape, input.contents);
+    tensors.push({ name, dataType: input.datatype, shape, data, parameters });
+  }
   const outputs = message.outputs.map((output) => ({ name: output.name, parameters: parameterValues(output.parameters) }));
-  return {
+  const request: InferRequest = {
     modelName: message.modelName,
     ...(version !== undefined ? { modelVersion: version } : {}),
     id: message.id,
@@ -73,6 +77,8 @@ export function decodeModelInferRequest(message: ModelInferRequest): InferReques
     ...(outputs.length > 0 ? { outputs } : {}),
     parameters: parameterValues(message.parameters),
   };
+  checkRequestParameters(request);
+  return request;
 }
 
 function toParameterMessage(value: ParameterValue): InferParameter['parameterChoice'] {
@@ -83,15 +89,17 @@ function toParameterMessage(value: ParameterValue): InferParameter['parameterCho
 }
 
 /** Encodes a response as Triton does: every output's data in raw_output_contents, in output order. */
-export function encodeModelInferResponse(response: InferResponse): ModelInferResponse {
+export async function encodeModelInferResponse(response: InferResponse): Promise<ModelInferResponse> {
+  const rawOutputContents: Uint8Array[] = [];
+  for (const output of response.outputs) {
+    rawOutputContents.push(Array.isArray(output.data) ? await serializeBytesSliced(output.data) : asBytes(output.data as Exclude<Tensor['data'], Uint8Array[]>));
+  }
   return create(ModelInferResponseSchema, {
     modelName: response.modelName,
     modelVersion: response.modelVersion,
     id: response.id,
     parameters: Object.fromEntries(Object.entries(response.parameters).map(([key, value]) => [key, { parameterChoice: toParameterMessage(value) }])),
     outputs: response.outputs.map((output) => ({ name: output.name, datatype: output.dataType, shape: output.shape.map((dim) => BigInt(dim)) })),
-    rawOutputContents: response.outputs.map((output) =>
-      Array.isArray(output.data) ? serializeBytes(output.data) : asBytes(output.data as Exclude<Tensor['data'], Uint8Array[]>),
-    ),
+    rawOutputContents,
   });
 }

@@ -120,7 +120,7 @@ export function createInferenceService(server: InferenceServer, logger: Logger):
         modelStats: server.modelStatistics(request.name === '' ? undefined : request.name, parseModelVersion(request.version)).map(statisticsMessage),
       }),
     ),
-    modelInfer: unary(async (request) => encodeModelInferResponse(await server.infer(decodeModelInferRequest(request)))),
+    modelInfer: unary(async (request) => encodeModelInferResponse(await server.infer(await decodeModelInferRequest(request)))),
     modelStreamInfer: (call) => streamInfer(server, logger, call),
     repositoryIndex: unary((request) => create(RepositoryIndexResponseSchema, { models: server.repositoryIndex(request.ready) })),
     repositoryModelLoad: unary(async (request) => {
@@ -180,17 +180,17 @@ const streamInfer = (server: InferenceServer, logger: Logger, call: Parameters<I
     const emptyFinal = message.parameters.triton_enable_empty_final_response?.parameterChoice;
     const isEmptyFinalWanted = emptyFinal?.case === 'boolParam' && emptyFinal.value;
     let isDecoupled = false;
+    // Encoding yields to the event loop, so each response waits for the one before it: they leave in order.
+    let written = Promise.resolve();
     Promise.resolve()
-      .then(() => {
-        const request = decodeModelInferRequest(message);
+      .then(async () => {
+        const request = await decodeModelInferRequest(message);
         isDecoupled = server.modelSpec(request.modelName, request.modelVersion).isDecoupled;
-        return server.inferStream(request, (response) =>
-          write(
-            create(ModelStreamInferResponseSchema, {
-              inferResponse: encodeModelInferResponse({ ...response, parameters: { ...response.parameters, triton_final_response: !isDecoupled } }),
-            }),
-          ),
-        );
+        await server.inferStream(request, (response) => {
+          const final = { ...response, parameters: { ...response.parameters, triton_final_response: !isDecoupled } };
+          written = written.then(async () => write(create(ModelStreamInferResponseSchema, { inferResponse: await encodeModelInferResponse(final) })));
+        });
+        await written;
       })
       .then(
         () => {

@@ -10,11 +10,13 @@ import type { Logger } from '../../logging/logger.js';
  */
 const HTTP_STATUS_OF_REASON: Partial<Record<ErrorReason, number>> = { METHOD_NOT_ALLOWED: 405, CROSS_ORIGIN_REFUSED: 403 };
 
-/** Headers that tell the client how to retry, from the error's details (RFC 9110 §10.2.1, RFC 7694 §3, RFC 6750 §3). */
+/** Headers that tell the client how to retry, from the error's details (RFC 9110 §10.2.1, RFC 7694 §3, RFC 6750 §3), or that the
+ * connection ends with this answer (RFC 9112 §9.6: the rest of an oversized body is never read). */
 const HEADERS_OF_REASON: Partial<Record<ErrorReason, (details: Readonly<Record<string, string>>) => OutgoingHttpHeaders>> = {
   METHOD_NOT_ALLOWED: (details) => ({ allow: details.allow }),
   UNSUPPORTED_CONTENT_ENCODING: (details) => ({ 'accept-encoding': details.accepted }),
   BEARER_TOKEN_REJECTED: (details) => ({ 'www-authenticate': details.challenge }),
+  BODY_TOO_LARGE: () => ({ connection: 'close' }),
 };
 
 export interface ErrorReply {

@@ -91,6 +91,11 @@ export class HttpFrontend {
     try {
       reply = await this.#dispatch(req);
     } catch (error) {
+      if (error instanceof NereidError && error.reason === 'CLIENT_DISCONNECTED') {
+        this.#options.logger.verbose(1, 'http', `${req.method ?? ''} ${req.url ?? ''}: ${error.message}`);
+        this.#inflight--;
+        return;
+      }
       const { status, headers, body } = errorReply(error, this.#options.logger);
       reply = { status, headers, chunks: [Buffer.from(body)] };
     }
@@ -142,11 +147,18 @@ export class HttpFrontend {
     }
   }
 
-  /** Reads the whole body, refusing more than maxInputBytes before or after decompression. */
+  /**
+   * Reads the whole body, refusing more than maxInputBytes before or after decompression. NOTE: an
+   * oversized body is refused as soon as the limit is passed, without reading the rest: the answer says
+   * `Connection: close`, the socket keeps draining (so the client, still writing, reads the 400 rather
+   * than a reset) until node closes it once the answer is out.
+   */
   async #readBody(req: IncomingMessage): Promise<Buffer> {
     const limit = this.#options.maxInputBytes;
     const tooLarge = (size: string): NereidError =>
-      new NereidError('INVALID_ARG', `request body of ${size} exceeds the maximum of ${limit} bytes (--http-max-input-size)`);
+      new NereidError('INVALID_ARG', `request body of ${size} exceeds the maximum of ${limit} bytes (--http-max-input-size)`, {
+        reason: 'BODY_TOO_LARGE',
+      });
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > limit) {
       req.resume();
@@ -154,14 +166,27 @@ export class HttpFrontend {
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of req) {
-      size += (chunk as Buffer).byteLength;
-      if (size > limit) {
+    await new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer): void => {
+        size += chunk.byteLength;
+        if (size <= limit) {
+          chunks.push(chunk);
+          return;
+        }
+        req.off('data', onData);
+        chunks.length = 0;
         req.resume();
-        throw tooLarge(`more than ${limit} bytes`);
-      }
-      chunks.push(chunk as Buffer);
-    }
+        reject(tooLarge(`more than ${limit} bytes`));
+      };
+      const disconnected = (): void =>
+        reject(new NereidError('CANCELLED', 'the client closed the connection before sending the whole request body', { reason: 'CLIENT_DISCONNECTED' }));
+      req.on('data', onData);
+      req.once('end', resolve);
+      req.once('error', disconnected);
+      req.once('close', () => {
+        if (!req.complete) disconnected();
+      });
+    });
     const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (encoding === 'identity' || encoding === '') return body;
@@ -172,9 +197,9 @@ export class HttpFrontend {
       });
     }
     try {
-      return await decompressBody[encoding](body, { maxOutputLength: limit });
+      return await decompressBody[encoding](body, limit);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge('more than that once decompressed');
+      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(`more than ${limit} bytes once decompressed`);
       throw new NereidError('INVALID_ARG', `cannot decompress the ${encoding} request body: ${(error as Error).message}`);
     }
   }

@@ -5,14 +5,14 @@ import { decodeInferRequest, decodeRawInferRequest, encodeInferResponse } from '
 
 const target = { modelName: 'm', modelVersion: undefined };
 
-test('decodes JSON tensors, nested data, big integers, parameters and requested outputs', () => {
+test('decodes JSON tensors, nested data, big integers, parameters and requested outputs', async () => {
   const body = Buffer.from(
     '{"id":"7","parameters":{"binary_data_output":true,"priority":2},' +
       '"inputs":[{"name":"A","shape":[2,2],"datatype":"INT64","data":[[1,-9223372036854775808],[9223372036854775807,4]]},' +
       '{"name":"S","shape":[2],"datatype":"BYTES","data":["x","é"]},{"name":"B","shape":[2],"datatype":"BOOL","data":[true,false]}],' +
       '"outputs":[{"name":"O","parameters":{"binary_data":false}}]}',
   );
-  const { request, encoding } = decodeInferRequest(body, target, undefined);
+  const { request, encoding } = await decodeInferRequest(body, target, undefined);
   assert.equal(request.id, '7');
   assert.deepEqual(request.parameters, { priority: 2 });
   assert.deepEqual([...(request.inputs[0]!.data as BigInt64Array)], [1n, -(2n ** 63n), 2n ** 63n - 1n, 4n]);
@@ -23,7 +23,7 @@ test('decodes JSON tensors, nested data, big integers, parameters and requested 
   assert.equal(encoding.isBinaryByOutput.get('O'), false);
 });
 
-test('binary inputs are views of the body, BYTES split by their length prefixes', () => {
+test('binary inputs are views of the body, BYTES split by their length prefixes', async () => {
   const header = Buffer.from(
     '{"inputs":[{"name":"F","shape":[3],"datatype":"FP32","parameters":{"binary_data_size":12}},' +
       '{"name":"S","shape":[2],"datatype":"BYTES","parameters":{"binary_data_size":11}}]}',
@@ -31,20 +31,20 @@ test('binary inputs are views of the body, BYTES split by their length prefixes'
   const floats = Buffer.from(new Float32Array([1.5, -2, 3]).buffer);
   const strings = Buffer.from([2, 0, 0, 0, 0x68, 0x69, 1, 0, 0, 0, 0x21]);
   const body = Buffer.concat([header, floats, strings]);
-  const { request } = decodeInferRequest(body, target, header.byteLength);
+  const { request } = await decodeInferRequest(body, target, header.byteLength);
   assert.deepEqual([...(request.inputs[0]!.data as Float32Array)], [1.5, -2, 3]);
   assert.deepEqual((request.inputs[1]!.data as Uint8Array[]).map((e) => Buffer.from(e).toString()), ['hi', '!']);
 });
 
-test('a raw request fills the single input of a batching model with a batch of one', () => {
+test('a raw request fills the single input of a batching model with a batch of one', async () => {
   const metadata = { name: 'm', versions: ['1'], platform: 'p', inputs: [{ name: 'X', datatype: 'INT32' as const, shape: [-1, -1] }], outputs: [] };
-  const { request, encoding } = decodeRawInferRequest(Buffer.from(new Int32Array([1, 2, 3]).buffer), target, metadata, true);
+  const { request, encoding } = await decodeRawInferRequest(Buffer.from(new Int32Array([1, 2, 3]).buffer), target, metadata, true);
   assert.deepEqual(request.inputs[0]!.shape, [1, 3]);
   assert.deepEqual([...(request.inputs[0]!.data as Int32Array)], [1, 2, 3]);
   assert.equal(encoding.isBinaryByDefault, true);
 });
 
-test('encodes JSON and binary outputs with exact 64-bit integers', () => {
+test('encodes JSON and binary outputs with exact 64-bit integers', async () => {
   const response: InferResponse = {
     modelName: 'm',
     modelVersion: '1',
@@ -56,7 +56,7 @@ test('encodes JSON and binary outputs with exact 64-bit integers', () => {
       { name: 'B', dataType: 'INT16', shape: [2], data: new Int16Array([-1, 2]) },
     ],
   };
-  const { headerLength, chunks } = encodeInferResponse(response, { isBinaryByDefault: false, isBinaryByOutput: new Map([['B', true]]) });
+  const { headerLength, chunks } = await encodeInferResponse(response, { isBinaryByDefault: false, isBinaryByOutput: new Map([['B', true]]) });
   const json = Buffer.from(chunks[0]!).toString();
   assert.equal(
     json,

@@ -1,10 +1,11 @@
-import { type InferRequest, type InferResponse, NereidError, type RequestedOutput, type Tensor } from '../../core/index.js';
+import { type InferRequest, type InferResponse, NereidError, type RequestedOutput, type Tensor, serializeBytesSliced } from '../../core/index.js';
 import type { ModelMetadata } from '../../protocol/metadata.js';
 import type { ParameterValue, Parameters } from '../../protocol/parameters.js';
-import { asBytes, elementCount, serializeBytes } from '../../protocol/tensor-data.js';
+import { asBytes, elementCount } from '../../protocol/tensor-data.js';
 import { DATA_TYPE_NAMES, dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
-import type { JsonValue } from '../../protocol/json-body.js';
+import { type JsonValue, describeJson } from '../../protocol/json-body.js';
 import { parseRequestJson } from './request-json.js';
+import { checkRequestParameters, checkTensorParameters } from '../request-parameters.js';
 import { tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson, tensorDataToJson } from '../tensor-json.js';
 
@@ -33,7 +34,7 @@ const isObject = (value: JsonValue | undefined): value is JsonObject =>
 function objectField(parent: JsonObject, key: string, where: string): JsonObject | undefined {
   const value = parent[key];
   if (value === undefined || value === null) return undefined;
-  if (!isObject(value)) throw new NereidError('INVALID_ARG', `${where}: '${key}' must be a JSON object, got ${JSON.stringify(value)}`);
+  if (!isObject(value)) throw new NereidError('INVALID_ARG', `${where}: '${key}' must be a JSON object, got ${describeJson(value)}`);
   return value;
 }
 
@@ -44,26 +45,16 @@ function toParameters(json: JsonObject | undefined, where: string): Parameters {
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
       parameters[key] = value;
     } else {
-      throw new NereidError('INVALID_ARG', `${where}: parameter '${key}' must be a string, number or boolean, got ${JSON.stringify(value)}`);
+      throw new NereidError('INVALID_ARG', `${where}: parameter '${key}' must be a string, number or boolean, got ${describeJson(value)}`);
     }
   }
   return parameters;
 }
 
-/** The shared memory extension is not implemented: say so rather than answer from the body. */
-function rejectSharedMemory(parameters: Parameters, where: string): void {
-  if (parameters.shared_memory_region !== undefined) {
-    throw new NereidError(
-      'UNSUPPORTED',
-      `${where}: shared memory (parameter 'shared_memory_region') is not supported by this server; send the tensor in the request body`,
-    );
-  }
-}
-
 function readShape(input: JsonObject, name: string): number[] {
   const shape = input.shape;
   if (!Array.isArray(shape) || !shape.every((dim) => typeof dim === 'number' && Number.isInteger(dim) && dim >= 0)) {
-    throw new NereidError('INVALID_ARG', `input '${name}': 'shape' must be an array of non-negative integers, got ${JSON.stringify(shape)}`);
+    throw new NereidError('INVALID_ARG', `input '${name}': 'shape' must be an array of non-negative integers, got ${describeJson(shape)}`);
   }
   return shape as number[];
 }
@@ -92,11 +83,11 @@ function readBoolean(parameters: Parameters, key: string, where: string): boolea
  * `headerLength` (the Inference-Header-Content-Length header) is given (Triton's binary data extension,
  * docs/protocol/extension_binary_data.md). Binary inputs are views into `body`, not copies.
  */
-export function decodeInferRequest(
+export async function decodeInferRequest(
   body: Buffer,
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
   headerLength: number | undefined,
-): DecodedRequest {
+): Promise<DecodedRequest> {
   if (headerLength !== undefined && headerLength > body.byteLength) {
     throw new NereidError(
       'INVALID_ARG',
@@ -107,18 +98,15 @@ export function decodeInferRequest(
   const json = parseRequestJson(body.toString('utf8', 0, jsonEnd), 'inference request');
   if (!isObject(json)) throw new NereidError('INVALID_ARG', 'the inference request must be a JSON object');
   const id = json.id ?? '';
-  if (typeof id !== 'string') throw new NereidError('INVALID_ARG', `'id' must be a string, got ${JSON.stringify(id)}`);
+  if (typeof id !== 'string') throw new NereidError('INVALID_ARG', `'id' must be a string, got ${describeJson(id)}`);
   const parameters = toParameters(objectField(json, 'parameters', 'request'), 'request');
-  const reserved = Object.keys(parameters).find((key) => key.startsWith('triton_'));
-  if (reserved !== undefined) {
-    throw new NereidError('INVALID_ARG', `request parameter '${reserved}' is not allowed: keys starting with 'triton_' are reserved for the server`);
-  }
   const isBinaryByDefault = readBoolean(parameters, 'binary_data_output', 'request') ?? false;
   delete parameters.binary_data_output;
 
   if (!Array.isArray(json.inputs)) throw new NereidError('INVALID_ARG', "the inference request needs an 'inputs' array");
   let offset = jsonEnd;
-  const inputs: Tensor[] = json.inputs.map((input, index) => {
+  const inputs: Tensor[] = [];
+  for (const [index, input] of json.inputs.entries()) {
     if (!isObject(input)) throw new NereidError('INVALID_ARG', `inputs[${index}] must be a JSON object`);
     const name = input.name;
     if (typeof name !== 'string' || name === '') throw new NereidError('INVALID_ARG', `inputs[${index}] needs a 'name' string`);
@@ -126,12 +114,12 @@ export function decodeInferRequest(
     if (!isDataType(dataType)) {
       throw new NereidError(
         'INVALID_ARG',
-        `input '${name}': unknown datatype ${JSON.stringify(dataType)}; expected one of ${DATA_TYPE_NAMES.join(', ')}`,
+        `input '${name}': unknown datatype ${describeJson(dataType)}; expected one of ${DATA_TYPE_NAMES.join(', ')}`,
       );
     }
     const shape = readShape(input, name);
     const tensorParameters = toParameters(objectField(input, 'parameters', `input '${name}'`), `input '${name}'`);
-    rejectSharedMemory(tensorParameters, `input '${name}'`);
+    checkTensorParameters('input', name, tensorParameters);
     const binarySize = readBinaryDataSize(tensorParameters, name);
     delete tensorParameters.binary_data_size;
     let data: Tensor['data'];
@@ -143,14 +131,14 @@ export function decodeInferRequest(
           `input '${name}': binary_data_size ${binarySize} runs past the end of the body (${body.byteLength - offset} bytes of binary data remain)`,
         );
       }
-      data = tensorDataFromBytes(name, dataType, shape, body.subarray(offset, offset + binarySize), BINARY_DATA);
+      data = await tensorDataFromBytes(name, dataType, shape, body.subarray(offset, offset + binarySize), BINARY_DATA);
       offset += binarySize;
     } else {
       if (input.data === undefined) throw new NereidError('INVALID_ARG', `input '${name}' has no 'data' and no binary_data_size parameter`);
       data = tensorDataFromJson(name, dataType, elementCount(shape), input.data);
     }
-    return { name, dataType, shape, data, parameters: tensorParameters };
-  });
+    inputs.push({ name, dataType, shape, data, parameters: tensorParameters });
+  }
   if (offset !== body.byteLength) {
     throw new NereidError(
       'INVALID_ARG',
@@ -166,7 +154,6 @@ export function decodeInferRequest(
       if (!isObject(output) || typeof output.name !== 'string') throw new NereidError('INVALID_ARG', `outputs[${index}] needs a 'name' string`);
       const where = `output '${output.name}'`;
       const outputParameters = toParameters(objectField(output, 'parameters', where), where);
-      rejectSharedMemory(outputParameters, where);
       const isBinary = readBoolean(outputParameters, 'binary_data', where);
       delete outputParameters.binary_data;
       if (isBinary !== undefined) isBinaryByOutput.set(output.name, isBinary);
@@ -181,6 +168,7 @@ export function decodeInferRequest(
     ...(outputs !== undefined ? { outputs } : {}),
     parameters,
   };
+  checkRequestParameters(request);
   return { request, encoding: { isBinaryByDefault, isBinaryByOutput } };
 }
 
@@ -188,12 +176,12 @@ export function decodeInferRequest(
  * Decodes a raw binary request (Inference-Header-Content-Length: 0): the whole body is the data of the
  * model's only input, for a batch of one, and every output comes back binary.
  */
-export function decodeRawInferRequest(
+export async function decodeRawInferRequest(
   body: Buffer,
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
   metadata: ModelMetadata,
   isBatching: boolean,
-): DecodedRequest {
+): Promise<DecodedRequest> {
   const [input, ...others] = metadata.inputs;
   if (input === undefined || others.length > 0) {
     throw new NereidError(
@@ -214,7 +202,7 @@ export function decodeRawInferRequest(
     const known = dims.reduce((product, dim) => (dim === -1 ? product : product * dim), 1);
     dims[dims.indexOf(-1)] = known === 0 ? 0 : Math.floor(body.byteLength / size / known);
   }
-  const data = tensorDataFromBytes(input.name, input.datatype, dims, body, BINARY_DATA);
+  const data = await tensorDataFromBytes(input.name, input.datatype, dims, body, BINARY_DATA);
   const request: InferRequest = {
     modelName: target.modelName,
     ...(target.modelVersion !== undefined ? { modelVersion: target.modelVersion } : {}),
@@ -237,19 +225,21 @@ function parametersJson(parameters: Parameters): string {
  * `parameters.binary_data_size` in the JSON and the bytes after it in output order. Fixed-size binary
  * outputs are views of the output tensors, not copies.
  */
-export function encodeInferResponse(response: InferResponse, encoding: OutputEncoding): EncodedResponse {
+export async function encodeInferResponse(response: InferResponse, encoding: OutputEncoding): Promise<EncodedResponse> {
   const binaryChunks: Uint8Array[] = [];
-  const outputs = response.outputs.map((output) => {
+  const outputs: string[] = [];
+  for (const output of response.outputs) {
     const isBinary = encoding.isBinaryByOutput.get(output.name) ?? encoding.isBinaryByDefault;
     const head = `{"name":${JSON.stringify(output.name)},"datatype":"${output.dataType}","shape":[${output.shape.join(',')}]`;
     if (!isBinary) {
       const extra = output.parameters && Object.keys(output.parameters).length > 0 ? `,"parameters":${parametersJson(output.parameters)}` : '';
-      return `${head}${extra},"data":${tensorDataToJson(output.name, output.dataType, output.data)}}`;
+      outputs.push(`${head}${extra},"data":${tensorDataToJson(output.name, output.dataType, output.data)}}`);
+      continue;
     }
-    const bytes = Array.isArray(output.data) ? serializeBytes(output.data) : asBytes(output.data as Exclude<Tensor['data'], Uint8Array[]>);
+    const bytes = Array.isArray(output.data) ? await serializeBytesSliced(output.data) : asBytes(output.data as Exclude<Tensor['data'], Uint8Array[]>);
     binaryChunks.push(bytes);
-    return `${head},"parameters":${parametersJson({ ...output.parameters, binary_data_size: bytes.byteLength })}}`;
-  });
+    outputs.push(`${head},"parameters":${parametersJson({ ...output.parameters, binary_data_size: bytes.byteLength })}}`);
+  }
   const id = response.id !== '' ? `,"id":${JSON.stringify(response.id)}` : '';
   const parameters = Object.keys(response.parameters).length > 0 ? `,"parameters":${parametersJson(response.parameters)}` : '';
   const json = Buffer.from(

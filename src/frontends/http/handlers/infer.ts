@@ -25,14 +25,14 @@ export async function handleInfer(
   const headerLength = readHeaderLength(headers);
   const { request, encoding } =
     headerLength === 0
-      ? (() => {
+      ? await (() => {
           const metadata = server.modelMetadata(target.modelName, target.modelVersion);
           const isBatching = server.modelSpec(target.modelName, target.modelVersion).maxBatchSize > 0;
           return decodeRawInferRequest(body, target, metadata, isBatching);
         })()
-      : decodeInferRequest(body, target, headerLength);
+      : await decodeInferRequest(body, target, headerLength);
   const response = await server.infer(request);
-  const encoded = encodeInferResponse(response, encoding);
+  const encoded = await encodeInferResponse(response, encoding);
   const responseHeaders =
     encoded.headerLength === undefined
       ? { 'content-type': 'application/json' }

@@ -1,5 +1,6 @@
 import { type InferenceServer, NereidError } from '../../../core/index.js';
 import type { RepositoryIndexEntry, RepositoryIndexEntryJson } from '../../../protocol/repository-index.js';
+import { describeJson } from '../../../protocol/json-body.js';
 import { parseRequestJson } from '../request-json.js';
 import { type Reply, emptyReply, jsonReply } from '../reply.js';
 
@@ -20,7 +21,7 @@ export function handleRepositoryIndex(server: InferenceServer, body: Buffer): Re
     const json = parseRequestJson(body.toString('utf8'), 'repository index request');
     const ready = typeof json === 'object' && json !== null && !Array.isArray(json) ? json.ready : undefined;
     if (ready !== undefined && typeof ready !== 'boolean') {
-      throw new NereidError('INVALID_ARG', `'ready' must be true or false, got ${JSON.stringify(ready)}`);
+      throw new NereidError('INVALID_ARG', `'ready' must be true or false, got ${describeJson(ready)}`);
     }
     isReadyOnly = ready === true;
   }

@@ -1,0 +1,38 @@
+import {
+  type BytesElements,
+  readBytesElements,
+  serializedByteLength,
+  writeBytesElements,
+} from '../protocol/tensor-data.js';
+import { ELEMENTS_PER_SLICE, yieldToEventLoop } from '../util/yield-slices.js';
+
+/*
+ * Triton's serialized BYTES layout for tensors that came from or go to a client, read and written in
+ * slices of ELEMENTS_PER_SLICE elements with a yield to the event loop between them, so that millions
+ * of elements in one request never hold the loop for long.
+ */
+
+/** Splits client bytes in Triton's serialized BYTES layout, yielding to the event loop between slices of elements. */
+export async function deserializeBytesSliced(bytes: Uint8Array): Promise<BytesElements | string> {
+  const elements: BytesElements = [];
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let offset = 0; offset < bytes.byteLength; ) {
+    if (offset > 0) await yieldToEventLoop();
+    const stop = readBytesElements(bytes, view, elements, offset, ELEMENTS_PER_SLICE);
+    if (typeof stop === 'string') return stop;
+    offset = stop;
+  }
+  return elements;
+}
+
+/** Writes BYTES elements in Triton's serialized layout for a reply, yielding to the event loop between slices of elements. */
+export async function serializeBytesSliced(elements: BytesElements): Promise<Uint8Array> {
+  const out = new Uint8Array(serializedByteLength(elements));
+  const view = new DataView(out.buffer);
+  let offset = 0;
+  for (let start = 0; start < elements.length; start += ELEMENTS_PER_SLICE) {
+    if (start > 0) await yieldToEventLoop();
+    offset = writeBytesElements(elements, out, view, start, Math.min(elements.length, start + ELEMENTS_PER_SLICE), offset);
+  }
+  return out;
+}
