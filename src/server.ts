@@ -57,12 +57,16 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     ? new ServerMetrics({
         config: options.metricsConfig,
         // Read at scrape time only, once the repository below exists.
-        source: { models: () => repository.readyModels() },
+        source: {
+          models: () => repository.readyModels(),
+          loadedModelCount: () => repository.loadedModelCount,
+          memoryEstimates: () => repository.memoryEstimates(),
+        },
         cpuIntervalMs: options.isCpuMetricsAllowed ? options.metricsIntervalMs : 0,
       })
     : undefined;
   // Models calling models and the front ends share one router; it finds models in the repository below.
-  const router = new RequestRouter((name, version) => repository.getModel(name, version));
+  const router = new RequestRouter((name, version) => repository.acquireModel(name, version));
   const repository: RepositoryManager = new RepositoryManager({
     repositoryPaths: options.modelRepositories,
     controlMode: options.modelControlMode,
@@ -73,6 +77,14 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     maxInputBytes: options.httpMaxInputBytes,
     isAutoCompleteEnabled: options.isAutoCompleteEnabled,
     isModelCodeUploadAllowed: options.isModelCodeUploadAllowed,
+    // Issue 19, many models:
+    loadThreadCount: options.modelLoadThreadCount,
+    isLoadOnDemand: options.isLoadOnDemand,
+    limits: {
+      ...(options.maxLoadedModels !== undefined ? { maxLoadedModels: options.maxLoadedModels } : {}),
+      ...(options.modelMemoryBudgetBytes !== undefined ? { memoryBudgetBytes: options.modelMemoryBudgetBytes } : {}),
+    },
+    ...(metrics !== undefined ? { events: metrics.repositoryEvents } : {}),
     context: { logger, defaultMaxBatchSize: options.defaultMaxBatchSize, cpuCount: availableParallelism(), caller: router },
     logger,
     ...(metrics !== undefined ? { observerFor: (name: string, version: number) => metrics.observerFor(name, version) } : {}),

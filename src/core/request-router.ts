@@ -12,8 +12,11 @@ export interface RoutableModel {
   infer(request: InferRequest): Promise<readonly Tensor[]>;
 }
 
-/** Finds the model version that serves a request; throws Triton's unknown/unavailable errors. */
-export type ModelLookup = (name: string, version?: number) => RoutableModel;
+/**
+ * Finds the model version that serves a request, loading it first with `--load-on-demand`; rejects
+ * with Triton's unknown/unavailable errors.
+ */
+export type ModelLookup = (name: string, version?: number) => Promise<RoutableModel>;
 
 /**
  * Routes a request to the model version that serves it: validation, the model's scheduler, then the
@@ -28,7 +31,7 @@ export class RequestRouter implements ModelCaller {
   }
 
   async infer(request: InferRequest): Promise<InferResponse> {
-    const { model, validated, counts } = this.#prepare(request);
+    const { model, validated, counts } = await this.#prepare(request);
     if (model.spec.isDecoupled) {
       throw new NereidError(
         'UNSUPPORTED',
@@ -39,7 +42,7 @@ export class RequestRouter implements ModelCaller {
   }
 
   async inferStream(request: InferRequest, onResponse: (response: InferResponse) => void): Promise<void> {
-    const { model, validated, counts } = this.#prepare(request);
+    const { model, validated, counts } = await this.#prepare(request);
     if (!model.spec.isDecoupled) {
       onResponse(this.#respond(model.spec, request, counts, await model.infer(validated)));
       return;
@@ -59,8 +62,8 @@ export class RequestRouter implements ModelCaller {
     if (failure !== undefined) throw failure;
   }
 
-  #prepare(request: InferRequest): { model: RoutableModel; validated: InferRequest; counts: ReadonlyMap<string, number> } {
-    const model = this.#lookup(request.modelName, request.modelVersion);
+  async #prepare(request: InferRequest): Promise<{ model: RoutableModel; validated: InferRequest; counts: ReadonlyMap<string, number> }> {
+    const model = await this.#lookup(request.modelName, request.modelVersion);
     const validated = validateRequest(model.spec, request);
     const counts = new Map<string, number>();
     for (const output of validated.outputs!) {

@@ -105,8 +105,8 @@ export function createInferenceService(server: InferenceServer, logger: Logger):
       const metadata = server.serverMetadata();
       return create(ServerMetadataResponseSchema, { ...metadata, extensions: [...metadata.extensions] });
     }),
-    modelMetadata: unary((request) => {
-      const metadata = server.modelMetadata(request.name, parseModelVersion(request.version));
+    modelMetadata: unary(async (request) => {
+      const metadata = await server.modelMetadata(request.name, parseModelVersion(request.version));
       return create(ModelMetadataResponseSchema, {
         ...metadata,
         versions: [...metadata.versions],
@@ -114,7 +114,7 @@ export function createInferenceService(server: InferenceServer, logger: Logger):
         outputs: metadata.outputs.map(tensorMetadata),
       });
     }),
-    modelConfig: unary((request) => create(ModelConfigResponseSchema, { config: server.modelConfig(request.name, parseModelVersion(request.version)) })),
+    modelConfig: unary(async (request) => create(ModelConfigResponseSchema, { config: await server.modelConfig(request.name, parseModelVersion(request.version)) })),
     modelStatistics: unary((request) =>
       create(ModelStatisticsResponseSchema, {
         modelStats: server.modelStatistics(request.name === '' ? undefined : request.name, parseModelVersion(request.version)).map(statisticsMessage),
@@ -181,9 +181,9 @@ const streamInfer = (server: InferenceServer, logger: Logger, call: Parameters<I
     const isEmptyFinalWanted = emptyFinal?.case === 'boolParam' && emptyFinal.value;
     let isDecoupled = false;
     Promise.resolve()
-      .then(() => {
+      .then(async () => {
         const request = decodeModelInferRequest(message);
-        isDecoupled = server.modelSpec(request.modelName, request.modelVersion).isDecoupled;
+        isDecoupled = (await server.modelSpec(request.modelName, request.modelVersion)).isDecoupled;
         return server.inferStream(request, (response) =>
           write(
             create(ModelStreamInferResponseSchema, {
