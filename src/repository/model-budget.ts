@@ -65,7 +65,8 @@ function formatBytes(bytes: number): string {
  * limit would be passed, picks victims from the front: loaded on demand, idle, not loading, and needed
  * by no model that stays (an ensemble's steps go only with the ensemble, or once it has gone). The
  * victims stop counting at once, so parallel loads never pick the same victim nor overshoot together.
- * When no victim is left and a limit would still be passed, the load is refused (UNAVAILABLE).
+ * When no victim is left and a limit would still be passed, the load is refused (UNAVAILABLE); the
+ * message is the reason, which the repository puts after Triton's `failed to load '<m>': `.
  */
 export class ModelBudget {
   readonly #limits: BudgetLimits;
@@ -124,7 +125,7 @@ export class ModelBudget {
     if (memoryBudgetBytes !== undefined && bytes > memoryBudgetBytes) {
       throw new NereidError(
         'UNAVAILABLE',
-        `cannot load '${name}': its estimated memory (${formatBytes(bytes)}) is more than the whole ${describeLimit('bytes', this.#limits)}`,
+        `its estimated memory (${formatBytes(bytes)}) is more than the whole ${describeLimit('bytes', this.#limits)}`,
       );
     }
     const victims: string[] = [];
@@ -139,7 +140,7 @@ export class ModelBudget {
       if (victim === undefined) {
         throw new NereidError(
           'UNAVAILABLE',
-          `cannot load '${name}': it would pass ${describeLimit(limit, this.#limits)} (${this.#usage()}) and no loaded model can be unloaded to make room: ` +
+          `loading it would pass ${describeLimit(limit, this.#limits)} (${this.#usage()}) and no loaded model can be unloaded to make room: ` +
             'models loaded at start-up, by --load-model or by the repository API are kept, and so are models with requests queued or running and the models a loaded ensemble runs',
         );
       }
