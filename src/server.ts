@@ -66,7 +66,10 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       })
     : undefined;
   // Models calling models and the front ends share one router; it finds models in the repository below.
-  const router = new RequestRouter((name, version) => repository.acquireModel(name, version));
+  const router = new RequestRouter({
+    prepare: (name) => repository.prepareModel(name),
+    lookup: (name, version) => repository.getModel(name, version),
+  });
   const repository: RepositoryManager = new RepositoryManager({
     repositoryPaths: options.modelRepositories,
     controlMode: options.modelControlMode,

@@ -11,6 +11,7 @@ export interface ServerProcess {
   readonly label: string;
   readonly baseUrl: string;
   readonly logFile: string;
+  readonly pid: number | undefined;
   /** SIGTERM, then SIGKILL after 15 s; resolves once the process has exited. */
   stop(): Promise<void>;
 }
@@ -96,7 +97,7 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
     try {
       const response = await fetch(`${baseUrl}/v2/health/ready`, { signal: AbortSignal.timeout(2000) });
       await response.arrayBuffer();
-      if (response.status === 200) return { label: options.label, baseUrl, logFile: options.logFile, stop };
+      if (response.status === 200) return { label: options.label, baseUrl, logFile: options.logFile, pid: child.pid, stop };
     } catch {
       // not listening yet
     }

@@ -78,7 +78,8 @@ export class InferenceServer {
    * inference request would: tritonclient asks for the metadata before it infers.
    */
   async modelMetadata(name: string, version?: number): Promise<ModelMetadata> {
-    const model = await this.#options.repository.acquireModel(name, version);
+    await this.#options.repository.prepareModel(name);
+    const model = this.#options.repository.getModel(name, version);
     const { spec } = model;
     const batchPrefix = spec.maxBatchSize > 0 ? [-1] : [];
     return {
@@ -95,12 +96,14 @@ export class InferenceServer {
    * so that none of them reads the protobuf configuration to decide (loading it on demand, as infer does).
    */
   async modelSpec(name: string, version?: number): Promise<ModelSpec> {
-    return (await this.#options.repository.acquireModel(name, version)).spec;
+    await this.#options.repository.prepareModel(name);
+    return this.#options.repository.getModel(name, version).spec;
   }
 
   /** The model version's configuration with the defaults filled in (loading it on demand, as infer does). */
   async modelConfig(name: string, version?: number): Promise<ModelConfig> {
-    return (await this.#options.repository.acquireModel(name, version)).config;
+    await this.#options.repository.prepareModel(name);
+    return this.#options.repository.getModel(name, version).config;
   }
 
   /**

@@ -52,7 +52,7 @@ export interface RepositoryOptions {
   // Issue 19, many models:
   /** `--model-load-thread-count`: how many models load at once (Triton's default: 4). */
   readonly loadThreadCount?: number;
-  /** `--load-on-demand`: a request for a model that is not loaded loads it (see acquireModel). */
+  /** `--load-on-demand`: a request for a model that is not loaded loads it (see prepareModel). */
   readonly isLoadOnDemand?: boolean;
   /** `--max-loaded-models` and `--model-memory-budget`; none: no limit. */
   readonly limits?: BudgetLimits;
@@ -90,7 +90,7 @@ interface LoadResult {
  * takes longer than `loadTimeoutMs`, so no model keeps start-up from finishing.
  *
  * Issue 19, many models: at most `loadThreadCount` models load at once (LoadSlots). With
- * `isLoadOnDemand`, a request for a model that is not loaded loads it (acquireModel), and modes NONE
+ * `isLoadOnDemand`, a request for a model that is not loaded loads it (prepareModel), and modes NONE
  * and POLL load nothing at start-up. Before each load, ModelBudget keeps `--max-loaded-models` and
  * `--model-memory-budget` by unloading the least recently used models that were loaded on demand.
  */
@@ -105,6 +105,8 @@ export class RepositoryManager {
   readonly #budget: ModelBudget;
   /** Loads on demand under way, by model: the requests that find one wait for it. */
   readonly #demandLoads = new Map<string, Promise<void>>();
+  /** Models asked for by requests that may not have enqueued yet (see prepareModel), with how many. */
+  readonly #leases = new Map<string, number>();
 
   constructor(options: RepositoryOptions) {
     this.#options = options;
@@ -185,23 +187,40 @@ export class RepositoryManager {
   }
 
   /**
-   * The model version that serves a request, as getModel, and with loading on demand the model is
-   * loaded first when it is in a repository and not loaded: requests that come during the load wait
-   * for it, and a failed load fails each of them with its reason. Each request makes its model the
-   * most recently used.
+   * Makes a model ready for a request's getModel: with loading on demand, a model that is in a
+   * repository and not loaded is loaded first; requests that come during the load wait for it, and a
+   * failed load rejects each of them with its reason. Each request makes its model the most recently
+   * used. A model in no repository is left to getModel's error.
    */
-  async acquireModel(name: string, version?: number): Promise<Model> {
-    if (this.#options.isLoadOnDemand === true && !hasReadyVersion(this.#models.get(name))) {
-      let load = this.#demandLoads.get(name);
-      if (load === undefined) {
-        load = this.#loadOnDemand(name).finally(() => this.#demandLoads.delete(name));
-        this.#demandLoads.set(name, load);
+  async prepareModel(name: string): Promise<void> {
+    // NOTE: the caller looks the model up and enqueues its request a few microtasks after this
+    // settles; an eviction choosing the model in between would close it under the request. From the
+    // call until the next macrotask after it settles, by when the request is enqueued and counted in
+    // flight, the model is leased: no eviction picks it.
+    const release = this.#lease(name);
+    try {
+      if (this.#options.isLoadOnDemand === true && !hasReadyVersion(this.#models.get(name))) {
+        let load = this.#demandLoads.get(name);
+        if (load === undefined) {
+          load = this.#loadOnDemand(name).finally(() => this.#demandLoads.delete(name));
+          this.#demandLoads.set(name, load);
+        }
+        await load;
       }
-      await load;
+      this.#budget.touch(name);
+    } finally {
+      setImmediate(release);
     }
-    const model = this.getModel(name, version);
-    this.#budget.touch(name);
-    return model;
+  }
+
+  /** Keeps `name` from being evicted until the returned function is called. */
+  #lease(name: string): () => void {
+    this.#leases.set(name, (this.#leases.get(name) ?? 0) + 1);
+    return () => {
+      const count = this.#leases.get(name)! - 1;
+      if (count > 0) this.#leases.set(name, count);
+      else this.#leases.delete(name);
+    };
   }
 
   /** Loads a model for a request, unless it is ready by then; a model in no repository is left to getModel's error. */
@@ -210,6 +229,7 @@ export class RepositoryManager {
       if (hasReadyVersion(this.#models.get(name))) return;
       const dirs = await this.#findModelFolders(name);
       if (dirs.length === 0) return;
+      this.#options.logger.info('repository', `loading '${name}' on demand: a request asked for it (--load-on-demand)`);
       await this.#replace(name, dirs, { isUploaded: false, origin: 'on_demand' });
     });
   }
@@ -286,6 +306,8 @@ export class RepositoryManager {
       throw new NereidError('INVALID_ARG', `models '${requester}' and '${name}' depend on each other; expected the models an ensemble runs not to run the ensemble`);
     }
     const release = this.#dependencies.addWait(requester, name);
+    // Leased until it counts as the requester's dependency, so that no other load evicts it first.
+    const releaseLease = this.#lease(name);
     try {
       await this.#slots.whileWaiting(async () => {
         await this.#mutex.settled(name);
@@ -297,6 +319,7 @@ export class RepositoryManager {
       this.#budget.addDependency(requester, name);
       return this.getModel(name, version).spec;
     } finally {
+      releaseLease();
       release();
     }
   }
@@ -421,7 +444,7 @@ export class RepositoryManager {
       name,
       bytes,
       origin,
-      isIdle: (candidate) => this.#mutex.isIdle(candidate) && !this.#demandLoads.has(candidate) && isIdleEntry(this.#models.get(candidate)),
+      isIdle: (candidate) => this.#mutex.isIdle(candidate) && !this.#leases.has(candidate) && isIdleEntry(this.#models.get(candidate)),
     });
     const reason = `unloaded to stay within ${describeLimit(reservation.limit ?? 'count', this.#budget.limits)} (least recently used)`;
     for (const victim of reservation.victims) {
