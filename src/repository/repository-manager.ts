@@ -1,4 +1,3 @@
-import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BackendContext, LoadContext } from '../backends/backend.js';
 import type { ModelSpec } from '../kernel/model-spec.js';
@@ -11,17 +10,18 @@ import type { CloseOptions } from '../scheduling/scheduler.js';
 import { DependencyGraph } from './dependency-graph.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { LoadSlots } from './load-slots.js';
+import { ModelLeases } from './model-leases.js';
 import { type BudgetLimits, type LoadOrigin, ModelBudget, type Reservation, describeLimit } from './model-budget.js';
 import { estimateVersionBytes, folderBytes } from './memory-estimate.js';
 import type { ModelEntry } from './model-lifecycle.js';
 import { ModelLookup, hasReadyVersion, isReadyVersion } from './model-lookup.js';
 import { type LoadOverride, refuseCodeFiles, removeOverrideFolder, writeOverrideFiles } from './load-override.js';
-import { isModelName, modelNotPolledError, unknownModelUnloadError, validateModelName } from './model-name.js';
+import { modelNotPolledError, unknownModelUnloadError, validateModelName } from './model-name.js';
 import { Model } from './model.js';
 import { prepareModelConfig } from './prepare-model-config.js';
 import { abortable } from '../util/abortable.js';
 import { RepositoryPoller } from './repository-poller.js';
-import { findVersions, fingerprintFolders, scanRepositories } from './repository-scan.js';
+import { findModelFolders, findVersions, fingerprintFolders, scanRepositories } from './repository-scan.js';
 import { selectVersions } from './version-policy.js';
 import type { ModelControlMode } from '../config/server-options.js';
 
@@ -105,8 +105,8 @@ export class RepositoryManager {
   readonly #budget: ModelBudget;
   /** Loads on demand under way, by model: the requests that find one wait for it. */
   readonly #demandLoads = new Map<string, Promise<void>>();
-  /** Models asked for by requests that may not have enqueued yet (see prepareModel), with how many. */
-  readonly #leases = new Map<string, number>();
+  /** Models asked for by requests that may not have enqueued yet (see prepareModel). */
+  readonly #leases = new ModelLeases();
 
   constructor(options: RepositoryOptions) {
     this.#options = options;
@@ -197,7 +197,7 @@ export class RepositoryManager {
     // settles; an eviction choosing the model in between would close it under the request. From the
     // call until the next macrotask after it settles, by when the request is enqueued and counted in
     // flight, the model is leased: no eviction picks it.
-    const release = this.#lease(name);
+    const release = this.#leases.take(name);
     try {
       if (this.#options.isLoadOnDemand === true && !hasReadyVersion(this.#models.get(name))) {
         let load = this.#demandLoads.get(name);
@@ -213,33 +213,15 @@ export class RepositoryManager {
     }
   }
 
-  /** Keeps `name` from being evicted until the returned function is called. */
-  #lease(name: string): () => void {
-    this.#leases.set(name, (this.#leases.get(name) ?? 0) + 1);
-    return () => {
-      const count = this.#leases.get(name)! - 1;
-      if (count > 0) this.#leases.set(name, count);
-      else this.#leases.delete(name);
-    };
-  }
-
   /** Loads a model for a request, unless it is ready by then; a model in no repository is left to getModel's error. */
   #loadOnDemand(name: string): Promise<void> {
     return this.#mutex.run(name, async () => {
       if (hasReadyVersion(this.#models.get(name))) return;
-      const dirs = await this.#findModelFolders(name);
+      const dirs = await findModelFolders(this.#options.repositoryPaths, name);
       if (dirs.length === 0) return;
       this.#options.logger.info('repository', `loading '${name}' on demand: a request asked for it (--load-on-demand)`);
       await this.#replace(name, dirs, { isUploaded: false, origin: 'on_demand' });
     });
-  }
-
-  /** The folders named `name` in the repositories, without reading every repository (a request may name any model). */
-  async #findModelFolders(name: string): Promise<string[]> {
-    if (!isModelName(name) || name.startsWith('.')) return [];
-    const candidates = this.#options.repositoryPaths.map((repository) => join(repository, name));
-    const infos = await Promise.all(candidates.map((dir) => lstat(dir).catch(() => undefined)));
-    return candidates.filter((_, index) => infos[index]?.isDirectory() === true);
   }
 
   /**
@@ -307,7 +289,7 @@ export class RepositoryManager {
     }
     const release = this.#dependencies.addWait(requester, name);
     // Leased until it counts as the requester's dependency, so that no other load evicts it first.
-    const releaseLease = this.#lease(name);
+    const releaseLease = this.#leases.take(name);
     try {
       await this.#slots.whileWaiting(async () => {
         await this.#mutex.settled(name);
