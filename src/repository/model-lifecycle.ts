@@ -18,6 +18,8 @@ export interface ModelEntry {
   readonly versions: Map<number, VersionState>;
   /** Set when the model failed before any version could load (unreadable or invalid config, no backend). */
   error?: string;
+  /** Not loaded on purpose: never asked for in EXPLICIT mode or with loading on demand, unloaded, or evicted. */
+  isUnloaded?: boolean;
   /** The status of a load that failed as a whole: INVALID_ARG (Triton's), or UNAVAILABLE when the budget refused it. */
   errorStatus?: 'INVALID_ARG' | 'UNAVAILABLE';
 }

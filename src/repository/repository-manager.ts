@@ -430,7 +430,10 @@ export class RepositoryManager {
     });
     const reason = `unloaded to stay within ${describeLimit(reservation.limit ?? 'count', this.#budget.limits)} (least recently used)`;
     for (const victim of reservation.victims) {
-      for (const state of this.#models.get(victim)?.versions.values() ?? []) {
+      const entry = this.#models.get(victim);
+      if (entry === undefined) continue;
+      entry.isUnloaded = true;
+      for (const state of entry.versions.values()) {
         if (state.model !== undefined) state.state = 'UNLOADING';
       }
     }
@@ -469,9 +472,12 @@ export class RepositoryManager {
     return this.#models.readyVersions(name);
   }
 
-  /** True when every model found has every selected version READY, with none of its instances down. */
+  /**
+   * True when every model found has every selected version READY, with none of its instances down;
+   * with loading on demand, models not loaded (never asked for, or evicted) do not count.
+   */
   isEveryModelReady(): boolean {
-    return this.#models.isEveryModelReady();
+    return this.#models.isEveryModelReady(this.#options.isLoadOnDemand === true);
   }
 
   /** Triton's repository index: one entry per model version, sorted by name then version. */
@@ -507,7 +513,7 @@ export class RepositoryManager {
 
 /** A model found in a repository and not loaded (EXPLICIT mode), as the index lists it. */
 function unloadedEntry(name: string, modelDir: string): ModelEntry {
-  return { name, modelDir, versions: new Map(), error: 'unloaded' };
+  return { name, modelDir, versions: new Map(), error: 'unloaded', isUnloaded: true };
 }
 
 /** True when no version of the model has a request queued or running. */

@@ -104,12 +104,14 @@ test('200 models with --load-on-demand --max-loaded-models 20: every answer righ
   });
   assert.deepEqual(loadedNames(await index(server)), [], 'with loading on demand, mode NONE loads nothing at start-up');
   assert.equal((await index(server)).length, 200);
+  assert.equal((await server.get('/v2/health/ready')).status, 200, 'models not loaded do not keep the server from being ready: it serves them');
 
   const { failures, mostLoaded } = await runClients(server, { names: copies.names, clientCount: 8, requestsEach: 12, seed: 19 });
   assert.deepEqual(failures, []);
   assert.ok(mostLoaded <= 20, `the index showed ${mostLoaded} models loaded`);
   const entries = await index(server);
   assert.equal(loadedNames(entries).length, 20, 'more than 20 models were asked for: 20 stay loaded');
+  assert.equal((await server.get('/v2/health/ready')).status, 200);
   const evicted = entries.filter((entry) => entry.reason === 'unloaded to stay within --max-loaded-models 20 (least recently used)');
   assert.ok(evicted.length > 0, 'evicted models are listed with the reason');
   assert.ok(evicted.every((entry) => entry.state === 'UNAVAILABLE' && entry.version === '1'));
