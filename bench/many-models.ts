@@ -15,7 +15,7 @@
  * repository of renamed copies (test/helpers/model-copies.ts). For each count and instance count: the
  * time from the spawn until /v2/health/ready answers 200, the server's RSS then (/proc, after 2 s),
  * wrk on digits_0 (bench/batching/infer.lua: one image as binary data, batch 1) against the same
- * model served alone, and how long SIGTERM takes to exit. With --load-on-demand: the latency of the
+ * model served alone, and how long SIGTERM takes to exit while wrk is still sending. With --load-on-demand: the latency of the
  * first request to each of MANY_FIRST_SAMPLES models not loaded (one at a time, p50 and p99), then
  * MANY_CONCURRENCY clients asking for random models among twice the budget for MANY_DEMAND_SECS.
  * Results: a markdown table on stdout, JSON in bench/results/many-models.json.
@@ -127,7 +127,11 @@ async function measureLoaded(count: number, instances: number, loadThreads: numb
   const rss = rssMb(server.pid);
   await wrk(server, 'digits_0');
   const hot = await wrk(server, 'digits_0');
+  // SIGTERM while wrk still sends: how long the drain of the requests in flight takes.
+  const draining = wrk(server, 'digits_0').catch(() => undefined);
+  await sleep(1500);
   const sigtermS = await stopTimed(server);
+  await draining;
   copies.remove();
   return {
     count,
@@ -212,7 +216,7 @@ try {
   const demand = DEMAND_COUNT > 0 ? await measureOnDemand() : undefined;
   const fmt = (value: number, digits = 1): string => value.toFixed(digits);
   const lines = [
-    '| models | instances each | load threads | ready after (s) | RSS (MB) | MB per instance | hot model (infer/s) | alone (infer/s) | hot p99 (ms) | SIGTERM to exit (s) |',
+    '| models | instances each | load threads | ready after (s) | RSS (MB) | MB per instance | hot model (infer/s) | alone (infer/s) | hot p99 (ms) | SIGTERM under load to exit (s) |',
     '|---|---|---|---|---|---|---|---|---|---|',
     ...loaded.map(
       (row) =>

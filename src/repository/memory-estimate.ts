@@ -3,10 +3,12 @@ import { join } from 'node:path';
 
 /**
  * How much resident memory one instance costs beyond its model's bytes, and how many bytes of memory
- * one byte of model file becomes in each instance. Measured on the ONNX Runtime backend (December
- * 2026, `bench/many-models.ts` prints both again): 20 copies of the 10 KB digits MLP added 16 MB of
- * RSS per instance (1 vs 2 instances each); a 64 MB MatMul model added 76 MB with one instance and
- * 86 MB more with a second, so each instance holds its own copy of the weights, about 1.2× the file.
+ * one byte of model file becomes in each instance. Measured on the ONNX Runtime backend of the built
+ * server (December 2026, `bench/many-models.ts` prints both again): 100 copies of the 10 KB digits MLP
+ * took 990 MB of RSS with one instance each and 1,875 MB with two, 8.9 MB per instance; a 64 MB
+ * MatMul model added 76 MB with one instance and 86 MB more with a second, so each instance holds its
+ * own copy of the weights, about 1.2× the file. The figures are for ONNX Runtime; Nereid applies them
+ * to every backend (a Python instance, a process of its own, costs more).
  *
  * NOTE: why an estimate from the files and the config, not the RSS change over the load: loads run in
  * parallel (`--model-load-thread-count`), so the RSS change over one load holds the others' memory
@@ -14,7 +16,7 @@ import { join } from 'node:path';
  * their own. The estimate is known before the load, which is when the budget must decide; it is
  * re-measured by the bench when the instances' cost changes.
  */
-export const INSTANCE_OVERHEAD_BYTES = 16 * 2 ** 20;
+export const INSTANCE_OVERHEAD_BYTES = 9 * 2 ** 20;
 export const FILE_BYTES_FACTOR = 1.25;
 
 /** The estimated memory of one loaded model version: each instance holds the model and its own state. */

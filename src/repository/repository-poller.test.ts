@@ -110,6 +110,17 @@ test('a new folder is loaded; a removed one is unloaded once and forgotten', asy
   assert.deepEqual(events.slice(4), ['reload a', "info poll: loaded 'a' after a change in its folder"], 'a folder that comes back loads again');
 });
 
+test('the models changed since the last pass reload together, not one after another', async () => {
+  const { folders, events, held, poller, tick } = setup({ holdReloads: true });
+  poller.start(INTERVAL_MS);
+  for (const name of ['a', 'b', 'c']) folders.set(name, 'v1');
+  await tick();
+  assert.deepEqual(events, ['reload a', 'reload b', 'reload c'], 'all three started before any finished');
+  for (const release of held) release();
+  await tick();
+  assert.equal(events.filter((event) => event.startsWith('info poll: loaded')).length, 3);
+});
+
 test('a poll still running when the next interval comes makes that interval skip', async () => {
   const { folders, events, held, poller, tick } = setup({ holdReloads: true });
   folders.set('a', 'v1');
