@@ -94,7 +94,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   });
   await repository.loadAll();
   if (options.modelControlMode === 'poll') repository.startPolling(options.repositoryPollMs);
-  const failed = repository.index().filter((entry) => entry.state !== 'READY');
+  const failed = repository.failures();
   if (options.isExitOnError && failed.length > 0) {
     await repository.unloadAll();
     metrics?.close();

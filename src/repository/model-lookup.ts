@@ -95,6 +95,14 @@ export class ModelLookup {
     return entries.flatMap(indexEntries).every((entry) => entry.state === 'READY') && this.readyModels().every((model) => model.isHealthy);
   }
 
+  /** The index lines of the models that were to load and have a version not READY (the models not loaded on purpose left out). */
+  failures(): RepositoryIndexEntry[] {
+    return this.#sortedEntries()
+      .filter((entry) => entry.isUnloaded !== true)
+      .flatMap(indexEntries)
+      .filter((entry) => entry.state !== 'READY');
+  }
+
   /** Triton's repository index: one entry per model version, sorted by name then version. */
   index(): RepositoryIndexEntry[] {
     return this.#sortedEntries().flatMap(indexEntries);

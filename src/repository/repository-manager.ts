@@ -485,6 +485,11 @@ export class RepositoryManager {
     return this.#models.index();
   }
 
+  /** The index lines of models that failed to load (`--exit-on-error`); models not loaded on purpose are not failures. */
+  failures(): RepositoryIndexEntry[] {
+    return this.#models.failures();
+  }
+
   /** Requests accepted by any model and not yet answered. */
   get inflightCount(): number {
     return this.#models.inflightCount;
