@@ -122,9 +122,10 @@ export class RepositoryManager {
           // With loading on demand a model not loaded stays so: the next request loads the new files.
           if (options.isLoadOnDemand === true && !hasReadyVersion(this.#models.get(name))) {
             this.#models.set(name, unloadedEntry(name, dirs[0]!));
-            return;
+            return 'listed';
           }
           await this.#replace(name, dirs, { isUploaded: false, origin: 'poll' });
+          return 'loaded';
         }),
       remove: (name) =>
         this.#mutex.run(name, async () => {
