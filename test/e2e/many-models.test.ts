@@ -306,3 +306,22 @@ test("an ensemble loaded on demand loads its step's model on demand; the step is
   assert.deepEqual([again.status, again.body.outputs?.[0]?.data], [200, [2, 3, 4, 5]], JSON.stringify(again.body));
   assert.ok(loadedNames(await index(server)).length <= 2);
 });
+
+test('a JavaScript model calling models loads the models it calls on demand', async (t) => {
+  const repository = mkdtempSync(join(tmpdir(), 'nereid-bls-demand-'));
+  const examples = new URL('../../examples/model_repository/', import.meta.url).pathname;
+  for (const name of ['digits_bls', 'digits_preprocess', 'digits', 'digits_postprocess']) cpSync(join(examples, name), join(repository, name), { recursive: true });
+  const server = await startTestServer({ modelRepositories: [repository], isLoadOnDemand: true, maxLoadedModels: 4 });
+  t.after(async () => {
+    await server.close();
+    rmSync(repository, { recursive: true, force: true });
+  });
+  const labels = readFileSync(join(examples, 'digits', 'labels.txt'), 'utf8').split('\n');
+  const image = samples.images[3]!.map((value) => Math.round((value * 255) / 16));
+  const response = await server.post('/v2/models/digits_bls/infer', { inputs: [{ name: 'IMAGE', datatype: 'UINT8', shape: [1, 8, 8], data: image }] });
+  const body = (await response.json()) as { outputs?: Array<{ name: string; data: unknown[] }>; error?: string };
+  assert.equal(response.status, 200, body.error);
+  assert.deepEqual(body.outputs![0]!.data, [labels[samples.labels[3]!]]);
+  assert.deepEqual(loadedNames(await index(server)).sort(), ['digits', 'digits_bls', 'digits_postprocess', 'digits_preprocess']);
+  assert.equal(metricSum(await metricsText(server), 'nereid_model_loads_total', 'reason="on_demand"'), 4);
+});
