@@ -11,11 +11,13 @@ import { DependencyGraph } from './dependency-graph.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { LoadSlots } from './load-slots.js';
 import { ModelLeases } from './model-leases.js';
-import { type BudgetLimits, type LoadOrigin, ModelBudget, type Reservation, describeLimit } from './model-budget.js';
+import { type BudgetLimits, type LoadOrigin, ModelBudget, type Reservation } from './model-budget.js';
+import { ModelEvictor } from './model-evictor.js';
 import { estimateVersionBytes, folderBytes } from './memory-estimate.js';
 import type { ModelEntry } from './model-lifecycle.js';
 import { ModelLookup, hasReadyVersion, isReadyVersion } from './model-lookup.js';
-import { type LoadOverride, refuseCodeFiles, removeOverrideFolder, writeOverrideFiles } from './load-override.js';
+import { type LoadOverride, refuseCodeFiles, writeOverrideFiles } from './load-override.js';
+import { unloadVersions } from './unload-versions.js';
 import { modelNotPolledError, unknownModelUnloadError, validateModelName } from './model-name.js';
 import { Model } from './model.js';
 import { prepareModelConfig } from './prepare-model-config.js';
@@ -103,6 +105,7 @@ export class RepositoryManager {
   readonly #poller: RepositoryPoller;
   readonly #slots: LoadSlots;
   readonly #budget: ModelBudget;
+  readonly #evictor: ModelEvictor;
   /** Loads on demand under way, by model: the requests that find one wait for it. */
   readonly #demandLoads = new Map<string, Promise<void>>();
   /** Models asked for by requests that may not have enqueued yet (see prepareModel). */
@@ -112,6 +115,15 @@ export class RepositoryManager {
     this.#options = options;
     this.#slots = new LoadSlots(options.loadThreadCount ?? 4);
     this.#budget = new ModelBudget(options.limits ?? {});
+    this.#evictor = new ModelEvictor({
+      budget: this.#budget,
+      models: this.#models,
+      mutex: this.#mutex,
+      leases: this.#leases,
+      drainOptions: () => this.#drainOptions(),
+      logger: options.logger,
+      ...(options.events !== undefined ? { events: options.events } : {}),
+    });
     this.#poller = new RepositoryPoller({
       clock: options.clock ?? systemClock,
       logger: options.logger,
@@ -378,7 +390,7 @@ export class RepositoryManager {
       const instanceCount = config.instanceGroup.reduce((sum, group) => sum + group.count, 0);
       const versionBytes = await Promise.all(selected.map(async (version) => estimateVersionBytes(await folderBytes(join(modelDir, String(version))), instanceCount)));
       try {
-        reservation = await this.#makeRoom(name, versionBytes.reduce((sum, bytes) => sum + bytes, 0), source.origin);
+        reservation = await this.#evictor.makeRoom(name, versionBytes.reduce((sum, bytes) => sum + bytes, 0), source.origin);
       } catch (error) {
         entry.errorStatus = 'UNAVAILABLE';
         throw error;
@@ -414,42 +426,6 @@ export class RepositoryManager {
       clearTimeout(timer);
     }
     return reservation === undefined ? { entry } : { entry, reservation };
-  }
-
-  /**
-   * Counts a model about to load against the limits and unloads the models the budget picks to make
-   * room, waiting until they are gone. The victims stop taking requests at once (their versions turn
-   * UNLOADING in the same tick as the choice), so they finish only what they had accepted: nothing,
-   * as only idle models are picked. A request for a victim waits for the eviction, then loads it again.
-   */
-  async #makeRoom(name: string, bytes: number, origin: LoadOrigin): Promise<Reservation> {
-    const reservation = this.#budget.reserve({
-      name,
-      bytes,
-      origin,
-      isIdle: (candidate) => this.#mutex.isIdle(candidate) && !this.#leases.has(candidate) && isIdleEntry(this.#models.get(candidate)),
-    });
-    const reason = `unloaded to stay within ${describeLimit(reservation.limit ?? 'count', this.#budget.limits)} (least recently used)`;
-    for (const victim of reservation.victims) {
-      const entry = this.#models.get(victim);
-      if (entry === undefined) continue;
-      entry.isUnloaded = true;
-      for (const state of entry.versions.values()) {
-        if (state.model !== undefined) state.state = 'UNLOADING';
-      }
-    }
-    await Promise.all(
-      reservation.victims.map((victim) =>
-        this.#mutex.run(victim, async () => {
-          const entry = this.#models.get(victim);
-          if (entry === undefined) return;
-          await unloadVersions(entry, this.#drainOptions(), reason);
-          this.#options.logger.info('repository', `unloaded '${victim}' to load '${name}': ${reason}`);
-          this.#options.events?.onModelEvicted(victim);
-        }),
-      ),
-    );
-    return reservation;
   }
 
   /**
@@ -517,32 +493,7 @@ export class RepositoryManager {
   }
 }
 
-/** A model found in a repository and not loaded (EXPLICIT mode), as the index lists it. */
+/** A model found in a repository and not loaded (EXPLICIT mode, or loading on demand), as the index lists it. */
 function unloadedEntry(name: string, modelDir: string): ModelEntry {
   return { name, modelDir, versions: new Map(), error: 'unloaded', isUnloaded: true };
-}
-
-/** True when no version of the model has a request queued or running. */
-function isIdleEntry(entry: ModelEntry | undefined): boolean {
-  return entry !== undefined && [...entry.versions.values()].every((state) => (state.model?.inflightCount ?? 0) === 0);
-}
-
-/**
- * Unloads an entry's loaded versions: they turn UNLOADING, finish what they accepted, then stop and
- * are listed UNAVAILABLE with `reason`; a model made from a load request's files loses its private folder too.
- */
-async function unloadVersions(entry: ModelEntry, options?: CloseOptions, reason = 'unloaded'): Promise<void> {
-  await Promise.all(
-    [...entry.versions.values()].map(async (state) => {
-      const model = state.model;
-      if (model === undefined) return;
-      state.state = 'UNLOADING';
-      await model.unload(options);
-      state.state = 'UNAVAILABLE';
-      state.reason = reason;
-      delete state.model;
-      delete state.memoryBytes;
-    }),
-  );
-  await removeOverrideFolder(entry.modelDir);
 }
