@@ -86,12 +86,19 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     ? new ServerMetrics({
         config: options.metricsConfig,
         // Read at scrape time only, once the repository below exists.
-        source: { models: () => repository.readyModels() },
+        source: {
+          models: () => repository.readyModels(),
+          loadedModelCount: () => repository.loadedModelCount,
+          memoryEstimates: () => repository.memoryEstimates(),
+        },
         cpuIntervalMs: options.isCpuMetricsAllowed ? options.metricsIntervalMs : 0,
       })
     : undefined;
   // Models calling models and the front ends share one router; it finds models in the repository below.
-  const router = new RequestRouter((name, version) => repository.getModel(name, version));
+  const router = new RequestRouter({
+    prepare: (name) => repository.prepareModel(name),
+    lookup: (name, version) => repository.getModel(name, version),
+  });
   const repository: RepositoryManager = new RepositoryManager({
     repositoryPaths: options.modelRepositories,
     controlMode: options.modelControlMode,
@@ -102,6 +109,14 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     maxInputBytes: options.httpMaxInputBytes,
     isAutoCompleteEnabled: options.isAutoCompleteEnabled,
     isModelCodeUploadAllowed: options.isModelCodeUploadAllowed,
+    // Issue 19, many models:
+    loadThreadCount: options.modelLoadThreadCount,
+    isLoadOnDemand: options.isLoadOnDemand,
+    limits: {
+      ...(options.maxLoadedModels !== undefined ? { maxLoadedModels: options.maxLoadedModels } : {}),
+      ...(options.modelMemoryBudgetBytes !== undefined ? { memoryBudgetBytes: options.modelMemoryBudgetBytes } : {}),
+    },
+    ...(metrics !== undefined ? { events: metrics.repositoryEvents } : {}),
     context: {
       logger,
       defaultMaxBatchSize: options.defaultMaxBatchSize,
@@ -114,7 +129,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   });
   await repository.loadAll();
   if (options.modelControlMode === 'poll') repository.startPolling(options.repositoryPollMs);
-  const failed = repository.index().filter((entry) => entry.state !== 'READY');
+  const failed = repository.failures();
   if (options.isExitOnError && failed.length > 0) {
     await repository.unloadAll();
     metrics?.close();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULT_SERVER_OPTIONS, parseServeArgs, serveUsage } from './server-options.js';
+import { DEFAULT_SERVER_OPTIONS, type ServerOptions, parseServeArgs, serveUsage } from './server-options.js';
 
 test("defaults are Triton's, with both flag spellings accepted", () => {
   const options = parseServeArgs(['--model-repository', 'a', '--model-store=b']);
@@ -184,5 +184,36 @@ test('issue 24: --grpc-max-decompressed-message-size bounds what a compressed gR
   assert.equal(options.grpcMaxDecompressedMessageBytes, 1_048_576);
   assert.throws(() => parseServeArgs(['--model-repository=m', '--grpc-max-decompressed-message-size=0']), {
     message: "nereid serve: --grpc-max-decompressed-message-size takes an integer from 1 to 2147483647, got '0'",
+  });
+});
+
+test('issue 19: --model-load-thread-count, --load-on-demand, --max-loaded-models and --model-memory-budget', () => {
+  const defaults = parseServeArgs(['--model-repository=m']) as ServerOptions;
+  assert.equal(defaults.modelLoadThreadCount, 4);
+  assert.equal(defaults.isLoadOnDemand, false);
+  assert.equal(defaults.maxLoadedModels, undefined);
+  assert.equal(defaults.modelMemoryBudgetBytes, undefined);
+  const options = parseServeArgs([
+    '--model-repository=m',
+    '--model-load-thread-count=8',
+    '--load-on-demand=true',
+    '--max-loaded-models',
+    '20',
+    '--model-memory-budget=512MB',
+  ]) as ServerOptions;
+  assert.equal(options.modelLoadThreadCount, 8);
+  assert.equal(options.isLoadOnDemand, true);
+  assert.equal(options.maxLoadedModels, 20);
+  assert.equal(options.modelMemoryBudgetBytes, 512 * 2 ** 20);
+  const budget = (value: string): number | undefined => (parseServeArgs(['--model-repository=m', `--model-memory-budget=${value}`]) as ServerOptions).modelMemoryBudgetBytes;
+  assert.deepEqual(['1000', '64kb', '1.5GB', '2 gb', '1TB'].map(budget), [1000, 65_536, 1.5 * 2 ** 30, 2 * 2 ** 30, 2 ** 40]);
+  for (const bad of ['', 'lots', '-1MB', '0', '12PB', '1e9']) {
+    assert.throws(() => budget(bad), { message: `nereid serve: --model-memory-budget takes a size in bytes or with KB, MB, GB or TB (e.g. 512MB), got '${bad}'` });
+  }
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--model-load-thread-count=0']), {
+    message: "nereid serve: --model-load-thread-count takes an integer from 1 to 1024, got '0'",
+  });
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--max-loaded-models=0']), {
+    message: "nereid serve: --max-loaded-models takes an integer from 1 to 2147483647, got '0'",
   });
 });

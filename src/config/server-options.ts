@@ -84,6 +84,15 @@ export interface ServerOptions {
   readonly httpTls?: TlsFiles;
   /** `--metrics-use-ssl[-mutual]` and friends (beyond Triton); undefined: plain HTTP. */
   readonly metricsTls?: TlsFiles;
+  // Issue 19, many models:
+  /** `--model-load-thread-count` (Triton's): how many models load at once. */
+  readonly modelLoadThreadCount: number;
+  /** `--load-on-demand`: a request for a model that is not loaded loads it; modes NONE and POLL then load nothing at start-up. */
+  readonly isLoadOnDemand: boolean;
+  /** `--max-loaded-models`: the most models loaded at once; undefined: no limit. */
+  readonly maxLoadedModels?: number;
+  /** `--model-memory-budget`: the most estimated memory of the loaded models, in bytes; undefined: no limit. */
+  readonly modelMemoryBudgetBytes?: number;
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
@@ -128,6 +137,9 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   httpCorsOrigins: [],
   // Issue 24, confinement and code-bearing uploads:
   isModelCodeUploadAllowed: false,
+  // Issue 19, many models:
+  modelLoadThreadCount: 4,
+  isLoadOnDemand: false,
 };
 
 /** Flags, what each takes, and one line of help. */
@@ -210,6 +222,11 @@ const FLAGS = {
   'metrics-server-cert': { type: 'string', help: 'FILE  PEM certificate chain of the metrics service (reloaded when it changes, or on SIGHUP)' },
   'metrics-server-key': { type: 'string', help: 'FILE  PEM private key of --metrics-server-cert' },
   'metrics-root-cert': { type: 'string', help: "FILE  PEM CA certificates that sign the scrapers' certificates" },
+  // Issue 19, many models:
+  'model-load-thread-count': { type: 'string', help: 'N  how many models load at once (default 4)' },
+  'load-on-demand': { type: 'string', help: 'BOOL  a request for a model that is not loaded loads it (default false)' },
+  'max-loaded-models': { type: 'string', help: 'N  most models loaded at once; least recently used ones loaded on demand make room (default: no limit)' },
+  'model-memory-budget': { type: 'string', help: 'SIZE  most estimated memory of loaded models, bytes or with KB/MB/GB (default: no limit)' },
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
@@ -242,6 +259,20 @@ function parseInteger(flag: string, value: string | undefined, fallback: number,
     throw usageError(`--${flag} takes an integer from ${min} to ${max}, got '${value}'`);
   }
   return parsed;
+}
+
+const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, B: 1, KB: 2 ** 10, MB: 2 ** 20, GB: 2 ** 30, TB: 2 ** 40 };
+
+/** A size in bytes, or with a suffix KB, MB, GB or TB (powers of 1024, any case; `512MB`, `1.5 GB`). */
+export function parseByteSize(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const match = /^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$/.exec(value);
+  const unit = SIZE_UNITS[match?.[2]?.toUpperCase() ?? 'none'];
+  const bytes = match !== null && unit !== undefined ? Math.floor(Number(match[1]) * unit) : Number.NaN;
+  if (!(bytes >= 1) || !Number.isSafeInteger(bytes)) {
+    throw usageError(`--${flag} takes a size in bytes or with KB, MB, GB or TB (e.g. 512MB), got '${value}'`);
+  }
+  return bytes;
 }
 
 function parseMetricsConfig(entries: readonly string[]): MetricsConfig {
@@ -409,6 +440,11 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     ...(grpcTls !== undefined ? { grpcTls } : {}),
     ...(httpTls !== undefined ? { httpTls } : {}),
     ...(metricsTls !== undefined ? { metricsTls } : {}),
+    // Issue 19, many models:
+    modelLoadThreadCount: parseInteger('model-load-thread-count', string('model-load-thread-count'), defaults.modelLoadThreadCount, 1, 1024),
+    isLoadOnDemand: parseBoolean('load-on-demand', string('load-on-demand'), defaults.isLoadOnDemand),
+    ...(string('max-loaded-models') !== undefined ? { maxLoadedModels: parseInteger('max-loaded-models', string('max-loaded-models'), 0, 1, 2 ** 31 - 1) } : {}),
+    ...(string('model-memory-budget') !== undefined ? { modelMemoryBudgetBytes: parseByteSize('model-memory-budget', string('model-memory-budget'))! } : {}),
   };
   if (options.authTokenFile === '') throw usageError('--auth-token-file takes the path of a file that holds the token, got an empty path');
   checkPortCollision(options);

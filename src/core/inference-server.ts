@@ -73,7 +73,12 @@ export class InferenceServer {
     return { name: this.#options.id, version: this.#options.version, extensions: EXTENSIONS };
   }
 
-  modelMetadata(name: string, version?: number): ModelMetadata {
+  /**
+   * The model's metadata. With `--load-on-demand` a model that is not loaded is loaded first, as an
+   * inference request would: tritonclient asks for the metadata before it infers.
+   */
+  async modelMetadata(name: string, version?: number): Promise<ModelMetadata> {
+    await this.#options.repository.prepareModel(name);
     const model = this.#options.repository.getModel(name, version);
     const { spec } = model;
     const batchPrefix = spec.maxBatchSize > 0 ? [-1] : [];
@@ -88,14 +93,16 @@ export class InferenceServer {
 
   /**
    * What the front ends need to know of a model version (does it batch, is it decoupled, its tensors),
-   * so that none of them reads the protobuf configuration to decide.
+   * so that none of them reads the protobuf configuration to decide (loading it on demand, as infer does).
    */
-  modelSpec(name: string, version?: number): ModelSpec {
+  async modelSpec(name: string, version?: number): Promise<ModelSpec> {
+    await this.#options.repository.prepareModel(name);
     return this.#options.repository.getModel(name, version).spec;
   }
 
-  /** The model version's configuration with the defaults filled in. */
-  modelConfig(name: string, version?: number): ModelConfig {
+  /** The model version's configuration with the defaults filled in (loading it on demand, as infer does). */
+  async modelConfig(name: string, version?: number): Promise<ModelConfig> {
+    await this.#options.repository.prepareModel(name);
     return this.#options.repository.getModel(name, version).config;
   }
 

@@ -12,8 +12,16 @@ export interface RoutableModel {
   infer(request: InferRequest): Promise<readonly Tensor[]>;
 }
 
-/** Finds the model version that serves a request; throws Triton's unknown/unavailable errors. */
-export type ModelLookup = (name: string, version?: number) => RoutableModel;
+/** Where the router finds models. */
+export interface ModelSource {
+  /**
+   * Settles once the model can be looked up: with `--load-on-demand`, a model not loaded is loaded
+   * first (rejecting with the load's error). The model is not evicted until the request is enqueued.
+   */
+  prepare(name: string): Promise<void>;
+  /** The model version that serves a request now; throws Triton's unknown/unavailable errors. */
+  lookup(name: string, version?: number): RoutableModel;
+}
 
 /**
  * Routes a request to the model version that serves it: validation, the model's scheduler, then the
@@ -21,13 +29,16 @@ export type ModelLookup = (name: string, version?: number) => RoutableModel;
  * models calling models.
  */
 export class RequestRouter implements ModelCaller {
-  readonly #lookup: ModelLookup;
+  readonly #models: ModelSource;
 
-  constructor(lookup: ModelLookup) {
-    this.#lookup = lookup;
+  constructor(models: ModelSource) {
+    this.#models = models;
   }
 
+  // NOTE: after `prepare`, the lookup and the enqueue (`model.infer`) run in one synchronous step, so a
+  // request never lands on a version that a reload or an unload has started closing.
   async infer(request: InferRequest): Promise<InferResponse> {
+    await this.#models.prepare(request.modelName);
     const { model, validated, counts } = this.#prepare(request);
     if (model.spec.isDecoupled) {
       throw new NereidError(
@@ -39,6 +50,7 @@ export class RequestRouter implements ModelCaller {
   }
 
   async inferStream(request: InferRequest, onResponse: (response: InferResponse) => void): Promise<void> {
+    await this.#models.prepare(request.modelName);
     const { model, validated, counts } = this.#prepare(request);
     if (!model.spec.isDecoupled) {
       onResponse(this.#respond(model.spec, request, counts, await model.infer(validated)));
@@ -60,7 +72,7 @@ export class RequestRouter implements ModelCaller {
   }
 
   #prepare(request: InferRequest): { model: RoutableModel; validated: InferRequest; counts: ReadonlyMap<string, number> } {
-    const model = this.#lookup(request.modelName, request.modelVersion);
+    const model = this.#models.lookup(request.modelName, request.modelVersion);
     const validated = validateRequest(model.spec, request);
     const counts = new Map<string, number>();
     for (const output of validated.outputs!) {

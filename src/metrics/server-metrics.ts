@@ -25,6 +25,16 @@ export const DEFAULT_METRICS_CONFIG: MetricsConfig = {
 /** What the metrics read at each scrape: every loaded model version. */
 export interface MetricsSource {
   models(): Iterable<{ readonly statistics: ModelStatistics; readonly pendingCount: number }>;
+  /** Models with a version loaded. */
+  loadedModelCount?(): number;
+  /** The estimated memory of each loaded version, as `--model-memory-budget` counts it. */
+  memoryEstimates?(): Iterable<{ readonly name: string; readonly version: number; readonly bytes: number }>;
+}
+
+/** The repository's loads and evictions, counted (issue 19). */
+export interface ModelLoadEvents {
+  onModelLoaded(name: string, reason: string): void;
+  onModelEvicted(name: string): void;
 }
 
 export interface ServerMetricsOptions {
@@ -50,6 +60,8 @@ export class ServerMetrics {
   readonly #summaries: Record<'request' | 'queue' | 'computeInput' | 'computeInfer' | 'computeOutput', Summary<'model' | 'version'>> | undefined;
   readonly #cpu = new CpuSampler();
   #timer: NodeJS.Timeout | undefined;
+  /** Counts each load (by why it was loaded: startup, api, poll, on_demand) and each eviction. */
+  readonly repositoryEvents: ModelLoadEvents;
 
   constructor(options: ServerMetricsOptions) {
     this.#options = options;
@@ -126,6 +138,40 @@ export class ServerMetrics {
       labelNames: LABELS,
       registers,
       buckets: BATCH_SIZE_BUCKETS,
+    });
+    const loads = new Counter({
+      name: 'nereid_model_loads_total',
+      help: 'Models loaded, by why: startup, api (the repository API), poll (a folder changed) or on_demand (a request)',
+      labelNames: ['model', 'reason'],
+      registers,
+    });
+    const evictions = new Counter({
+      name: 'nereid_model_evictions_total',
+      help: 'Models loaded on demand that were unloaded to stay within --max-loaded-models or --model-memory-budget',
+      labelNames: ['model'],
+      registers,
+    });
+    this.repositoryEvents = {
+      onModelLoaded: (model, reason) => loads.inc({ model, reason }),
+      onModelEvicted: (model) => evictions.inc({ model }),
+    };
+    new Gauge({
+      name: 'nereid_loaded_models',
+      help: 'Models with a version loaded, the count --max-loaded-models limits',
+      registers,
+      collect() {
+        this.set(source.loadedModelCount?.() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'nereid_model_memory_bytes',
+      help: 'Estimated memory of each loaded model version (file sizes and instances; see docs/architecture.md), as --model-memory-budget counts it',
+      labelNames: LABELS,
+      registers,
+      collect() {
+        this.reset();
+        for (const { name, version, bytes } of source.memoryEstimates?.() ?? []) this.set({ model: name, version: String(version) }, bytes);
+      },
     });
     if (options.cpuIntervalMs > 0) this.#startCpuMetrics();
   }

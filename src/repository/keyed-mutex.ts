@@ -18,6 +18,11 @@ export class KeyedMutex {
     return next;
   }
 
+  /** True when no task given for `key` is still to settle. */
+  isIdle(key: string): boolean {
+    return !this.#tails.has(key);
+  }
+
   /** Settles once every task given so far for `key` has settled (never rejects). */
   async settled(key: string): Promise<void> {
     await this.#tails.get(key)?.catch(() => undefined);

@@ -7,6 +7,8 @@ export interface VersionState {
   /** Why the version is not READY; empty when it is. */
   reason: string;
   model?: Model;
+  /** The estimated memory of the loaded version (memory-estimate.ts); set while it is loaded. */
+  memoryBytes?: number;
 }
 
 /** Everything known about one model folder: its versions, or why none could be considered. */
@@ -16,6 +18,10 @@ export interface ModelEntry {
   readonly versions: Map<number, VersionState>;
   /** Set when the model failed before any version could load (unreadable or invalid config, no backend). */
   error?: string;
+  /** Not loaded on purpose: never asked for in EXPLICIT mode or with loading on demand, unloaded, or evicted. */
+  isUnloaded?: boolean;
+  /** The status of a load that failed as a whole: INVALID_ARG (Triton's), or UNAVAILABLE when the budget refused it. */
+  errorStatus?: 'INVALID_ARG' | 'UNAVAILABLE';
 }
 
 /** The model's lines of the repository index: one per version, or one without a version for a failure of the whole model. */

@@ -85,9 +85,22 @@ export class ModelLookup {
     return entry === undefined ? [] : readyVersionsOf(entry).map((state) => state.version);
   }
 
-  /** True when every model found has every selected version READY, with none of its instances down. */
-  isEveryModelReady(): boolean {
-    return this.index().every((entry) => entry.state === 'READY') && this.readyModels().every((model) => model.isHealthy);
+  /**
+   * True when every model found has every selected version READY, with none of its instances down;
+   * with `isUnloadedIgnored` (loading on demand, where a model not loaded is served all the same),
+   * the models not loaded on purpose do not count.
+   */
+  isEveryModelReady(isUnloadedIgnored = false): boolean {
+    const entries = this.#sortedEntries().filter((entry) => !isUnloadedIgnored || entry.isUnloaded !== true);
+    return entries.flatMap(indexEntries).every((entry) => entry.state === 'READY') && this.readyModels().every((model) => model.isHealthy);
+  }
+
+  /** The index lines of the models that were to load and have a version not READY (the models not loaded on purpose left out). */
+  failures(): RepositoryIndexEntry[] {
+    return this.#sortedEntries()
+      .filter((entry) => entry.isUnloaded !== true)
+      .flatMap(indexEntries)
+      .filter((entry) => entry.state !== 'READY');
   }
 
   /** Triton's repository index: one entry per model version, sorted by name then version. */

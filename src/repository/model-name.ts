@@ -23,6 +23,11 @@ function invalidNameReason(name: string): string | undefined {
   return undefined;
 }
 
+/** True when `name` can name a model folder (see validateModelName). */
+export function isModelName(name: string): boolean {
+  return invalidNameReason(name) === undefined;
+}
+
 /**
  * Checks a model name a client sent to load or unload, before it is used as a folder name: the one
  * place that decides it (both front ends reach it through the repository manager). A model's name

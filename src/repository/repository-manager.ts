@@ -9,15 +9,21 @@ import { type Clock, systemClock } from '../scheduling/clock.js';
 import type { CloseOptions } from '../scheduling/scheduler.js';
 import { DependencyGraph } from './dependency-graph.js';
 import { KeyedMutex } from './keyed-mutex.js';
+import { LoadSlots } from './load-slots.js';
+import { ModelLeases } from './model-leases.js';
+import { type BudgetLimits, type LoadOrigin, ModelBudget, type Reservation } from './model-budget.js';
+import { ModelEvictor } from './model-evictor.js';
+import { estimateVersionBytes, folderBytes } from './memory-estimate.js';
 import type { ModelEntry } from './model-lifecycle.js';
 import { ModelLookup, hasReadyVersion, isReadyVersion } from './model-lookup.js';
-import { type LoadOverride, refuseCodeFiles, removeOverrideFolder, writeOverrideFiles } from './load-override.js';
+import { type LoadOverride, refuseCodeFiles, writeOverrideFiles } from './load-override.js';
+import { unloadVersions } from './unload-versions.js';
 import { modelNotPolledError, unknownModelUnloadError, validateModelName } from './model-name.js';
 import { Model } from './model.js';
 import { prepareModelConfig } from './prepare-model-config.js';
 import { abortable } from '../util/abortable.js';
 import { RepositoryPoller } from './repository-poller.js';
-import { findVersions, fingerprintFolders, scanRepositories } from './repository-scan.js';
+import { findModelFolders, findVersions, fingerprintFolders, scanRepositories } from './repository-scan.js';
 import { selectVersions } from './version-policy.js';
 import type { ModelControlMode } from '../config/server-options.js';
 
@@ -45,12 +51,36 @@ export interface RepositoryOptions {
   readonly maxInputBytes: number;
   /** `--allow-model-code-upload`: load requests may bring files a backend runs as code (default false). */
   readonly isModelCodeUploadAllowed?: boolean;
+  // Issue 19, many models:
+  /** `--model-load-thread-count`: how many models load at once (Triton's default: 4). */
+  readonly loadThreadCount?: number;
+  /** `--load-on-demand`: a request for a model that is not loaded loads it (see prepareModel). */
+  readonly isLoadOnDemand?: boolean;
+  /** `--max-loaded-models` and `--model-memory-budget`; none: no limit. */
+  readonly limits?: BudgetLimits;
+  /** Who hears of each load and eviction (the metrics). */
+  readonly events?: RepositoryEvents;
 }
 
-/** Where a load's model comes from: a config override, and whether its files came with the request. */
+/** What the repository tells the metrics. */
+export interface RepositoryEvents {
+  /** A model finished loading (at least one version READY), and why it was loaded. */
+  onModelLoaded(name: string, origin: LoadOrigin): void;
+  /** A model loaded on demand was unloaded to make room for another. */
+  onModelEvicted(name: string): void;
+}
+
+/** Where a load's model comes from: a config override, whether its files came with the request, and why it loads. */
 interface LoadSource {
   readonly configJson?: string;
   readonly isUploaded: boolean;
+  readonly origin: LoadOrigin;
+}
+
+/** A load's outcome: the entry, and the room the budget holds for it until the caller settles it. */
+interface LoadResult {
+  readonly entry: ModelEntry;
+  readonly reservation?: Reservation;
 }
 
 /**
@@ -60,6 +90,11 @@ interface LoadSource {
  * model run one at a time (KeyedMutex); a model whose load needs others waits for them
  * (DependencyGraph refuses circles); POLL mode follows the folders (RepositoryPoller). No load
  * takes longer than `loadTimeoutMs`, so no model keeps start-up from finishing.
+ *
+ * Issue 19, many models: at most `loadThreadCount` models load at once (LoadSlots). With
+ * `isLoadOnDemand`, a request for a model that is not loaded loads it (prepareModel), and modes NONE
+ * and POLL load nothing at start-up. Before each load, ModelBudget keeps `--max-loaded-models` and
+ * `--model-memory-budget` by unloading the least recently used models that were loaded on demand.
  */
 export class RepositoryManager {
   readonly #options: RepositoryOptions;
@@ -68,19 +103,47 @@ export class RepositoryManager {
   /** Models whose load is waiting for other models to load (an ensemble for its steps' models). */
   readonly #dependencies = new DependencyGraph();
   readonly #poller: RepositoryPoller;
+  readonly #slots: LoadSlots;
+  readonly #budget: ModelBudget;
+  readonly #evictor: ModelEvictor;
+  /** Loads on demand under way, by model: the requests that find one wait for it. */
+  readonly #demandLoads = new Map<string, Promise<void>>();
+  /** Models asked for by requests that may not have enqueued yet (see prepareModel). */
+  readonly #leases = new ModelLeases();
 
   constructor(options: RepositoryOptions) {
     this.#options = options;
+    this.#slots = new LoadSlots(options.loadThreadCount ?? 4);
+    this.#budget = new ModelBudget(options.limits ?? {});
+    this.#evictor = new ModelEvictor({
+      budget: this.#budget,
+      models: this.#models,
+      mutex: this.#mutex,
+      leases: this.#leases,
+      drainOptions: () => this.#drainOptions(),
+      logger: options.logger,
+      ...(options.events !== undefined ? { events: options.events } : {}),
+    });
     this.#poller = new RepositoryPoller({
       clock: options.clock ?? systemClock,
       logger: options.logger,
       scan: () => this.#scan(),
       fingerprint: fingerprintFolders,
-      reload: (name, dirs) => this.#mutex.run(name, () => this.#replace(name, dirs)),
+      reload: (name, dirs) =>
+        this.#mutex.run(name, async () => {
+          // With loading on demand a model not loaded stays so: the next request loads the new files.
+          if (options.isLoadOnDemand === true && !hasReadyVersion(this.#models.get(name))) {
+            this.#models.set(name, unloadedEntry(name, dirs[0]!));
+            return 'listed';
+          }
+          await this.#replace(name, dirs, { isUploaded: false, origin: 'poll' });
+          return 'loaded';
+        }),
       remove: (name) =>
         this.#mutex.run(name, async () => {
           const entry = this.#models.get(name);
           this.#models.delete(name);
+          this.#budget.forget(name);
           if (entry !== undefined) await unloadVersions(entry, this.#drainOptions());
         }),
     });
@@ -91,12 +154,14 @@ export class RepositoryManager {
   }
 
   /**
-   * Loads at start-up: every model in control mode NONE; in EXPLICIT mode those named by
-   * `--load-model` (`*`: all), the others listed in the index as unloaded.
+   * Loads at start-up: every model in control modes NONE and POLL; in EXPLICIT mode those named by
+   * `--load-model` (`*`: all), the others listed in the index as unloaded. With loading on demand,
+   * NONE and POLL load none: each model loads when first requested.
    */
   async loadAll(): Promise<void> {
     const { controlMode, startupModels } = this.#options;
-    const isLoadedAtStart = (name: string): boolean => controlMode !== 'explicit' || startupModels.includes('*') || startupModels.includes(name);
+    const isLoadedAtStart = (name: string): boolean =>
+      controlMode === 'explicit' ? startupModels.includes('*') || startupModels.includes(name) : this.#options.isLoadOnDemand !== true;
     const found = await this.#scan();
     const missing = controlMode === 'explicit' ? startupModels.filter((name) => name !== '*' && !found.has(name)) : [];
     for (const name of missing) {
@@ -107,7 +172,7 @@ export class RepositoryManager {
       [...found].map(([name, dirs]) =>
         this.#mutex.run(name, async () => {
           const print = controlMode === 'poll' ? await fingerprintFolders(dirs) : '';
-          this.#models.set(name, isLoadedAtStart(name) ? await this.#load(name, dirs) : unloadedEntry(name, dirs[0]!));
+          this.#models.set(name, isLoadedAtStart(name) ? await this.#loadAndSettle(name, dirs, 'startup') : unloadedEntry(name, dirs[0]!));
           if (controlMode === 'poll') this.#poller.remember(name, print);
         }),
       ),
@@ -130,7 +195,45 @@ export class RepositoryManager {
       if (dirs === undefined) {
         throw modelNotPolledError(name, `no model folder of that name in ${this.#options.repositoryPaths.join(', ')}`);
       }
-      await this.#replace(name, dirs, { isUploaded, ...(override?.configJson !== undefined ? { configJson: override.configJson } : {}) });
+      await this.#replace(name, dirs, { isUploaded, origin: 'api', ...(override?.configJson !== undefined ? { configJson: override.configJson } : {}) });
+    });
+  }
+
+  /**
+   * Makes a model ready for a request's getModel: with loading on demand, a model that is in a
+   * repository and not loaded is loaded first; requests that come during the load wait for it, and a
+   * failed load rejects each of them with its reason. Each request makes its model the most recently
+   * used. A model in no repository is left to getModel's error.
+   */
+  async prepareModel(name: string): Promise<void> {
+    // NOTE: the caller looks the model up and enqueues its request a few microtasks after this
+    // settles; an eviction choosing the model in between would close it under the request. From the
+    // call until the next macrotask after it settles, by when the request is enqueued and counted in
+    // flight, the model is leased: no eviction picks it.
+    const release = this.#leases.take(name);
+    try {
+      if (this.#options.isLoadOnDemand === true && !hasReadyVersion(this.#models.get(name))) {
+        let load = this.#demandLoads.get(name);
+        if (load === undefined) {
+          load = this.#loadOnDemand(name).finally(() => this.#demandLoads.delete(name));
+          this.#demandLoads.set(name, load);
+        }
+        await load;
+      }
+      this.#budget.touch(name);
+    } finally {
+      setImmediate(release);
+    }
+  }
+
+  /** Loads a model for a request, unless it is ready by then; a model in no repository is left to getModel's error. */
+  #loadOnDemand(name: string): Promise<void> {
+    return this.#mutex.run(name, async () => {
+      if (hasReadyVersion(this.#models.get(name))) return;
+      const dirs = await findModelFolders(this.#options.repositoryPaths, name);
+      if (dirs.length === 0) return;
+      this.#options.logger.info('repository', `loading '${name}' on demand: a request asked for it (--load-on-demand)`);
+      await this.#replace(name, dirs, { isUploaded: false, origin: 'on_demand' });
     });
   }
 
@@ -138,18 +241,33 @@ export class RepositoryManager {
    * Loads a model's new versions fully, then swaps them in and unloads the old ones (which finish what
    * they accepted). If anything fails to load, the old versions keep serving and the error is thrown.
    */
-  async #replace(name: string, dirs: readonly string[], source: LoadSource = { isUploaded: false }): Promise<void> {
-    const entry = await this.#load(name, dirs, source);
+  async #replace(name: string, dirs: readonly string[], source: LoadSource): Promise<void> {
+    const { entry, reservation } = await this.#load(name, dirs, source);
     const failure = entry.error ?? [...entry.versions.values()].find((state) => !isReadyVersion(state))?.reason;
     if (failure !== undefined) {
+      reservation?.cancel();
       await unloadVersions(entry);
       // A model that was not serving is listed with the reason; one that was keeps serving.
       if (!hasReadyVersion(this.#models.get(name))) this.#models.set(name, entry);
-      throw new NereidError('INVALID_ARG', `failed to load '${name}': ${failure}`);
+      throw new NereidError(entry.errorStatus ?? 'INVALID_ARG', `failed to load '${name}': ${failure}`);
     }
+    reservation?.commit();
+    this.#options.events?.onModelLoaded(name, source.origin);
     const previous = this.#models.get(name);
     this.#models.set(name, entry);
     if (previous !== undefined) await unloadVersions(previous, this.#drainOptions());
+  }
+
+  /** Loads a model at start-up: whatever loads serves, even when another version failed. */
+  async #loadAndSettle(name: string, dirs: readonly string[], origin: LoadOrigin): Promise<ModelEntry> {
+    const { entry, reservation } = await this.#load(name, dirs, { isUploaded: false, origin });
+    if (hasReadyVersion(entry)) {
+      reservation?.commit();
+      this.#options.events?.onModelLoaded(name, origin);
+    } else {
+      reservation?.cancel();
+    }
+    return entry;
   }
 
   /** POLL mode: re-reads the repositories every `intervalMs` (see RepositoryPoller). */
@@ -165,6 +283,7 @@ export class RepositoryManager {
       const entry = this.#models.get(name);
       if (entry === undefined) throw unknownModelUnloadError(name);
       await unloadVersions(entry, this.#drainOptions());
+      this.#budget.forget(name);
       this.#models.set(name, unloadedEntry(name, entry.modelDir));
       this.#options.logger.info('repository', `successfully unloaded '${name}'`);
     });
@@ -173,19 +292,29 @@ export class RepositoryManager {
   /**
    * The spec of a model version another model depends on, once that model's load or unload in
    * progress has settled. In EXPLICIT mode a model that is not loaded is loaded now, as Triton loads
-   * an ensemble's composing models with it. Models waiting for each other in a circle are refused.
+   * an ensemble's composing models with it; for a model loaded on demand, its dependencies load on
+   * demand too (and are unloaded only after it). Models waiting for each other in a circle are refused.
+   * The requester's load slot is free during the wait.
    */
   async #requireModel(requester: string, name: string, version?: number): Promise<ModelSpec> {
     if (this.#dependencies.isWaitingFor(name, requester)) {
       throw new NereidError('INVALID_ARG', `models '${requester}' and '${name}' depend on each other; expected the models an ensemble runs not to run the ensemble`);
     }
     const release = this.#dependencies.addWait(requester, name);
+    // Leased until it counts as the requester's dependency, so that no other load evicts it first.
+    const releaseLease = this.#leases.take(name);
     try {
-      await this.#mutex.settled(name);
-      const entry = this.#models.get(name);
-      if (!hasReadyVersion(entry) && this.#options.controlMode === 'explicit' && entry !== undefined) await this.loadModel(name);
+      await this.#slots.whileWaiting(async () => {
+        await this.#mutex.settled(name);
+        const entry = this.#models.get(name);
+        if (hasReadyVersion(entry)) return;
+        if (this.#options.isLoadOnDemand === true && this.#budget.originOf(requester) === 'on_demand') await this.#loadOnDemand(name);
+        else if (this.#options.controlMode === 'explicit' && entry !== undefined) await this.loadModel(name);
+      });
+      this.#budget.addDependency(requester, name);
       return this.getModel(name, version).spec;
     } finally {
+      releaseLease();
       release();
     }
   }
@@ -209,18 +338,25 @@ export class RepositoryManager {
   }
 
   /**
-   * Loads the versions of one model; failures are recorded in the entry, never thrown. The load
-   * timeout aborts whatever is still loading: instances starting or warming up are stopped first.
+   * Loads the versions of one model once a load slot is free; failures are recorded in the entry,
+   * never thrown. The load timeout aborts whatever is still loading: instances starting or warming
+   * up are stopped first. Before the versions load, the budget makes room for them (evicting) or
+   * refuses the load; the caller commits or cancels the returned reservation.
    */
-  async #load(name: string, dirs: readonly string[], source: LoadSource = { isUploaded: false }): Promise<ModelEntry> {
+  #load(name: string, dirs: readonly string[], source: LoadSource): Promise<LoadResult> {
+    return this.#slots.run(() => this.#loadNow(name, dirs, source));
+  }
+
+  async #loadNow(name: string, dirs: readonly string[], source: LoadSource): Promise<LoadResult> {
     const { configJson } = source;
     const { logger, loadTimeoutMs } = this.#options;
     const modelDir = dirs[0]!;
     const entry: ModelEntry = { name, modelDir, versions: new Map() };
+    let reservation: Reservation | undefined;
     if (dirs.length > 1) {
       entry.error = `model '${name}' appears in more than one repository (${dirs.join(', ')}); model names must be unique`;
       logger.error('repository', entry.error);
-      return entry;
+      return { entry };
     }
     const timeout = new AbortController();
     const timeoutReason = `model '${name}' did not finish loading within ${loadTimeoutMs / 1000} s (--model-load-timeout-secs); its instances were stopped`;
@@ -251,6 +387,14 @@ export class RepositoryManager {
       for (const version of missing) {
         entry.versions.set(version, { version, state: 'UNAVAILABLE', reason: `version ${version} is named in version_policy but '${join(modelDir, String(version))}' does not exist` });
       }
+      const instanceCount = config.instanceGroup.reduce((sum, group) => sum + group.count, 0);
+      const versionBytes = await Promise.all(selected.map(async (version) => estimateVersionBytes(await folderBytes(join(modelDir, String(version))), instanceCount)));
+      try {
+        reservation = await this.#evictor.makeRoom(name, versionBytes.reduce((sum, bytes) => sum + bytes, 0), source.origin);
+      } catch (error) {
+        entry.errorStatus = 'UNAVAILABLE';
+        throw error;
+      }
       await Promise.all(
         selected.map(async (version) => {
           entry.versions.set(version, { version, state: 'LOADING', reason: '' });
@@ -265,7 +409,7 @@ export class RepositoryManager {
               maxInputBytes: this.#options.maxInputBytes,
               signal,
             });
-            entry.versions.set(version, { version, state: 'READY', reason: '', model });
+            entry.versions.set(version, { version, state: 'READY', reason: '', model, memoryBytes: versionBytes[selected.indexOf(version)]! });
             logger.info('repository', `successfully loaded '${name}' version ${version}`);
           } catch (error) {
             // Past the timeout, whatever the stopped instances answered is not the reason.
@@ -281,7 +425,7 @@ export class RepositoryManager {
     } finally {
       clearTimeout(timer);
     }
-    return entry;
+    return reservation === undefined ? { entry } : { entry, reservation };
   }
 
   /**
@@ -305,9 +449,12 @@ export class RepositoryManager {
     return this.#models.readyVersions(name);
   }
 
-  /** True when every model found has every selected version READY, with none of its instances down. */
+  /**
+   * True when every model found has every selected version READY, with none of its instances down;
+   * with loading on demand, models not loaded (never asked for, or evicted) do not count.
+   */
   isEveryModelReady(): boolean {
-    return this.#models.isEveryModelReady();
+    return this.#models.isEveryModelReady(this.#options.isLoadOnDemand === true);
   }
 
   /** Triton's repository index: one entry per model version, sorted by name then version. */
@@ -315,9 +462,28 @@ export class RepositoryManager {
     return this.#models.index();
   }
 
+  /** The index lines of models that failed to load (`--exit-on-error`); models not loaded on purpose are not failures. */
+  failures(): RepositoryIndexEntry[] {
+    return this.#models.failures();
+  }
+
   /** Requests accepted by any model and not yet answered. */
   get inflightCount(): number {
     return this.#models.inflightCount;
+  }
+
+  /** Models with a version loaded (READY), the count `--max-loaded-models` limits. */
+  get loadedModelCount(): number {
+    let count = 0;
+    for (const entry of this.#models.entries()) if (hasReadyVersion(entry)) count++;
+    return count;
+  }
+
+  /** The estimated memory of each loaded version (memory-estimate.ts), as the budget counts it. */
+  memoryEstimates(): Array<{ readonly name: string; readonly version: number; readonly bytes: number }> {
+    return [...this.#models.entries()].flatMap((entry) =>
+      [...entry.versions.values()].filter(isReadyVersion).map((state) => ({ name: entry.name, version: state.version, bytes: state.memoryBytes ?? 0 })),
+    );
   }
 
   /** Unloads every model: waits for accepted requests (unless forced), then stops the instances. */
@@ -327,26 +493,7 @@ export class RepositoryManager {
   }
 }
 
-/** A model found in a repository and not loaded (EXPLICIT mode), as the index lists it. */
+/** A model found in a repository and not loaded (EXPLICIT mode, or loading on demand), as the index lists it. */
 function unloadedEntry(name: string, modelDir: string): ModelEntry {
-  return { name, modelDir, versions: new Map(), error: 'unloaded' };
-}
-
-/**
- * Unloads an entry's loaded versions: they turn UNLOADING, finish what they accepted, then stop; a
- * model made from a load request's files loses its private folder too.
- */
-async function unloadVersions(entry: ModelEntry, options?: CloseOptions): Promise<void> {
-  await Promise.all(
-    [...entry.versions.values()].map(async (state) => {
-      const model = state.model;
-      if (model === undefined) return;
-      state.state = 'UNLOADING';
-      await model.unload(options);
-      state.state = 'UNAVAILABLE';
-      state.reason = 'unloaded';
-      delete state.model;
-    }),
-  );
-  await removeOverrideFolder(entry.modelDir);
+  return { name, modelDir, versions: new Map(), error: 'unloaded', isUnloaded: true };
 }

@@ -17,6 +17,8 @@ function setup(options: { isScanFailing?: () => boolean; holdReloads?: boolean }
   const clock = new FakeClock();
   const folders = new Map<string, string>();
   const broken = new Set<string>();
+  /** Models the reload only lists (loading on demand). */
+  const listed = new Set<string>();
   const events: string[] = [];
   const held: Array<() => void> = [];
   const logger: Logger = {
@@ -37,6 +39,7 @@ function setup(options: { isScanFailing?: () => boolean; holdReloads?: boolean }
       events.push(`reload ${name}`);
       if (options.holdReloads === true) await new Promise<void>((resolve) => held.push(resolve));
       if (broken.has(name)) throw new Error(`failed to load '${name}': models/${name}/config.pbtxt:3:1: unexpected end of input`);
+      return listed.has(name) ? 'listed' : 'loaded';
     },
     remove: async (name) => void events.push(`remove ${name}`),
   });
@@ -44,7 +47,7 @@ function setup(options: { isScanFailing?: () => boolean; holdReloads?: boolean }
     clock.advance(INTERVAL_MS * 1000);
     await flush();
   };
-  return { clock, folders, broken, events, held, poller, tick };
+  return { clock, folders, broken, listed, events, held, poller, tick };
 }
 
 test('nothing is read before the first interval; then each interval reads the repository once', async () => {
@@ -108,6 +111,26 @@ test('a new folder is loaded; a removed one is unloaded once and forgotten', asy
   folders.set('a', 'v1');
   await tick();
   assert.deepEqual(events.slice(4), ['reload a', "info poll: loaded 'a' after a change in its folder"], 'a folder that comes back loads again');
+});
+
+test('the models changed since the last pass reload together, not one after another', async () => {
+  const { folders, events, held, poller, tick } = setup({ holdReloads: true });
+  poller.start(INTERVAL_MS);
+  for (const name of ['a', 'b', 'c']) folders.set(name, 'v1');
+  await tick();
+  assert.deepEqual(events, ['reload a', 'reload b', 'reload c'], 'all three started before any finished');
+  for (const release of held) release();
+  await tick();
+  assert.equal(events.filter((event) => event.startsWith('info poll: loaded')).length, 3);
+});
+
+test('a model only listed (loading on demand) is logged as listed, not loaded', async () => {
+  const { folders, listed, events, poller, tick } = setup();
+  poller.start(INTERVAL_MS);
+  folders.set('lazy', 'v1');
+  listed.add('lazy');
+  await tick();
+  assert.deepEqual(events, ['reload lazy', "info poll: listed 'lazy' after a change in its folder; it loads when a request asks for it"]);
 });
 
 test('a poll still running when the next interval comes makes that interval skip', async () => {

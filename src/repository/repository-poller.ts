@@ -8,8 +8,12 @@ export interface RepositoryPollerOptions {
   scan(): Promise<ReadonlyMap<string, readonly string[]>>;
   /** What a model's folders look like; equal strings mean nothing changed. */
   fingerprint(dirs: readonly string[]): Promise<string>;
-  /** Loads or reloads a model whose folders are new or changed; throws when the load fails. */
-  reload(name: string, dirs: readonly string[]): Promise<void>;
+  /**
+   * Loads or reloads a model whose folders are new or changed; throws when the load fails. Called for
+   * every changed model at once. Resolves with 'listed' when the model was only listed, not loaded
+   * (`--load-on-demand`: it loads when a request asks for it).
+   */
+  reload(name: string, dirs: readonly string[]): Promise<'loaded' | 'listed'>;
   /** Unloads a model whose folders are gone. */
   remove(name: string): Promise<void>;
 }
@@ -65,18 +69,25 @@ export class RepositoryPoller {
       return undefined;
     });
     if (found === undefined) return;
+    const changed: Array<[string, readonly string[]]> = [];
     for (const [name, dirs] of found) {
       const print = await fingerprint(dirs);
       if (this.#fingerprints.get(name) === print) continue;
       // Recorded whether or not the load works: a broken model is tried again once its folder changes.
       this.#fingerprints.set(name, print);
-      try {
-        await reload(name, dirs);
-        logger.info('repository', `poll: loaded '${name}' after a change in its folder`);
-      } catch (error) {
-        logger.error('repository', `poll: ${(error as Error).message}; the folder is read again when it changes`);
-      }
+      changed.push([name, dirs]);
     }
+    // The changed models reload together: the repository runs `--model-load-thread-count` at a time.
+    await Promise.all(
+      changed.map(async ([name, dirs]) => {
+        try {
+          const outcome = await reload(name, dirs);
+          logger.info('repository', outcome === 'loaded' ? `poll: loaded '${name}' after a change in its folder` : `poll: listed '${name}' after a change in its folder; it loads when a request asks for it`);
+        } catch (error) {
+          logger.error('repository', `poll: ${(error as Error).message}; the folder is read again when it changes`);
+        }
+      }),
+    );
     for (const name of [...this.#fingerprints.keys()].filter((name) => !found.has(name))) {
       this.#fingerprints.delete(name);
       await remove(name);

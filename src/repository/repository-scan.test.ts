@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { findVersions, fingerprintFolders, scanRepositories } from './repository-scan.js';
+import { findModelFolders, findVersions, fingerprintFolders, scanRepositories } from './repository-scan.js';
 
 let root: string;
 before(async () => {
@@ -61,4 +61,14 @@ test('the fingerprint changes with a file, a folder or a modification time, and 
   await mkdir(join(root, 'one', 'simple', '4'));
   assert.notEqual(await fingerprintFolders(dirs), touched);
   assert.equal(await fingerprintFolders([join(root, 'missing')]), '');
+});
+
+test('findModelFolders finds a model by name in each repository, as the scan would, and nothing for a path, a hidden name, a file or a link', async () => {
+  const repositories = [join(root, 'one'), join(root, 'two')];
+  assert.deepEqual(await findModelFolders(repositories, 'simple'), [join(root, 'one', 'simple'), join(root, 'two', 'simple')]);
+  assert.deepEqual(await findModelFolders(repositories, 'other'), [join(root, 'two', 'other')]);
+  await symlink(join(root, 'two', 'other'), join(root, 'one', 'linked'));
+  for (const name of ['missing', '../one', 'simple/1', '.hidden', 'README.md', '', 'linked']) {
+    assert.deepEqual(await findModelFolders(repositories, name), [], name);
+  }
 });

@@ -1,6 +1,7 @@
-import { readdir, stat } from 'node:fs/promises';
+import { lstat, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NereidError } from '../kernel/errors.js';
+import { isModelName } from './model-name.js';
 
 /** Folders Triton keeps inside a model folder that are not versions: no warning for these. */
 const KNOWN_SUBFOLDERS = new Set(['configs', 'warmup', 'initial_state']);
@@ -24,6 +25,18 @@ export async function scanRepositories(repositoryPaths: readonly string[]): Prom
     }
   }
   return found;
+}
+
+/**
+ * The folders named `name` in the repositories, as scanRepositories would find them, without reading
+ * every repository: a request may name any model. A name that cannot name a model folder (a path,
+ * `..`, a hidden name) finds none.
+ */
+export async function findModelFolders(repositoryPaths: readonly string[], name: string): Promise<string[]> {
+  if (!isModelName(name) || name.startsWith('.')) return [];
+  const candidates = repositoryPaths.map((repository) => join(repository, name));
+  const infos = await Promise.all(candidates.map((dir) => lstat(dir).catch(() => undefined)));
+  return candidates.filter((_, index) => infos[index]?.isDirectory() === true);
 }
 
 /**

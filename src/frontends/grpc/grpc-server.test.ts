@@ -13,7 +13,10 @@ import { inferenceService } from '../../protocol/grpc-service.js';
 import { FLOW_CONTROL_WINDOW_BYTES, GrpcFrontend } from './grpc-server.js';
 
 async function emptyServer(): Promise<InferenceServer> {
-  const router = new RequestRouter((name, version) => repository.getModel(name, version));
+  const router = new RequestRouter({
+    prepare: (name) => repository.prepareModel(name),
+    lookup: (name, version) => repository.getModel(name, version),
+  });
   const repository: RepositoryManager = new RepositoryManager({
     repositoryPaths: [mkdtempSync(join(tmpdir(), 'nereid-empty-'))],
     controlMode: 'none',

@@ -105,8 +105,8 @@ export function createInferenceService(server: InferenceServer, logger: Logger):
       const metadata = server.serverMetadata();
       return create(ServerMetadataResponseSchema, { ...metadata, extensions: [...metadata.extensions] });
     }),
-    modelMetadata: unary((request) => {
-      const metadata = server.modelMetadata(request.name, parseModelVersion(request.version));
+    modelMetadata: unary(async (request) => {
+      const metadata = await server.modelMetadata(request.name, parseModelVersion(request.version));
       return create(ModelMetadataResponseSchema, {
         ...metadata,
         versions: [...metadata.versions],
@@ -114,7 +114,7 @@ export function createInferenceService(server: InferenceServer, logger: Logger):
         outputs: metadata.outputs.map(tensorMetadata),
       });
     }),
-    modelConfig: unary((request) => create(ModelConfigResponseSchema, { config: server.modelConfig(request.name, parseModelVersion(request.version)) })),
+    modelConfig: unary(async (request) => create(ModelConfigResponseSchema, { config: await server.modelConfig(request.name, parseModelVersion(request.version)) })),
     modelStatistics: unary((request) =>
       create(ModelStatisticsResponseSchema, {
         modelStats: server.modelStatistics(request.name === '' ? undefined : request.name, parseModelVersion(request.version)).map(statisticsMessage),
@@ -185,7 +185,7 @@ const streamInfer = (server: InferenceServer, logger: Logger, call: Parameters<I
     Promise.resolve()
       .then(async () => {
         const request = await decodeModelInferRequest(message);
-        isDecoupled = server.modelSpec(request.modelName, request.modelVersion).isDecoupled;
+        isDecoupled = (await server.modelSpec(request.modelName, request.modelVersion)).isDecoupled;
         await server.inferStream(request, (response) => {
           const final = { ...response, parameters: { ...response.parameters, triton_final_response: !isDecoupled } };
           written = written.then(async () => write(create(ModelStreamInferResponseSchema, { inferResponse: await encodeModelInferResponse(final) })));

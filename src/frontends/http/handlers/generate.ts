@@ -16,13 +16,13 @@ type Target = { readonly modelName: string; readonly modelVersion: number | unde
  * a batch dimension of 1 added for a batching model); `parameters` and every other key become
  * request parameters.
  */
-export function decodeGenerateRequest(server: InferenceServer, target: Target, body: Buffer): InferRequest {
+export async function decodeGenerateRequest(server: InferenceServer, target: Target, body: Buffer): Promise<InferRequest> {
   const json = parseRequestJson(body.toString('utf8'), 'generate request');
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     throw new NereidError('INVALID_ARG', `generate request must be a JSON object such as {"text_input": "...", "parameters": {...}}`);
   }
-  const metadata = server.modelMetadata(target.modelName, target.modelVersion);
-  const isBatching = server.modelSpec(target.modelName, target.modelVersion).maxBatchSize > 0;
+  const metadata = await server.modelMetadata(target.modelName, target.modelVersion);
+  const isBatching = (await server.modelSpec(target.modelName, target.modelVersion)).maxBatchSize > 0;
   const inputs: InferRequest['inputs'][number][] = [];
   const parameters: Parameters = {};
   const addParameter = (key: string, value: JsonValue): void => {
@@ -59,7 +59,7 @@ export function encodeGenerateResponse(response: InferResponse): string {
 
 /** `POST .../generate`: exactly one response, as JSON. */
 export async function handleGenerate(server: InferenceServer, target: Target, body: Buffer): Promise<Reply> {
-  const request = decodeGenerateRequest(server, target, body);
+  const request = await decodeGenerateRequest(server, target, body);
   const responses: InferResponse[] = [];
   await server.inferStream(request, (response) => responses.push(response));
   if (responses.length !== 1) {
@@ -79,7 +79,7 @@ const sseEvent = (json: string): Buffer => Buffer.from(`data: ${json}\n\n`);
  * an `{"error": ...}` event, the status having been sent already.
  */
 export async function handleGenerateStream(server: InferenceServer, target: Target, body: Buffer): Promise<Reply> {
-  const request = decodeGenerateRequest(server, target, body);
+  const request = await decodeGenerateRequest(server, target, body);
   const events = new AsyncQueue<Uint8Array>();
   const firstResponse = deferred();
   let hasResponded = false;

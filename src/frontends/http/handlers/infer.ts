@@ -25,9 +25,9 @@ export async function handleInfer(
   const headerLength = readHeaderLength(headers);
   const { request, encoding } =
     headerLength === 0
-      ? await (() => {
-          const metadata = server.modelMetadata(target.modelName, target.modelVersion);
-          const isBatching = server.modelSpec(target.modelName, target.modelVersion).maxBatchSize > 0;
+      ? await (async () => {
+          const metadata = await server.modelMetadata(target.modelName, target.modelVersion);
+          const isBatching = (await server.modelSpec(target.modelName, target.modelVersion)).maxBatchSize > 0;
           return decodeRawInferRequest(body, target, metadata, isBatching);
         })()
       : await decodeInferRequest(body, target, headerLength);

@@ -7,8 +7,8 @@ interface ModelTarget {
 }
 
 /** `GET /v2/models/{m}[/versions/{v}]`: name, ready versions, platform, inputs and outputs. */
-export function handleModelMetadata(server: InferenceServer, target: ModelTarget): Reply {
-  return jsonReply(server.modelMetadata(target.modelName, target.modelVersion));
+export async function handleModelMetadata(server: InferenceServer, target: ModelTarget): Promise<Reply> {
+  return jsonReply(await server.modelMetadata(target.modelName, target.modelVersion));
 }
 
 /** `GET /v2/models/{m}[/versions/{v}]/ready`: 200 when the version can take requests, 400 otherwise. */
@@ -17,7 +17,7 @@ export function handleModelReady(server: InferenceServer, target: ModelTarget): 
 }
 
 /** `GET /v2/models/{m}[/versions/{v}]/config`: the configuration with Triton's defaults filled in. */
-export function handleModelConfig(server: InferenceServer, target: ModelTarget): Reply {
-  const json = modelConfigToTritonJson(server.modelConfig(target.modelName, target.modelVersion));
+export async function handleModelConfig(server: InferenceServer, target: ModelTarget): Promise<Reply> {
+  const json = modelConfigToTritonJson(await server.modelConfig(target.modelName, target.modelVersion));
   return { status: 200, headers: { 'content-type': 'application/json' }, chunks: [Buffer.from(json)] };
 }
