@@ -9,6 +9,8 @@ import { deserializeMessage, serializeMessage } from '../../src/protocol/grpc-se
 import { EXAMPLES, type TestServer, startTestServer } from '../helpers/server.js';
 import { anyString, byteMutation, jsonMutation, jsonText, jsonValue, mutateBytes, mutateJson } from './arbitraries.js';
 import type { FuzzTarget } from './fuzz-target.js';
+import { looseRequest } from './targets/grpc-codec.js';
+import { readCorpus } from './targets/model-config.js';
 
 /*
  * The end-to-end fuzz targets: arbitrary and mutated HTTP requests and gRPC messages sent to the real
@@ -176,8 +178,19 @@ const loadParameters = fc.dictionary(
   { maxKeys: 3 },
 );
 
+/** One of Triton's configs (test/fixtures/triton-configs) as a load's `config`, mutated, with an arbitrary model file. */
+const corpusLoad: fc.Arbitrary<HttpCase> = fc
+  .record({ index: fc.nat(), mutations: fc.array(jsonMutation, { maxLength: 2 }), model: fc.uint8Array({ maxLength: 64 }), isModelFileSent: fc.boolean() })
+  .map(({ index, mutations, model, isModelFileSent }) => {
+    const { json } = readCorpus();
+    const config = mutations.reduce<unknown>(mutateJson, { ...(json[index % json.length] as object), name: 'fuzz_model' });
+    const parameters = { config: jsonText(config), ...(isModelFileSent ? { 'file:1/model.onnx': Buffer.from(model).toString('base64') } : {}) };
+    return { method: 'POST', path: '/v2/repository/models/fuzz_model/load', headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ parameters })) };
+  });
+
 /** The control routes: repository index, load and unload of unknown models, logging, with any JSON. */
 const controlCase: fc.Arbitrary<HttpCase> = fc.oneof(
+  corpusLoad,
   fc.record({ model: foreignModel, action: fc.constantFrom('load', 'unload'), parameters: fc.oneof(loadParameters, jsonValue) }).map(({ model, action, parameters }) => ({
     method: 'POST',
     path: `/v2/repository/models/${model}/${action}`,
@@ -235,11 +248,12 @@ export function serverTargets(target: FuzzServer): readonly FuzzTarget[] {
     { parser: PARSER, name: 'HTTP control routes (load and unload of unknown models, index, logging) with any JSON: no 500', property: () => fc.asyncProperty(controlCase, (fields) => expectHttpAnswer(target, fields)) },
     {
       parser: PARSER,
-      name: 'gRPC: arbitrary bytes to the read-only RPCs, and mutated ModelInferRequests: no INTERNAL but the deserializer\'s',
+      name: "gRPC: arbitrary bytes to the read-only RPCs, ModelInferRequests mutated in their bytes or fields: no INTERNAL but the deserializer's",
       property: () =>
         fc.asyncProperty(
           fc.oneof(
             fc.record({ method: fc.constantFrom(...READ_ONLY_RPCS), body: fc.uint8Array({ maxLength: 64 }) }),
+            fc.record({ method: fc.constant('ModelInfer'), body: looseRequest.map((init) => serializeMessage(ModelInferRequestSchema, create(ModelInferRequestSchema, { ...init, modelName: 'simple' }))) }),
             fc.record({ method: fc.constant('ModelInfer'), body: fc.tuple(fc.constantFrom('simple', 'identity_bytes', 'nope'), fc.array(byteMutation, { minLength: 1, maxLength: 3 })).map(([model, mutations]) => mutateBytes(validGrpcRequest(model), mutations)) }),
           ),
           ({ method, body }) => expectGrpcAnswer(target, method, body),

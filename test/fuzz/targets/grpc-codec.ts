@@ -63,7 +63,7 @@ const parameterMessage = parameterValue.map((value) => ({
 }));
 
 /** A ModelInferRequest whose every field may disagree with the others: shapes, types, contents, raw sizes. */
-const looseRequest: fc.Arbitrary<MessageInitShape<typeof ModelInferRequestSchema>> = fc.record({
+export const looseRequest: fc.Arbitrary<MessageInitShape<typeof ModelInferRequestSchema>> = fc.record({
   modelName: fc.constantFrom('m', ''),
   modelVersion: fc.oneof(fc.constantFrom('', '1', '-1', '007', '18446744073709551616', ' 1', '1a'), anyString),
   id: anyString,

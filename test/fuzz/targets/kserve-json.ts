@@ -110,7 +110,7 @@ export const kserveJsonTargets: readonly FuzzTarget[] = [
       }),
   },
   {
-    parser: 'KServe JSON (json-body.ts)',
+    parser: PARSER,
     name: 'any text: a JSON value or a JsonBodyError; JSON values read back exactly, integers beyond 2^53 as bigints',
     property: () =>
       fc.property(fc.oneof(anyString, jsonValue.map(jsonText)), fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }), (text, big) => {

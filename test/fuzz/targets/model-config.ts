@@ -20,7 +20,7 @@ const LOCATED = /^models\/m\/config\.pbtxt:\d+:\d+: \S/;
 let corpus: { readonly texts: readonly string[]; readonly json: readonly unknown[] } | undefined;
 
 /** Triton's 419 configurations (test/fixtures/triton-configs), as text and as proto3 JSON; read once. */
-function readCorpus(): { readonly texts: readonly string[]; readonly json: readonly unknown[] } {
+export function readCorpus(): { readonly texts: readonly string[]; readonly json: readonly unknown[] } {
   corpus ??= {
     texts: readdirSync(join(CORPUS_DIR, 'configs'))
       .sort()
