@@ -4,17 +4,17 @@ import { gzipSync } from 'node:zlib';
 import { create } from '@bufbuild/protobuf';
 import { Client, type ServiceError, credentials, status as GrpcStatus } from '@grpc/grpc-js';
 import fc from 'fast-check';
-import { ModelInferRequestSchema, ModelInferResponseSchema } from '../../src/protocol/gen/grpc_service_pb.js';
+import { ModelInferRequestSchema, ModelInferResponseSchema, RepositoryModelLoadRequestSchema, RepositoryModelUnloadRequestSchema } from '../../src/protocol/gen/grpc_service_pb.js';
 import { deserializeMessage, serializeMessage } from '../../src/protocol/grpc-service.js';
 import { EXAMPLES, type TestServer, startTestServer } from '../helpers/server.js';
-import { anyString, byteMutation, jsonMutation, jsonText, jsonValue, mutateBytes, mutateJson } from './arbitraries.js';
+import { type ByteMutation, anyString, byteMutation, jsonMutation, jsonText, jsonValue, mutateBytes, mutateJson } from './arbitraries.js';
 import type { FuzzTarget } from './fuzz-target.js';
 import { looseRequest } from './targets/grpc-codec.js';
 import { readCorpus } from './targets/model-config.js';
 
 /*
  * The end-to-end fuzz targets: arbitrary and mutated HTTP requests and gRPC messages sent to the real
- * server (examples/model_repository's `simple` and `identity_bytes`, explicit model control). Every answer
+ * server (examples/model_repository's `simple`, `identity_bytes` and `word_stream`, explicit model control). Every answer
  * must be a status other than 500 (gRPC: INTERNAL or UNKNOWN), with a JSON error on HTTP; the server
  * must keep answering valid requests (assertServerServes).
  * Left out, as in arbitraries.ts: deep JSON and integers from 2^53 to 10^21 outside tensor data, the
@@ -35,7 +35,7 @@ export async function startFuzzServer(): Promise<FuzzServer> {
   const server = await startTestServer({
     modelRepositories: [EXAMPLES],
     modelControlMode: 'explicit',
-    startupModels: ['simple', 'identity_bytes'],
+    startupModels: ['simple', 'identity_bytes', 'word_stream'],
     httpMaxInputBytes: 1 << 20,
   });
   const url = new URL(server.url);
@@ -117,13 +117,19 @@ function binarySimpleRequest(): { header: unknown; tensors: Buffer } {
   };
 }
 
+/** Mostly the right model; each other dimension of an infer case is mostly right too, so that most cases reach the codec. */
 const modelPath = fc
-  .tuple(fc.constantFrom('simple', 'simple', 'identity_bytes', 'nope', '%zz', 'simple%2F..'), fc.constantFrom('', '/versions/1', '/versions/2', '/versions/x', '/versions/99999999999999999999'))
+  .tuple(
+    fc.oneof({ arbitrary: fc.constant('simple'), weight: 6 }, fc.constantFrom('nope', '%zz', 'simple%2F..')),
+    fc.oneof({ arbitrary: fc.constantFrom('', '/versions/1'), weight: 6 }, fc.constantFrom('/versions/2', '/versions/x', '/versions/99999999999999999999')),
+  )
   .map(([model, version]) => `/v2/models/${model}${version}/infer`);
+
+const mostly = <T>(usual: fc.Arbitrary<T>, other: fc.Arbitrary<T>): fc.Arbitrary<T> => fc.oneof({ arbitrary: usual, weight: 4 }, { arbitrary: other, weight: 1 });
 
 /** A header length that fits, misses by a little, or is no number at all. */
 const headerLength = (exact: number): fc.Arbitrary<string | undefined> =>
-  fc.oneof(fc.constant(String(exact)), fc.constant(undefined), fc.nat({ max: exact + 200 }).map(String), fc.constantFrom('0', '-1', '1e3', ' 12', '', '99999999999999999999'), headerText);
+  mostly(fc.constant(String(exact)), fc.oneof(fc.constant(undefined), fc.nat({ max: exact + 200 }).map(String), fc.constantFrom('0', '-1', '1e3', ' 12', '', '99999999999999999999'), headerText));
 
 /** An infer request: JSON or binary, mutated in its JSON or its bytes, with headers that may lie about it. */
 const inferCase: fc.Arbitrary<HttpCase> = fc
@@ -131,10 +137,10 @@ const inferCase: fc.Arbitrary<HttpCase> = fc
     path: modelPath,
     isBinary: fc.boolean(),
     isBytesModel: fc.boolean(),
-    jsonMutations: fc.array(jsonMutation, { maxLength: 2 }),
-    byteMutations: fc.array(byteMutation, { maxLength: 2 }),
-    encoding: fc.constantFrom(undefined, undefined, 'gzip', 'deflate', 'br', 'gzip, gzip', 'identity'),
-    isCompressed: fc.boolean(),
+    jsonMutations: mostly(fc.array(jsonMutation, { maxLength: 1 }), fc.array(jsonMutation, { maxLength: 3 })),
+    byteMutations: mostly<ByteMutation[]>(fc.constant([]), fc.array(byteMutation, { maxLength: 2 })),
+    encoding: mostly(fc.constantFrom(undefined, 'gzip'), fc.constantFrom('deflate', 'br', 'gzip, gzip', 'identity')),
+    isCompressed: mostly(fc.constant(true), fc.constant(false)),
     contentType: fc.option(fc.constantFrom('application/json', 'application/octet-stream', 'text/plain', 'multipart/form-data'), { nil: undefined }),
   })
   .chain((fields) => {
@@ -145,7 +151,7 @@ const inferCase: fc.Arbitrary<HttpCase> = fc
       if (fields.encoding === 'gzip' && fields.isCompressed) body = gzipSync(body);
       return {
         method: 'POST',
-        path: fields.path,
+        path: fields.isBytesModel && !fields.isBinary ? fields.path.replace('/models/simple', '/models/identity_bytes') : fields.path,
         headers: {
           ...(fields.isBinary && length !== undefined ? { 'inference-header-content-length': length } : {}),
           ...(fields.encoding !== undefined ? { 'content-encoding': fields.encoding } : {}),
@@ -178,15 +184,34 @@ const loadParameters = fc.dictionary(
   { maxKeys: 3 },
 );
 
-/** One of Triton's configs (test/fixtures/triton-configs) as a load's `config`, mutated, with an arbitrary model file. */
+/** One of Triton's configs (test/fixtures/triton-configs) as JSON text for a load's `config`, named fuzz_model, mutated. */
+const corpusConfig: fc.Arbitrary<string> = fc.record({ index: fc.nat(), mutations: fc.array(jsonMutation, { maxLength: 2 }) }).map(({ index, mutations }) => {
+  const { json } = readCorpus();
+  return jsonText(mutations.reduce<unknown>(mutateJson, { ...(json[index % json.length] as object), name: 'fuzz_model' }));
+});
+
+/** A load of fuzz_model with a mutated config of Triton's and, sometimes, an arbitrary model file. */
 const corpusLoad: fc.Arbitrary<HttpCase> = fc
-  .record({ index: fc.nat(), mutations: fc.array(jsonMutation, { maxLength: 2 }), model: fc.uint8Array({ maxLength: 64 }), isModelFileSent: fc.boolean() })
-  .map(({ index, mutations, model, isModelFileSent }) => {
-    const { json } = readCorpus();
-    const config = mutations.reduce<unknown>(mutateJson, { ...(json[index % json.length] as object), name: 'fuzz_model' });
-    const parameters = { config: jsonText(config), ...(isModelFileSent ? { 'file:1/model.onnx': Buffer.from(model).toString('base64') } : {}) };
+  .record({ config: corpusConfig, model: fc.uint8Array({ maxLength: 64 }), isModelFileSent: fc.boolean() })
+  .map(({ config, model, isModelFileSent }) => {
+    const parameters = { config, ...(isModelFileSent ? { 'file:1/model.onnx': Buffer.from(model).toString('base64') } : {}) };
     return { method: 'POST', path: '/v2/repository/models/fuzz_model/load', headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ parameters })) };
   });
+
+/** The generate extension: a model's inputs by name, parameters, and anything else, to generate and generate_stream. */
+const generateCase: fc.Arbitrary<HttpCase> = fc
+  .record({
+    model: fc.constantFrom('simple', 'identity_bytes', 'word_stream'),
+    route: fc.constantFrom('generate', 'generate_stream'),
+    mutations: fc.array(jsonMutation, { maxLength: 2 }),
+    base: fc.constantFrom<unknown>({ text_input: 'fuzz the words', parameters: { stream: true } }, { INPUT0: ['a', 'b'] }, { INPUT0: ones, INPUT1: ones }, {}),
+  })
+  .map(({ model, route, mutations, base }) => ({
+    method: 'POST',
+    path: `/v2/models/${model}/${route}`,
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from(jsonText(mutations.reduce<unknown>(mutateJson, base))),
+  }));
 
 /** The control routes: repository index, load and unload of unknown models, logging, with any JSON. */
 const controlCase: fc.Arbitrary<HttpCase> = fc.oneof(
@@ -237,6 +262,26 @@ const validGrpcRequest = (modelName: string) =>
     }),
   );
 
+/** Model names that are not in the repository, unescaped as gRPC carries them. */
+const foreignGrpcModel = fc.constantFrom('fuzz_model', '../simple', '..', 'fuzz model', 'simple/../x', '', 'a'.repeat(300));
+
+const repositoryParameter = fc.oneof(
+  fc.boolean().map((value) => ({ parameterChoice: { case: 'boolParam' as const, value } })),
+  fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map((value) => ({ parameterChoice: { case: 'int64Param' as const, value } })),
+  fc.oneof(anyString, corpusConfig).map((value) => ({ parameterChoice: { case: 'stringParam' as const, value } })),
+  fc.uint8Array({ maxLength: 64 }).map((value) => ({ parameterChoice: { case: 'bytesParam' as const, value } })),
+);
+
+const grpcControlCall = fc.oneof(
+  fc
+    .record({
+      modelName: foreignGrpcModel,
+      parameters: fc.dictionary(fc.oneof(fc.constantFrom('config', 'file:1/model.onnx', 'file:config.pbtxt', 'file:../x', 'file:', 'file:1/'), anyString), repositoryParameter, { maxKeys: 3 }),
+    })
+    .map((init) => ({ method: 'RepositoryModelLoad', body: serializeMessage(RepositoryModelLoadRequestSchema, create(RepositoryModelLoadRequestSchema, init)) })),
+  foreignGrpcModel.map((modelName) => ({ method: 'RepositoryModelUnload', body: serializeMessage(RepositoryModelUnloadRequestSchema, create(RepositoryModelUnloadRequestSchema, { modelName })) })),
+);
+
 const READ_ONLY_RPCS = ['ModelInfer', 'ModelReady', 'ModelMetadata', 'ModelConfig', 'ModelStatistics', 'RepositoryIndex', 'ServerMetadata', 'ServerReady'];
 
 /** The end-to-end targets over one started server. */
@@ -246,6 +291,12 @@ export function serverTargets(target: FuzzServer): readonly FuzzTarget[] {
     { parser: PARSER, name: 'HTTP infer requests, JSON and binary, mutated, with lying headers: no 500', property: () => fc.asyncProperty(inferCase, (fields) => expectHttpAnswer(target, fields)) },
     { parser: PARSER, name: 'HTTP: any method, path, headers and body: no 500', property: () => fc.asyncProperty(anyCase, (fields) => expectHttpAnswer(target, fields)) },
     { parser: PARSER, name: 'HTTP control routes (load and unload of unknown models, index, logging) with any JSON: no 500', property: () => fc.asyncProperty(controlCase, (fields) => expectHttpAnswer(target, fields)) },
+    { parser: PARSER, name: 'HTTP generate and generate_stream with mutated and arbitrary JSON: no 500', property: () => fc.asyncProperty(generateCase, (fields) => expectHttpAnswer(target, fields)) },
+    {
+      parser: PARSER,
+      name: 'gRPC RepositoryModelLoad and RepositoryModelUnload of unknown models, with mutated configs and arbitrary files: no INTERNAL',
+      property: () => fc.asyncProperty(grpcControlCall, ({ method, body }) => expectGrpcAnswer(target, method, body)),
+    },
     {
       parser: PARSER,
       name: "gRPC: arbitrary bytes to the read-only RPCs, ModelInferRequests mutated in their bytes or fields: no INTERNAL but the deserializer's",
