@@ -284,18 +284,18 @@ const grpcControlCall = fc.oneof(
 
 const READ_ONLY_RPCS = ['ModelInfer', 'ModelReady', 'ModelMetadata', 'ModelConfig', 'ModelStatistics', 'RepositoryIndex', 'ServerMetadata', 'ServerReady'];
 
-/** The end-to-end targets over one started server. */
-export function serverTargets(target: FuzzServer): readonly FuzzTarget[] {
+/** The end-to-end targets; `server()` gives the started server when a property runs. */
+export function serverTargets(server: () => FuzzServer): readonly FuzzTarget[] {
   const PARSER = 'end to end (the real server, HTTP and gRPC)';
   return [
-    { parser: PARSER, name: 'HTTP infer requests, JSON and binary, mutated, with lying headers: no 500', property: () => fc.asyncProperty(inferCase, (fields) => expectHttpAnswer(target, fields)) },
-    { parser: PARSER, name: 'HTTP: any method, path, headers and body: no 500', property: () => fc.asyncProperty(anyCase, (fields) => expectHttpAnswer(target, fields)) },
-    { parser: PARSER, name: 'HTTP control routes (load and unload of unknown models, index, logging) with any JSON: no 500', property: () => fc.asyncProperty(controlCase, (fields) => expectHttpAnswer(target, fields)) },
-    { parser: PARSER, name: 'HTTP generate and generate_stream with mutated and arbitrary JSON: no 500', property: () => fc.asyncProperty(generateCase, (fields) => expectHttpAnswer(target, fields)) },
+    { parser: PARSER, name: 'HTTP infer requests, JSON and binary, mutated, with lying headers: no 500', property: () => fc.asyncProperty(inferCase, (fields) => expectHttpAnswer(server(), fields)) },
+    { parser: PARSER, name: 'HTTP: any method, path, headers and body: no 500', property: () => fc.asyncProperty(anyCase, (fields) => expectHttpAnswer(server(), fields)) },
+    { parser: PARSER, name: 'HTTP control routes (load and unload of unknown models, index, logging) with any JSON: no 500', property: () => fc.asyncProperty(controlCase, (fields) => expectHttpAnswer(server(), fields)) },
+    { parser: PARSER, name: 'HTTP generate and generate_stream with mutated and arbitrary JSON: no 500', property: () => fc.asyncProperty(generateCase, (fields) => expectHttpAnswer(server(), fields)) },
     {
       parser: PARSER,
       name: 'gRPC RepositoryModelLoad and RepositoryModelUnload of unknown models, with mutated configs and arbitrary files: no INTERNAL',
-      property: () => fc.asyncProperty(grpcControlCall, ({ method, body }) => expectGrpcAnswer(target, method, body)),
+      property: () => fc.asyncProperty(grpcControlCall, ({ method, body }) => expectGrpcAnswer(server(), method, body)),
     },
     {
       parser: PARSER,
@@ -307,7 +307,7 @@ export function serverTargets(target: FuzzServer): readonly FuzzTarget[] {
             fc.record({ method: fc.constant('ModelInfer'), body: looseRequest.map((init) => serializeMessage(ModelInferRequestSchema, create(ModelInferRequestSchema, { ...init, modelName: 'simple' }))) }),
             fc.record({ method: fc.constant('ModelInfer'), body: fc.tuple(fc.constantFrom('simple', 'identity_bytes', 'nope'), fc.array(byteMutation, { minLength: 1, maxLength: 3 })).map(([model, mutations]) => mutateBytes(validGrpcRequest(model), mutations)) }),
           ),
-          ({ method, body }) => expectGrpcAnswer(target, method, body),
+          ({ method, body }) => expectGrpcAnswer(server(), method, body),
         ),
     },
   ];
