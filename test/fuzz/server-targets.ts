@@ -6,6 +6,8 @@ import { Client, type ServiceError, credentials, status as GrpcStatus } from '@g
 import fc from 'fast-check';
 import { ModelInferRequestSchema, ModelInferResponseSchema, RepositoryModelLoadRequestSchema, RepositoryModelUnloadRequestSchema } from '../../src/protocol/gen/grpc_service_pb.js';
 import { deserializeMessage, serializeMessage } from '../../src/protocol/grpc-service.js';
+import { serializeBytes } from '../../src/protocol/tensor-data.js';
+import type { Logger } from '../../src/logging/logger.js';
 import { EXAMPLES, type TestServer, startTestServer } from '../helpers/server.js';
 import { type ByteMutation, anyString, byteMutation, jsonMutation, jsonText, jsonValue, mutateBytes, mutateJson } from './arbitraries.js';
 import type { FuzzTarget } from './fuzz-target.js';
@@ -26,13 +28,25 @@ import { readCorpus } from './targets/model-config.js';
 /** The server the targets talk to, started once per run. */
 export interface FuzzServer {
   readonly server: TestServer;
+  /** Error lines the server logged that no input may cause: internal errors, crashed instances (not failed loads). */
+  readonly unexpectedErrors: string[];
   readonly http: { readonly host: string; readonly port: number; readonly agent: Agent };
   readonly grpc: Client;
   close(): Promise<void>;
 }
 
 export async function startFuzzServer(): Promise<FuzzServer> {
+  const unexpectedErrors: string[] = [];
+  const logger: Logger = {
+    info() {},
+    warning() {},
+    verbose() {},
+    error(component, message) {
+      if (component !== 'repository') unexpectedErrors.push(`${component}: ${message}`);
+    },
+  };
   const server = await startTestServer({
+    logger,
     modelRepositories: [EXAMPLES],
     modelControlMode: 'explicit',
     startupModels: ['simple', 'identity_bytes', 'word_stream'],
@@ -43,6 +57,7 @@ export async function startFuzzServer(): Promise<FuzzServer> {
   const grpc = new Client(server.grpcUrl!, credentials.createInsecure());
   return {
     server,
+    unexpectedErrors,
     http: { host: url.hostname, port: Number(url.port), agent },
     grpc,
     close: async () => {
@@ -87,11 +102,16 @@ function send(target: FuzzServer, fields: HttpCase): Promise<{ status: number; b
 /** No 500; an error answer is Triton's `{"error": "..."}`. */
 async function expectHttpAnswer(target: FuzzServer, fields: HttpCase): Promise<void> {
   const { status, body } = await send(target, fields);
+  assertNoUnexpectedErrors(target);
   assert.ok(status !== 500 && status >= 200 && status < 600, `HTTP ${status} for ${fields.method} ${fields.path}: ${body.toString('utf8', 0, 500)}`);
   if (status >= 400 && fields.method !== 'HEAD') {
     const json = JSON.parse(body.toString('utf8')) as { error?: unknown };
     assert.equal(typeof json.error, 'string', `HTTP ${status} without an error message: ${body.toString('utf8', 0, 200)}`);
   }
+}
+
+function assertNoUnexpectedErrors(target: FuzzServer): void {
+  assert.deepEqual(target.unexpectedErrors, [], 'the server logged an error that no request may cause');
 }
 
 /** Header values as a client may send them (printable ASCII: node:http refuses others before sending). */
@@ -247,9 +267,30 @@ function callGrpc(target: FuzzServer, method: string, body: Uint8Array): Promise
 /** No INTERNAL or UNKNOWN, but for grpc-js's own answer to bytes that are not the request message. */
 async function expectGrpcAnswer(target: FuzzServer, method: string, body: Uint8Array): Promise<void> {
   const { error } = await callGrpc(target, method, body);
+  assertNoUnexpectedErrors(target);
   if (error === null) return;
+  assertGrpcStatus(method, error);
+}
+
+function assertGrpcStatus(method: string, error: { readonly code: GrpcStatus; readonly details: string }): void {
   const isDeserializeFailure = error.code === GrpcStatus.INTERNAL && error.details === 'Error deserializing request';
   assert.ok(isDeserializeFailure || (error.code !== GrpcStatus.INTERNAL && error.code !== GrpcStatus.UNKNOWN), `gRPC ${method}: ${GrpcStatus[error.code]} ${error.details}`);
+}
+
+/** A ModelStreamInfer stream that sends `messages` and ends: resolves with its final status once the server ends it. */
+function streamGrpc(target: FuzzServer, messages: readonly Uint8Array[]): Promise<{ code: GrpcStatus; details: string }> {
+  return new Promise((resolve) => {
+    const call = target.grpc.makeBidiStreamRequest(
+      '/inference.GRPCInferenceService/ModelStreamInfer',
+      (bytes: Buffer) => bytes,
+      (bytes: Buffer) => bytes,
+    );
+    call.on('data', () => {});
+    call.on('error', () => {});
+    call.on('status', (status) => resolve({ code: status.code, details: status.details }));
+    for (const message of messages) call.write(Buffer.from(message));
+    call.end();
+  });
 }
 
 const validGrpcRequest = (modelName: string) =>
@@ -282,6 +323,26 @@ const grpcControlCall = fc.oneof(
   foreignGrpcModel.map((modelName) => ({ method: 'RepositoryModelUnload', body: serializeMessage(RepositoryModelUnloadRequestSchema, create(RepositoryModelUnloadRequestSchema, { modelName })) })),
 );
 
+/** One message of a ModelStreamInfer stream: a valid or loose request for a real model, mutated bytes, or any bytes. */
+const streamMessage: fc.Arbitrary<Uint8Array> = fc.oneof(
+  fc.constant(validGrpcRequest('simple')),
+  fc.boolean().map((isEmptyFinalWanted) =>
+    serializeMessage(
+      ModelInferRequestSchema,
+      create(ModelInferRequestSchema, {
+        modelName: 'word_stream',
+        id: 'w',
+        parameters: { triton_enable_empty_final_response: { parameterChoice: { case: 'boolParam', value: isEmptyFinalWanted } } },
+        inputs: [{ name: 'text_input', datatype: 'BYTES', shape: [1n] }],
+        rawInputContents: [serializeBytes([Buffer.from('fuzz the words')])],
+      }),
+    ),
+  ),
+  fc.record({ init: looseRequest, model: fc.constantFrom('simple', 'word_stream') }).map(({ init, model }) => serializeMessage(ModelInferRequestSchema, create(ModelInferRequestSchema, { ...init, modelName: model }))),
+  fc.array(byteMutation, { minLength: 1, maxLength: 2 }).map((mutations) => mutateBytes(validGrpcRequest('simple'), mutations)),
+  fc.uint8Array({ maxLength: 32 }),
+);
+
 const READ_ONLY_RPCS = ['ModelInfer', 'ModelReady', 'ModelMetadata', 'ModelConfig', 'ModelStatistics', 'RepositoryIndex', 'ServerMetadata', 'ServerReady'];
 
 /** The end-to-end targets; `server()` gives the started server when a property runs. */
@@ -292,6 +353,16 @@ export function serverTargets(server: () => FuzzServer): readonly FuzzTarget[] {
     { parser: PARSER, name: 'HTTP: any method, path, headers and body: no 500', property: () => fc.asyncProperty(anyCase, (fields) => expectHttpAnswer(server(), fields)) },
     { parser: PARSER, name: 'HTTP control routes (load and unload of unknown models, index, logging) with any JSON: no 500', property: () => fc.asyncProperty(controlCase, (fields) => expectHttpAnswer(server(), fields)) },
     { parser: PARSER, name: 'HTTP generate and generate_stream with mutated and arbitrary JSON: no 500', property: () => fc.asyncProperty(generateCase, (fields) => expectHttpAnswer(server(), fields)) },
+    {
+      parser: PARSER,
+      name: 'gRPC ModelStreamInfer with loose, mutated and arbitrary messages for simple and word_stream: no INTERNAL but the deserializer\'s',
+      property: () =>
+        fc.asyncProperty(fc.array(streamMessage, { minLength: 1, maxLength: 4 }), async (messages) => {
+          const status = await streamGrpc(server(), messages);
+          assertNoUnexpectedErrors(server());
+          assertGrpcStatus('ModelStreamInfer', status);
+        }),
+    },
     {
       parser: PARSER,
       name: 'gRPC RepositoryModelLoad and RepositoryModelUnload of unknown models, with mutated configs and arbitrary files: no INTERNAL',
@@ -313,8 +384,9 @@ export function serverTargets(server: () => FuzzServer): readonly FuzzTarget[] {
   ];
 }
 
-/** The server still answers valid requests over both protocols, with the right values. */
+/** The server still answers valid requests over both protocols, with the right values, and logged no internal error. */
 export async function assertServerServes(target: FuzzServer): Promise<void> {
+  assertNoUnexpectedErrors(target);
   const { status, body } = await send(target, { method: 'POST', path: '/v2/models/simple/infer', headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ inputs: simpleRequest.inputs })) });
   assert.equal(status, 200, body.toString());
   const json = JSON.parse(body.toString()) as { outputs: Array<{ name: string; data: number[] }> };
