@@ -59,6 +59,16 @@ export function jsonText(value: unknown): string {
   }
 }
 
+const MAX_15_DIGITS = 10n ** 15n - 1n;
+
+/**
+ * Whether JSON text holds an integer literal of 16 digits or more, which the lossless parser may read as
+ * a BigInt (see the NOTE at the top): a byte mutation can make one by joining two numbers.
+ */
+export function hasLongIntegerLiteral(text: string): boolean {
+  return /(?:^|[^.\d])-?\d{16,}(?![.\deE])/.test(text);
+}
+
 /** A tensor as the client library holds it: fixed-size data as the type's typed array, BYTES as byte strings. */
 export interface GeneratedTensor {
   readonly name: string;
@@ -72,7 +82,7 @@ const utf8 = new TextEncoder();
 /** `count` elements of a data type. BYTES as UTF-8 text when `isUtf8` (JSON carries only text), else any bytes. */
 function tensorData(datatype: DataType, count: number, options: TensorOptions): fc.Arbitrary<TensorData> {
   const length = { minLength: count, maxLength: count };
-  const safe = options.isSafeIntegersOnly === true ? { min: -BigInt(Number.MAX_SAFE_INTEGER), max: BigInt(Number.MAX_SAFE_INTEGER) } : {};
+  const safe = options.isSafeIntegersOnly === true ? { min: -MAX_15_DIGITS, max: MAX_15_DIGITS } : {};
   switch (datatype) {
     case 'BOOL':
       return fc.array(fc.constantFrom(0, 1), length).map((values) => Uint8Array.from(values));
@@ -110,7 +120,7 @@ export const dataType: fc.Arbitrary<DataType> = fc.constantFrom(...DATA_TYPE_NAM
 export interface TensorOptions {
   /** BYTES elements as UTF-8 text, which JSON can carry. */
   readonly isUtf8: boolean;
-  /** Numbers that JSON writes without a 16-digit run: INT64 and UINT64 within 2^53, floats within 2^49 (see the NOTE at the top). */
+  /** Numbers that JSON writes without a 16-digit integer: INT64 and UINT64 of at most 15 digits, floats within 2^49 (see the NOTE at the top). */
   readonly isSafeIntegersOnly?: boolean;
   readonly dataTypes?: fc.Arbitrary<DataType>;
 }
