@@ -202,7 +202,7 @@ const anyCase: fc.Arbitrary<HttpCase> = fc.record({
 const foreignModel = fc.constantFrom('fuzz_model', 'fuzz%2F..%2Fsimple', '..', '%2e%2e', 'fuzz%20model', 'a'.repeat(300));
 
 const loadParameters = fc.dictionary(
-  fc.oneof(fc.constantFrom('config', 'file:1/model.onnx', 'file:config.pbtxt', 'file:../x', 'file:', 'file:1/', 'file:1/model.py'), anyString),
+  fc.oneof(fc.constantFrom('config', 'file:1/model.onnx', 'file:config.pbtxt', 'file:../x', 'file:', 'file:1/', 'file:1/model.py', 'file:1/a', 'file:1/a/b', `file:1/${'x'.repeat(300)}`), anyString),
   fc.oneof(jsonValue, fc.uint8Array({ maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('base64')), jsonValue.map(jsonText)),
   { maxKeys: 3 },
 );
@@ -322,7 +322,7 @@ const grpcControlCall = fc.oneof(
   fc
     .record({
       modelName: foreignGrpcModel,
-      parameters: fc.dictionary(fc.oneof(fc.constantFrom('config', 'file:1/model.onnx', 'file:config.pbtxt', 'file:../x', 'file:', 'file:1/'), anyString), repositoryParameter, { maxKeys: 3 }),
+      parameters: fc.dictionary(fc.oneof(fc.constantFrom('config', 'file:1/model.onnx', 'file:config.pbtxt', 'file:../x', 'file:', 'file:1/', 'file:1/a', 'file:1/a/b', `file:1/${'x'.repeat(300)}`), anyString), repositoryParameter, { maxKeys: 3 }),
     })
     .map((init) => ({ method: 'RepositoryModelLoad', body: serializeMessage(RepositoryModelLoadRequestSchema, create(RepositoryModelLoadRequestSchema, init)) })),
   foreignGrpcModel.map((modelName) => ({ method: 'RepositoryModelUnload', body: serializeMessage(RepositoryModelUnloadRequestSchema, create(RepositoryModelUnloadRequestSchema, { modelName })) })),
