@@ -4,8 +4,8 @@ import { NereidError } from '../../src/kernel/errors.js';
 import type { StatusCode } from '../../src/protocol/status-code.js';
 
 /**
- * One property of one parser of client bytes. The suite (parsers.test.ts) runs each with `ciRuns`
- * cases; `npm run fuzz` (run.ts) runs the same property with FUZZ_RUNS cases (docs/fuzzing.md).
+ * One property of one parser of client bytes. The suite (parsers.test.ts, server.test.ts) runs each
+ * with a few hundred cases; `npm run fuzz` (run.ts) runs the same property with 100,000 (docs/fuzzing.md).
  */
 export interface FuzzTarget {
   /** The parser, as docs/fuzzing.md lists it: `KServe JSON`, `gRPC codec`, ... */
@@ -30,6 +30,7 @@ export function expectClientError<R>(parse: () => R, statuses: readonly StatusCo
   }
 }
 
+/** Fails unless `error` is a NereidError of one of `statuses`, with a message. */
 export function assertAcceptedError(error: unknown, statuses: readonly StatusCode[]): void {
   if (!(error instanceof NereidError)) {
     assert.fail(`expected a NereidError (${statuses.join(' or ')}), got ${error instanceof Error ? `${error.name}: ${error.message}\n${error.stack}` : String(error)}`);
@@ -38,12 +39,12 @@ export function assertAcceptedError(error: unknown, statuses: readonly StatusCod
   assert.notEqual(error.message, '', 'an error says what was wrong');
 }
 
-/** The cases per property: FUZZ_RUNS when set, else `fallback`. */
-export function runsFromEnv(fallback: number): number {
-  const text = process.env.FUZZ_RUNS;
+/** The cases per property: the environment variable `name` (FUZZ_RUNS, FUZZ_E2E_RUNS) when set, else `fallback`. */
+export function runsFromEnv(name: string, fallback: number): number {
+  const text = process.env[name];
   if (text === undefined || text === '') return fallback;
   const runs = Number(text);
-  if (!Number.isSafeInteger(runs) || runs <= 0) throw new Error(`FUZZ_RUNS must be a positive integer, got '${text}'`);
+  if (!Number.isSafeInteger(runs) || runs <= 0) throw new Error(`${name} must be a positive integer, got '${text}'`);
   return runs;
 }
 

@@ -10,7 +10,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
-import { type FuzzTarget, runParameters } from './fuzz-target.js';
+import { type FuzzTarget, runParameters, runsFromEnv } from './fuzz-target.js';
 import { type FuzzServer, assertServerServes, serverTargets, startFuzzServer } from './server-targets.js';
 import { IN_PROCESS_TARGETS } from './targets/index.js';
 
@@ -21,13 +21,6 @@ interface Result {
   readonly slowestCaseMs: number;
   readonly failure: string | undefined;
 }
-
-const positive = (name: string, fallback: number): number => {
-  const text = process.env[name];
-  const value = text === undefined || text === '' ? fallback : Number(text);
-  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got '${text}'`);
-  return value;
-};
 
 /** The property with each case timed: the slowest case is the evidence that no input makes a parser hang. */
 function timed(property: fc.IRawProperty<unknown[]>): { property: fc.IRawProperty<unknown[]>; slowestMs: () => number } {
@@ -77,10 +70,10 @@ const only = process.env.FUZZ_ONLY ?? '';
 const isSelected = (target: FuzzTarget): boolean => only === '' || `${target.parser}: ${target.name}`.includes(only);
 
 const results: Result[] = [];
-const runs = positive('FUZZ_RUNS', 100_000);
+const runs = runsFromEnv('FUZZ_RUNS', 100_000);
 for (const target of IN_PROCESS_TARGETS.filter(isSelected)) results.push(await runTarget(target, runs));
 
-const e2eRuns = positive('FUZZ_E2E_RUNS', 5_000);
+const e2eRuns = runsFromEnv('FUZZ_E2E_RUNS', 5_000);
 let server: FuzzServer | undefined;
 const e2eTargets = serverTargets(() => server!).filter(isSelected);
 if (e2eTargets.length > 0) {

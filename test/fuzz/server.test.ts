@@ -8,7 +8,7 @@ import { type FuzzServer, assertServerServes, serverTargets, startFuzzServer } f
  * dozen per target here, FUZZ_E2E_RUNS to change; `npm run fuzz` sends thousands): no 500, no crash,
  * and it still answers valid requests afterwards.
  */
-const runs = Number(process.env.FUZZ_E2E_RUNS ?? '') || runsFromEnv(60);
+const runs = runsFromEnv('FUZZ_E2E_RUNS', 60);
 
 let target: FuzzServer;
 before(async () => {
