@@ -15,6 +15,13 @@ describe('the HTTP client codec', () => {
     assert.equal(jsonText({ a: [1n << 64n, -3n], b: [Number.NaN, Infinity, -Infinity, 0.5], c: undefined, d: 'x"y', e: null, f: true }), '{"a":[18446744073709551616,-3],"b":[NaN,Infinity,-Infinity,0.5],"d":"x\\"y","e":null,"f":true}');
   });
 
+  test('JSON data keeps the sign of a negative zero (found by test/fuzz: -0 was written as 0)', () => {
+    const encoded = encode([{ name: 'X', datatype: 'FP32', shape: [2], data: new Float32Array([-0, 0]) }], {}, false);
+    assert.match(encoded.headerText, /"data":\[-0\.0,0\]/);
+    const [negative, positive] = (encoded.header.inputs as Array<{ data: number[] }>)[0]!.data;
+    assert.ok(Object.is(negative, -0) && Object.is(positive, 0));
+  });
+
   test('binary: tensors after the header as views of the caller\'s arrays; every output binary', () => {
     const data = new Float32Array([1, 2, 3]);
     const encoded = encode([{ name: 'X', datatype: 'FP32', shape: [1, 3], data }], { id: 'r1' }, true);

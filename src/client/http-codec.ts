@@ -18,6 +18,8 @@ export interface EncodedInferRequest {
 
 function formatNumber(value: number): string {
   // Python's json and Triton's parser read these bare tokens (the server's json-body.ts does too).
+  // String(-0) is '0': the sign of a negative zero would be lost. '-0.0' keeps it for Python's json too.
+  if (Object.is(value, -0)) return '-0.0';
   if (Number.isFinite(value)) return String(value);
   return Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity';
 }

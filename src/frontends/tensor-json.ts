@@ -75,6 +75,8 @@ export function tensorDataFromJson(name: string, dataType: DataType, count: numb
 
 function formatFloat(value: number): string {
   // Python's json module (tritonclient) reads these bare tokens; JSON itself has no spelling for them.
+  // String(-0) is '0': the sign of a negative zero would be lost. '-0.0' keeps it for Python's json too.
+  if (Object.is(value, -0)) return '-0.0';
   if (Number.isFinite(value)) return String(value);
   return Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity';
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { ModelInferRequestSchema, ModelInferResponseSchema, ModelStreamInferResponseSchema } from './gen/grpc_service_pb.js';
-import { deserializeMessage, healthService, inferenceService, serializeMessage } from './grpc-service.js';
+import { deserializeMessage, healthService, inferenceService, serializeMessage, undecodableReason } from './grpc-service.js';
 
 const TENSOR_BYTES = 600 * 1024;
 
@@ -20,6 +20,17 @@ function bigRequest() {
 }
 
 describe('the gRPC service definitions', () => {
+  test('a message of a request stream always decodes: bytes that are none give an empty stand-in with the reason; unary requests throw', () => {
+    const garbage = Buffer.from([0x95, 0x35, 0x68, 0xf7]);
+    const standIn = inferenceService.modelStreamInfer.requestDeserialize(garbage);
+    assert.deepEqual(standIn, create(ModelInferRequestSchema));
+    assert.match(undecodableReason(standIn) ?? '', /\S/);
+    const valid = inferenceService.modelStreamInfer.requestDeserialize(serializeMessage(ModelInferRequestSchema, bigRequest()));
+    assert.equal(undecodableReason(valid), undefined);
+    assert.throws(() => inferenceService.modelInfer.requestDeserialize(garbage));
+  });
+
+
   test('paths and streaming kinds from the .proto, under the generated and the .proto names', () => {
     assert.equal(inferenceService.modelInfer.path, '/inference.GRPCInferenceService/ModelInfer');
     assert.equal(inferenceService.modelInfer.originalName, 'ModelInfer');

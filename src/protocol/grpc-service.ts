@@ -1,4 +1,4 @@
-import { type DescField, type DescMessage, type DescService, type Message, type MessageShape, ScalarType, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { type DescField, type DescMessage, type DescService, type Message, type MessageShape, ScalarType, create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
 import { WireType } from '@bufbuild/protobuf/wire';
 import type {
@@ -113,6 +113,31 @@ export function deserializeMessage<Desc extends DescMessage>(schema: Desc, bytes
   return fromBinary(schema, bytes);
 }
 
+const undecodable = new WeakMap<object, string>();
+
+/**
+ * Decodes a message of a request stream, never throwing: bytes that are no message of the type become
+ * an empty message, for which `undecodableReason` tells why.
+ * NOTE: grpc-js ends a stream whose message fails to decode with INTERNAL at once, while the handler may
+ * still write the responses of earlier requests; a response written after that status made grpc-js drop
+ * the status, and the client waited forever (found by test/fuzz). A stream handler answers such a
+ * message itself, as any failed request.
+ */
+function deserializeStreamedMessage(schema: DescMessage, bytes: Uint8Array): Message {
+  try {
+    return deserializeMessage(schema, bytes);
+  } catch (error) {
+    const standIn = create(schema);
+    undecodable.set(standIn, error instanceof Error ? error.message : String(error));
+    return standIn;
+  }
+}
+
+/** Why a message of a request stream could not be decoded; undefined for every message that was. */
+export function undecodableReason(message: object): string | undefined {
+  return undecodable.get(message);
+}
+
 /** The grpc-js definition of a generated service: its paths, and the generated types' binary codec. */
 export function serviceDefinition<M extends GenServiceMethods>(service: GenService<M>): ServiceDefinition<M>;
 export function serviceDefinition(service: DescService): Record<string, MethodDefinition<Message, Message>> {
@@ -124,7 +149,7 @@ export function serviceDefinition(service: DescService): Record<string, MethodDe
       requestStream: method.methodKind === 'client_streaming' || method.methodKind === 'bidi_streaming',
       responseStream: method.methodKind === 'server_streaming' || method.methodKind === 'bidi_streaming',
       requestSerialize: (message) => serializeMessage(method.input, message),
-      requestDeserialize: (bytes) => deserializeMessage(method.input, bytes),
+      requestDeserialize: (bytes) => (method.methodKind === 'bidi_streaming' ? deserializeStreamedMessage(method.input, bytes) : deserializeMessage(method.input, bytes)),
       responseSerialize: (message) => serializeMessage(method.output, message),
       responseDeserialize: (bytes) => deserializeMessage(method.output, bytes),
     };

@@ -26,6 +26,18 @@ test('paths outside a version folder are refused before anything is written', as
   assert.deepEqual(foldersOf('override_unit_refused'), []);
 });
 
+test('paths the file system cannot hold, or that clash with each other, are refused and leave nothing behind (found by test/fuzz: 500)', async () => {
+  const cases: Array<[Array<[string, Uint8Array]>, string]> = [
+    [[['1/a', bytes], ['1/a/b', bytes]], "load parameter 'file:1/a/b' cannot be written: another load parameter is a file where this path needs a folder"],
+    [[['1/a/b', bytes], ['1/a', bytes]], "load parameter 'file:1/a' cannot be written: other load parameters make a folder of this path"],
+    [[[`1/${'x'.repeat(256)}`, bytes]], `load parameter 'file:1/${'x'.repeat(256)}' cannot be written: a name in its path is longer than the file system allows (255 bytes)`],
+  ];
+  for (const [files, message] of cases) {
+    await assert.rejects(writeOverrideFiles('override_unit_clash', new Map(files)), { status: 'INVALID_ARG', message });
+  }
+  assert.deepEqual(foldersOf('override_unit_clash'), []);
+});
+
 test('code files are refused by their ending, data files pass', () => {
   refuseCodeFiles(new Map([['1/model.onnx', bytes], ['1/weights.bin', bytes], ['1/labels.txt', bytes]]));
   assert.throws(() => refuseCodeFiles(new Map([['1/model.onnx', bytes], ['1/Model.PY', bytes]])), {

@@ -61,8 +61,10 @@ export async function writeOverrideFiles(modelName: string, files: ReadonlyMap<s
   const root = await mkdtemp(PRIVATE_PREFIX);
   // The name was validated (model-name.ts), so the model folder is a child of the private folder.
   const modelDir = join(root, modelName);
+  let current = '';
   try {
     for (const [path, bytes] of files) {
+      current = path;
       const target = join(modelDir, normalize(path));
       if (!isInside(modelDir, target) || !isInside(root, modelDir)) {
         throw new NereidError('INVALID_ARG', `load parameter 'file:${path}' leaves the model folder`);
@@ -73,7 +75,17 @@ export async function writeOverrideFiles(modelName: string, files: ReadonlyMap<s
   } catch (error) {
     // A refused or failed write leaves nothing behind in the temporary directory.
     await rm(root, { recursive: true, force: true });
+    const why = CLIENT_WRITE_ERRORS[(error as NodeJS.ErrnoException).code ?? ''];
+    if (why !== undefined) throw new NereidError('INVALID_ARG', `load parameter 'file:${current}' cannot be written: ${why}`, { cause: error });
     throw error;
   }
   return modelDir;
 }
+
+/** Write failures that the load request's own paths cause (found by test/fuzz: they were answered 500). */
+const CLIENT_WRITE_ERRORS: Readonly<Record<string, string>> = {
+  ENAMETOOLONG: 'a name in its path is longer than the file system allows (255 bytes)',
+  EEXIST: 'another load parameter is a file where this path needs a folder',
+  ENOTDIR: 'another load parameter is a file where this path needs a folder',
+  EISDIR: 'other load parameters make a folder of this path',
+};

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { validateModelName } from './model-name.js';
 
 test('a model name that could name a folder passes', () => {
-  for (const name of ['simple', 'my.model-2', 'x..y', ' padded ']) validateModelName('load', name);
+  for (const name of ['simple', 'my.model-2', 'x..y', ' padded ', 'a'.repeat(255)]) validateModelName('load', name);
 });
 
 test("names that name no model folder are refused with Triton's message and the reason", () => {
@@ -17,6 +17,7 @@ test("names that name no model folder are refused with Triton's message and the 
     ['a/b', "a model name cannot contain a path separator ('/' or '\\')"],
     ['a\\b', "a model name cannot contain a path separator ('/' or '\\')"],
     ['a\0b', 'a model name cannot contain a NUL character'],
+    ['é'.repeat(128), 'a model name cannot be longer than 255 bytes, the longest folder name'],
   ];
   for (const [name, reason] of cases) {
     assert.throws(() => validateModelName('load', name), { status: 'INVALID_ARG', message: `failed to load '${name}', failed to poll from model repository; ${reason}` }, name);

@@ -13,6 +13,9 @@ export function unknownModelUnloadError(name: string, reason?: string): NereidEr
   return new NereidError('INVALID_ARG', `failed to unload '${name}': Request for unknown model: '${name}' is not found${reason === undefined ? '' : `; ${reason}`}`);
 }
 
+/** The longest file name of Linux's and macOS's file systems (NAME_MAX), in UTF-8 bytes. */
+const MAX_NAME_BYTES = 255;
+
 /** Why `name` cannot name a model folder, or undefined when it can. */
 function invalidNameReason(name: string): string | undefined {
   if (name === '') return 'a model name cannot be empty';
@@ -20,6 +23,7 @@ function invalidNameReason(name: string): string | undefined {
   if (name === '.' || name === '..' || name.split(/[/\\]/).includes('..')) return "a model name cannot be '.' or contain '..'";
   if (/[/\\]/.test(name)) return "a model name cannot contain a path separator ('/' or '\\')";
   if (name.includes('\0')) return 'a model name cannot contain a NUL character';
+  if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES) return `a model name cannot be longer than ${MAX_NAME_BYTES} bytes, the longest folder name`;
   return undefined;
 }
 

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Client, credentials, status } from '@grpc/grpc-js';
+import { ModelInferRequestSchema, ModelStreamInferResponseSchema } from '../../src/protocol/gen/grpc_service_pb.js';
+import { deserializeMessage, serializeMessage } from '../../src/protocol/grpc-service.js';
+import { fromPlainObject } from '../../src/protocol/plain-object.js';
 import { loadGrpcServices } from '../helpers/plain-grpc-clients.js';
 import { EXAMPLES, FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
 
@@ -163,6 +166,31 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
       assert.deepEqual(readInt32(byId.get(id)!.infer_response.raw_output_contents[0]!), INPUT0.map((v) => v + 1));
     }
     assert.equal(byId.get('s2')!.error_message, "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,15]");
+  });
+
+  test('ModelStreamInfer: bytes that are no ModelInferRequest fail only themselves, in the stream (found by test/fuzz: the stream hung)', async () => {
+    // grpc-js ended such a stream with INTERNAL while earlier answers were still being written, then lost the status.
+    const encoded = serializeMessage(ModelInferRequestSchema, fromPlainObject(ModelInferRequestSchema, simpleRequest('s1')));
+    for (let round = 0; round < 5; round++) {
+      const stream = client.makeBidiStreamRequest('/inference.GRPCInferenceService/ModelStreamInfer', (bytes: Buffer) => bytes, (bytes: Buffer) => bytes);
+      const replies: Array<{ id: string; errorMessage: string }> = [];
+      const ended = new Promise<{ code: number; details: string }>((resolve) => {
+        stream.on('data', (bytes: Buffer) => {
+          const reply = deserializeMessage(ModelStreamInferResponseSchema, bytes);
+          replies.push({ id: reply.inferResponse?.id ?? '', errorMessage: reply.errorMessage });
+        });
+        stream.on('error', () => {});
+        stream.on('status', resolve);
+      });
+      stream.write(encoded);
+      stream.write(Buffer.from([0x95, 0x35, 0x68, 0xf7]));
+      stream.write(encoded);
+      stream.end();
+      const { code, details } = await ended;
+      assert.deepEqual({ code, details }, { code: status.OK, details: 'OK' });
+      assert.deepEqual(replies.map((reply) => reply.id).sort(), ['', 's1', 's1']);
+      assert.match(replies.find((reply) => reply.id === '')!.errorMessage, /^failed to parse a ModelInferRequest of the stream: /);
+    }
   });
 
   test('RepositoryIndex lists the versions and their states', async () => {

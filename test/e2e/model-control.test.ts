@@ -144,6 +144,13 @@ describe('load and unload over gRPC', () => {
       assert.deepEqual(((await infer.json()) as { outputs: Array<{ data: number[] }> }).outputs[1]!.data, Array(16).fill(1));
       await call('RepositoryModelUnload', { model_name: 'grpc_uploaded' });
       assert.equal((await server.get('/v2/models/grpc_uploaded/ready')).status, 400);
+      // JSON.parse's message quotes the text cut inside an emoji: the status used to crash the server (found by test/fuzz).
+      await assert.rejects(call('RepositoryModelLoad', { model_name: 'grpc_emoji', parameters: { config: { string_param: '😀'.repeat(20) }, 'file:1/model.onnx': { bytes_param: Buffer.from([1]) } } }), (error: { code: number; details: string }) => {
+        assert.equal(error.code, 3);
+        assert.match(error.details, /^failed to load 'grpc_emoji': load parameter 'config' of 'grpc_emoji': invalid JSON: Unexpected token '\uFFFD'/);
+        return true;
+      });
+      assert.equal((await server.get('/v2/health/live')).status, 200);
     } finally {
       (client as unknown as { close(): void }).close();
       await server.close();

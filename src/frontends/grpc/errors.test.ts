@@ -25,3 +25,9 @@ test('a NereidError keeps its message; anything else is INTERNAL', () => {
   assert.deepEqual(grpcError(new NereidError('UNAVAILABLE', 'not ready'), silentLogger), { code: status.UNAVAILABLE, details: 'not ready' });
   assert.deepEqual(grpcError(new RangeError('boom'), silentLogger), { code: status.INTERNAL, details: 'internal error: boom' });
 });
+
+test('a message with a lone surrogate gets U+FFFD in its place, which grpc-js can write (found by test/fuzz: the server crashed)', () => {
+  const { details } = grpcError(new NereidError('INVALID_ARG', 'bad \ud83d and \ude00, kept \ud83d\ude00'), silentLogger);
+  assert.equal(details, 'bad \ufffd and \ufffd, kept \ud83d\ude00');
+  assert.doesNotThrow(() => encodeURI(details));
+});

@@ -1,6 +1,6 @@
 import { type MessageInitShape, create } from '@bufbuild/protobuf';
 import { type ServerUnaryCall, type sendUnaryData, status as GrpcStatus } from '@grpc/grpc-js';
-import type { InferenceServer } from '../../core/index.js';
+import { type InferenceServer, NereidError } from '../../core/index.js';
 import type { TensorMetadata } from '../../protocol/metadata.js';
 import type { Duration, ModelStatistics as ReportedStatistics } from '../../protocol/statistics.js';
 import type { Logger } from '../../logging/logger.js';
@@ -27,7 +27,7 @@ import {
   StatisticDurationSchema,
 } from '../../protocol/gen/grpc_service_pb.js';
 import { HealthCheckResponseSchema, HealthCheckResponse_ServingStatus } from '../../protocol/gen/health_pb.js';
-import type { HealthHandlers, InferenceHandlers } from '../../protocol/grpc-service.js';
+import { type HealthHandlers, type InferenceHandlers, undecodableReason } from '../../protocol/grpc-service.js';
 import { parseModelVersion } from '../model-version.js';
 import { grpcError } from './errors.js';
 import { decodeModelInferRequest, encodeModelInferResponse } from './infer-codec.js';
@@ -184,6 +184,8 @@ const streamInfer = (server: InferenceServer, logger: Logger, call: Parameters<I
     let written = Promise.resolve();
     Promise.resolve()
       .then(async () => {
+        const undecodable = undecodableReason(message);
+        if (undecodable !== undefined) throw new NereidError('INVALID_ARG', `failed to parse a ModelInferRequest of the stream: ${undecodable}`);
         const request = await decodeModelInferRequest(message);
         isDecoupled = (await server.modelSpec(request.modelName, request.modelVersion)).isDecoupled;
         await server.inferStream(request, (response) => {

@@ -66,3 +66,17 @@ test('encodes JSON and binary outputs with exact 64-bit integers', async () => {
   assert.equal(headerLength, Buffer.byteLength(json));
   assert.deepEqual(Buffer.from(chunks[1]!), Buffer.from([0xff, 0xff, 2, 0]));
 });
+
+test('JSON outputs keep the sign of a negative zero (found by test/fuzz: -0 was written as 0)', async () => {
+  const response: InferResponse = {
+    modelName: 'm',
+    modelVersion: '1',
+    id: '',
+    parameters: {},
+    outputs: [{ name: 'F', dataType: 'FP64', shape: [2], data: new Float64Array([-0, 0]) }],
+  };
+  const { chunks } = await encodeInferResponse(response, { isBinaryByDefault: false, isBinaryByOutput: new Map() });
+  const json = Buffer.from(chunks[0]!).toString();
+  assert.equal(json, '{"model_name":"m","model_version":"1","outputs":[{"name":"F","datatype":"FP64","shape":[2],"data":[-0.0,0]}]}');
+  assert.ok(Object.is((JSON.parse(json) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data[0], -0));
+});
