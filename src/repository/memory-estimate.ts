@@ -4,11 +4,14 @@ import { join } from 'node:path';
 /**
  * How much resident memory one instance costs beyond its model's bytes, and how many bytes of memory
  * one byte of model file becomes in each instance. Measured on the ONNX Runtime backend of the built
- * server (December 2026, `bench/many-models.ts` prints both again): 100 copies of the 10 KB digits MLP
- * took 990 MB of RSS with one instance each and 1,875 MB with two, 8.9 MB per instance; a 64 MB
- * MatMul model added 76 MB with one instance and 86 MB more with a second, so each instance holds its
- * own copy of the weights, about 1.2× the file. The figures are for ONNX Runtime; Nereid applies them
- * to every backend (a Python instance, a process of its own, costs more).
+ * server with its shared execution threads (`bench/many-models.ts`, 2026-12-01, docs/benchmarks.md):
+ * 100 copies of the 10 KB digits MLP took 156 MB of RSS with one instance each and 1,000 copies 372 MB
+ * (0.24 MB per model, the file included); a second instance of each of the 1,000 added 104 MB (0.1 MB);
+ * `bench/instance-memory.ts` put an instance of the 340 KB MLP at 0.9 MB, the file's weights included.
+ * One MiB per instance is the rounded-up figure. A 64 MB MatMul model added 76 MB with one instance and
+ * 86 MB more with a second, so each instance holds its own copy of the weights, about 1.2x the file.
+ * The figures are for ONNX Runtime; Nereid applies them to every backend (a JavaScript instance, a
+ * worker thread of its own, and a Python instance, a process of its own, cost more).
  *
  * NOTE: why an estimate from the files and the config, not the RSS change over the load: loads run in
  * parallel (`--model-load-thread-count`), so the RSS change over one load holds the others' memory
@@ -16,7 +19,7 @@ import { join } from 'node:path';
  * their own. The estimate is known before the load, which is when the budget must decide; it is
  * re-measured by the bench when the instances' cost changes.
  */
-export const INSTANCE_OVERHEAD_BYTES = 9 * 2 ** 20;
+export const INSTANCE_OVERHEAD_BYTES = 2 ** 20;
 export const FILE_BYTES_FACTOR = 1.25;
 
 /** The estimated memory of one loaded model version: each instance holds the model and its own state. */

@@ -133,8 +133,9 @@ test('200 models with --load-on-demand --max-loaded-models 20: every answer righ
 
 test('--model-memory-budget: the estimated memory of the loaded models never passes the budget', async (t) => {
   const copies = makeDigitsCopies(30);
-  // Each copy is estimated at one instance's overhead (9 MB) plus 1.25 × its 10 KB: six fit in 60 MB.
-  const server = await startTestServer({ modelRepositories: [copies.dir], isLoadOnDemand: true, modelMemoryBudgetBytes: 60 * 2 ** 20 });
+  // Each copy is estimated at one instance's overhead (1 MiB) plus 1.25 × its 10 KB: six fit in 6,656 KB.
+  const budgetBytes = 6656 * 2 ** 10;
+  const server = await startTestServer({ modelRepositories: [copies.dir], isLoadOnDemand: true, modelMemoryBudgetBytes: budgetBytes });
   t.after(async () => {
     await server.close();
     copies.remove();
@@ -150,11 +151,11 @@ test('--model-memory-budget: the estimated memory of the loaded models never pas
     },
   });
   assert.deepEqual(failures, []);
-  assert.ok(mostBytes <= 60 * 2 ** 20, `the metrics showed ${mostBytes} bytes`);
+  assert.ok(mostBytes <= budgetBytes, `the metrics showed ${mostBytes} bytes`);
   assert.ok(mostLoaded <= 6, `the index showed ${mostLoaded} models loaded`);
   const entries = await index(server);
   assert.equal(loadedNames(entries).length, 6);
-  assert.ok(entries.some((entry) => entry.reason === 'unloaded to stay within --model-memory-budget 60MB (least recently used)'));
+  assert.ok(entries.some((entry) => entry.reason === 'unloaded to stay within --model-memory-budget 6656KB (least recently used)'));
   assert.ok(metricSum(await metricsText(server), 'nereid_model_evictions_total') > 0);
 });
 
@@ -227,7 +228,7 @@ test('EXPLICIT mode with both flags: --load-model and API loads are kept, load/u
   // Every loaded model is now kept: a request for another is refused with the reason.
   const refusal = await server.post('/v2/models/digits_2/infer', { inputs: [{ name: 'INPUT', shape: [1, 64], datatype: 'FP32', data: samples.images[0] }] });
   assert.equal(refusal.status, 503);
-  assert.match(((await refusal.json()) as { error: string }).error, /^failed to load 'digits_2': loading it would pass --max-loaded-models 3 \(3 models loaded or loading, 27\.0MB estimated in use\) and no loaded model can be unloaded to make room/);
+  assert.match(((await refusal.json()) as { error: string }).error, /^failed to load 'digits_2': loading it would pass --max-loaded-models 3 \(3 models loaded or loading, 3\.0MB estimated in use\) and no loaded model can be unloaded to make room/);
   assert.equal(await control('/v2/repository/models/digits_6/load'), 400, 'a model in no repository');
 
   assert.equal(await control('/v2/repository/models/digits_1/unload'), 200);
