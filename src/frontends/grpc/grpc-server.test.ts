@@ -12,6 +12,15 @@ import { ModelInferRequestSchema, ServerLiveRequestSchema, ServerLiveResponseSch
 import { inferenceService } from '../../protocol/grpc-service.js';
 import { FLOW_CONTROL_WINDOW_BYTES, GrpcFrontend } from './grpc-server.js';
 
+/** Triton's keepalive defaults, which these tests do not exercise. */
+const KEEPALIVE_DEFAULTS = {
+  keepaliveTimeMs: 7_200_000,
+  keepaliveTimeoutMs: 20_000,
+  isKeepalivePermittedWithoutCalls: false,
+  http2MaxPingStrikes: 2,
+  http2MinPingIntervalWithoutDataMs: 300_000,
+};
+
 async function emptyServer(): Promise<InferenceServer> {
   const router = new RequestRouter({
     prepare: (name) => repository.prepareModel(name),
@@ -37,11 +46,7 @@ test('connections and streams get the 16 MiB flow-control window', async () => {
     server: await emptyServer(),
     logger: silentLogger,
     maxMessageBytes: 2 ** 31 - 1,
-    keepaliveTimeMs: 7_200_000,
-    keepaliveTimeoutMs: 20_000,
-    isKeepalivePermittedWithoutCalls: false,
-    http2MaxPingStrikes: 2,
-    http2MinPingIntervalWithoutDataMs: 300_000,
+    ...KEEPALIVE_DEFAULTS,
   });
   const port = await frontend.listen(0, '127.0.0.1');
   const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
@@ -69,11 +74,7 @@ test('a compressed message may inflate to maxDecompressedMessageBytes, checked w
     logger: silentLogger,
     maxMessageBytes: 4 * 2 ** 20,
     maxDecompressedMessageBytes: 2 ** 20,
-    keepaliveTimeMs: 7_200_000,
-    keepaliveTimeoutMs: 20_000,
-    isKeepalivePermittedWithoutCalls: false,
-    http2MaxPingStrikes: 2,
-    http2MinPingIntervalWithoutDataMs: 300_000,
+    ...KEEPALIVE_DEFAULTS,
   });
   const port = await frontend.listen(0, '127.0.0.1');
   const infer = (client: Client): Promise<{ code: number; details: string }> => {
