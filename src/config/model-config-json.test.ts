@@ -131,6 +131,11 @@ function jsonErrorOf(json: string | object): string {
 }
 
 describe('modelConfigFromJson', () => {
+  test('refuses JSON text nested past 128 levels with INVALID_ARG (5,000 levels overflowed the stack: a RangeError, found by the fuzz suite)', () => {
+    assert.equal(jsonErrorOf(`{"name":${'['.repeat(5000)}1${']'.repeat(5000)}}`), 'load request config: invalid JSON: arrays and objects nest deeper than 128 levels (at character 135)');
+    assert.equal(jsonErrorOf(`${'['.repeat(129)}${']'.repeat(129)}`), 'load request config: invalid JSON: arrays and objects nest deeper than 128 levels (at character 128)');
+    assert.match(jsonErrorOf(`${'['.repeat(128)}${']'.repeat(128)}`), /expected a JSON object$/);
+  });
   test('reads what Triton writes', () => {
     const config = normalizeModelConfig(parse('max_batch_size: 4 dynamic_batching { } input [ { name: "X" data_type: TYPE_INT64 dims: [ 2 ] } ]'), {
       modelName: 'm',

@@ -14,6 +14,7 @@ import { base64Encode } from '@bufbuild/protobuf/wire';
 import { NereidError } from '../kernel/errors.js';
 import { closestName } from './closest-name.js';
 import { ModelConfigSchema, type ModelConfig } from '../protocol/gen/model_config_pb.js';
+import { MAX_JSON_DEPTH, tooDeepAt } from '../protocol/json-body.js';
 
 /**
  * The three JSON forms of a model configuration:
@@ -186,6 +187,8 @@ function compareKeys(a: unknown, b: unknown): number {
 export function modelConfigFromJson(json: string | JsonValue, source = 'model configuration JSON'): ModelConfig {
   let value: JsonValue;
   if (typeof json === 'string') {
+    const deepAt = tooDeepAt(json);
+    if (deepAt !== -1) throw new NereidError('INVALID_ARG', `${source}: invalid JSON: arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels (at character ${deepAt})`);
     try {
       value = JSON.parse(json) as JsonValue;
     } catch (error) {

@@ -92,7 +92,7 @@ function hasManyBrackets(text: string): boolean {
 }
 
 /** The index of the first bracket that opens level MAX_JSON_DEPTH + 1 outside strings, or -1: one pass, no recursion. */
-function tooDeepAt(text: string): number {
+export function tooDeepAt(text: string): number {
   if (!hasManyBrackets(text)) return -1;
   let depth = 0;
   for (let i = 0; i < text.length; i++) {

@@ -7,32 +7,51 @@ import { type TensorData, asBytes } from '../../src/protocol/tensor-data.js';
  * Generators shared by the fuzz targets: JSON values, valid tensors and requests, and the mutations
  * that turn a valid message into a nearly valid one (the inputs that reach deepest into a parser).
  *
- * NOTE: two kinds of input are left out on purpose, because they are known bugs of issue 24 item 7
- * (bounded cost for bad input), fixed on another branch: JSON nested deeper than a few thousand levels,
- * and integers from 2^53 to 10^21 outside tensor `data` (the lossless parser reads them as BigInts,
- * which JSON.stringify in an error message cannot write: a 500). Values here nest at most 4 deep, and
- * their integers stay within 2^53 or are written with an exponent (1e+21 and beyond).
+ * JSON values may hold integers of any size (bigints, written digit for digit) and, as a leaf, JSON
+ * text nested 129 to 20,000 levels deep (past the parser's limit of 128).
  */
 
-/** Numbers a JSON writer spells without a 16-digit run: safe integers, fractions, and exponent forms. */
-export const safeNumber: fc.Arbitrary<number> = fc.oneof(
+/** Numbers of any size: integers (bigints beyond 2^53), fractions, and the extremes of a double. */
+export const jsonNumber: fc.Arbitrary<number | bigint> = fc.oneof(
   fc.integer(),
   fc.maxSafeInteger(),
-  fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e15, max: 1e15 }),
-  fc.constantFrom(1e21, -1e21, 1e300, -1e308, Number.MAX_VALUE, Number.MIN_VALUE, -0, 0.5, 2 ** 31, 2 ** 32, -(2 ** 31) - 1),
+  fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }),
+  fc.constantFrom(2n ** 53n, -(2n ** 53n) - 1n, 2n ** 63n, 2n ** 64n, 10n ** 21n - 1n, -(10n ** 21n), 10n ** 400n),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.constantFrom(1e21, -1e21, 1e300, -1e308, Number.MAX_VALUE, Number.MIN_VALUE, -0, 0.5, 2 ** 31, 2 ** 32, -(2 ** 31) - 1, 2 ** 53, 1e20),
 );
+
+/** JSON text that jsonText writes as it is: how a value holds nesting too deep to build as objects. */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+/** Arrays and objects nested 129 to 20,000 levels around a scalar, some left unclosed. */
+export const deepJson: fc.Arbitrary<RawJson> = fc
+  .record({
+    depth: fc.oneof(fc.integer({ min: 129, max: 300 }), fc.integer({ min: 129, max: 20_000 })),
+    isObject: fc.boolean(),
+    isMixed: fc.boolean(),
+    isClosed: fc.oneof({ arbitrary: fc.constant(true), weight: 3 }, { arbitrary: fc.constant(false), weight: 1 }),
+  })
+  .map(({ depth, isObject, isMixed, isClosed }) => {
+    const levels = Array.from({ length: depth }, (_, i) => (isMixed ? i % 2 === 0 : isObject));
+    const open = levels.map((object) => (object ? '{"a":' : '[')).join('');
+    const close = isClosed ? levels.map((object) => (object ? '}' : ']')).reverse().join('') : '';
+    return new RawJson(`${open}1${close}`);
+  });
 
 /** Strings of any code points, lone surrogates included (JSON escapes them). */
 export const anyString: fc.Arbitrary<string> = fc.oneof(fc.string({ unit: 'binary', maxLength: 12 }), fc.string({ unit: 'grapheme', maxLength: 12 }), fc.string({ maxLength: 12 }));
 
-/** A JSON value of safe numbers and arbitrary strings, at most 4 levels deep. */
+/** A JSON value of numbers of any size and arbitrary strings, 4 levels deep or, now and then, far deeper (deepJson). */
 export const jsonValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(
     { depthSize: 'small', maxDepth: 4 },
     fc.constant(null),
     fc.boolean(),
-    safeNumber,
-    anyString,
+    jsonNumber,
+    fc.oneof({ arbitrary: anyString, weight: 9 }, { arbitrary: deepJson, weight: 1 }),
     fc.array(tie('value'), { maxLength: 4 }),
     fc.dictionary(anyString, tie('value'), { maxKeys: 4 }),
   ),
@@ -48,6 +67,7 @@ export function jsonText(value: unknown): string {
       return value.toString();
     case 'object': {
       if (value === null) return 'null';
+      if (value instanceof RawJson) return value.text;
       if (Array.isArray(value)) return `[${value.map(jsonText).join(',')}]`;
       return `{${Object.entries(value)
         .filter(([, member]) => member !== undefined)
@@ -57,16 +77,6 @@ export function jsonText(value: unknown): string {
     default:
       return JSON.stringify(value) ?? 'null';
   }
-}
-
-const MAX_15_DIGITS = 10n ** 15n - 1n;
-
-/**
- * Whether JSON text holds an integer literal of 16 digits or more, which the lossless parser may read as
- * a BigInt (see the NOTE at the top): a byte mutation can make one by joining two numbers.
- */
-export function hasLongIntegerLiteral(text: string): boolean {
-  return /(?:^|[^.\d])-?\d{16,}(?![.\deE])/.test(text);
 }
 
 /** A tensor as the client library holds it: fixed-size data as the type's typed array, BYTES as byte strings. */
@@ -82,7 +92,6 @@ const utf8 = new TextEncoder();
 /** `count` elements of a data type. BYTES as UTF-8 text when `isUtf8` (JSON carries only text), else any bytes. */
 function tensorData(datatype: DataType, count: number, options: TensorOptions): fc.Arbitrary<TensorData> {
   const length = { minLength: count, maxLength: count };
-  const safe = options.isSafeIntegersOnly === true ? { min: -MAX_15_DIGITS, max: MAX_15_DIGITS } : {};
   switch (datatype) {
     case 'BOOL':
       return fc.array(fc.constantFrom(0, 1), length).map((values) => Uint8Array.from(values));
@@ -101,13 +110,13 @@ function tensorData(datatype: DataType, count: number, options: TensorOptions): 
     case 'INT32':
       return fc.int32Array(length);
     case 'UINT64':
-      return fc.bigUint64Array({ ...length, ...(options.isSafeIntegersOnly === true ? { max: safe.max } : {}) });
+      return fc.bigUint64Array(length);
     case 'INT64':
-      return fc.bigInt64Array({ ...length, ...safe });
+      return fc.bigInt64Array(length);
     case 'FP32':
-      return fc.float32Array({ ...length, ...(options.isSafeIntegersOnly === true ? { min: -(2 ** 49), max: 2 ** 49 } : {}) });
+      return fc.float32Array(length);
     case 'FP64':
-      return fc.float64Array({ ...length, ...(options.isSafeIntegersOnly === true ? { min: -(2 ** 49), max: 2 ** 49 } : {}) });
+      return fc.float64Array(length);
     case 'BYTES':
       return options.isUtf8
         ? fc.array(fc.string({ unit: 'grapheme', maxLength: 8 }).map((text) => utf8.encode(text)), length)
@@ -120,8 +129,6 @@ export const dataType: fc.Arbitrary<DataType> = fc.constantFrom(...DATA_TYPE_NAM
 export interface TensorOptions {
   /** BYTES elements as UTF-8 text, which JSON can carry. */
   readonly isUtf8: boolean;
-  /** Numbers that JSON writes without a 16-digit integer: INT64 and UINT64 of at most 15 digits, floats within 2^49 (see the NOTE at the top). */
-  readonly isSafeIntegersOnly?: boolean;
   readonly dataTypes?: fc.Arbitrary<DataType>;
 }
 
@@ -139,17 +146,12 @@ export function tensors(options: TensorOptions): fc.Arbitrary<GeneratedTensor[]>
   return fc.integer({ min: 1, max: 3 }).chain((count) => fc.tuple(...Array.from({ length: count }, (_, i) => tensor(`INPUT${i}`, options))));
 }
 
-/** Parameter values of the kinds JSON writes as numbers within 2^53, strings and booleans. */
-export const safeParameterValue: fc.Arbitrary<ParameterValue> = fc.oneof(
+/** Parameter values of every kind a request may carry (64-bit integers as bigints beyond 2^53). */
+export const parameterValue: fc.Arbitrary<ParameterValue> = fc.oneof(
   fc.boolean(),
   fc.string({ unit: 'grapheme', maxLength: 8 }),
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }).filter((value) => !Number.isInteger(value)),
-);
-
-/** Parameter values of every kind a request may carry (64-bit integers as bigints beyond 2^53). */
-export const parameterValue: fc.Arbitrary<ParameterValue> = fc.oneof(
-  safeParameterValue,
   fc.bigInt({ min: -(2n ** 63n), max: 2n ** 64n - 1n }).filter((value) => value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)),
 );
 
@@ -160,9 +162,6 @@ export const parameterKey: fc.Arbitrary<string> = fc.string({ unit: 'grapheme', 
 
 export const parameters: fc.Arbitrary<Record<string, ParameterValue>> = fc.dictionary(parameterKey, parameterValue, { maxKeys: 3 }).map((entries) => ({ ...entries }));
 
-/** Parameters without integers beyond 2^53 (see the NOTE at the top). */
-export const safeParameters: fc.Arbitrary<Record<string, ParameterValue>> = fc.dictionary(parameterKey, safeParameterValue, { maxKeys: 3 }).map((entries) => ({ ...entries }));
-
 /** A tensor's data as bytes, or BYTES as its elements' bytes: what two decodings of one tensor must share. */
 export function comparableData(data: TensorData): unknown {
   return Array.isArray(data) ? data.map((element) => Buffer.from(element).toString('hex')) : Buffer.from(asBytes(data)).toString('hex');
@@ -172,7 +171,7 @@ export function comparableData(data: TensorData): unknown {
 export function jsonPaths(value: unknown, prefix: Array<string | number> = []): Array<Array<string | number>> {
   const paths = [prefix];
   if (Array.isArray(value)) value.forEach((item, i) => paths.push(...jsonPaths(item, [...prefix, i])));
-  else if (typeof value === 'object' && value !== null) for (const [key, item] of Object.entries(value)) paths.push(...jsonPaths(item, [...prefix, key]));
+  else if (typeof value === 'object' && value !== null && !(value instanceof RawJson)) for (const [key, item] of Object.entries(value)) paths.push(...jsonPaths(item, [...prefix, key]));
   return paths;
 }
 

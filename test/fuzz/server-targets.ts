@@ -19,10 +19,9 @@ import { readCorpus } from './targets/model-config.js';
  * server (examples/model_repository's `simple`, `identity_bytes` and `word_stream`, explicit model
  * control). Every answer must be a status other than 500 (gRPC: INTERNAL or UNKNOWN), with a JSON error
  * on HTTP; the server must log no internal error and keep answering valid requests (assertServerServes).
- * Left out, as in arbitraries.ts: deep JSON and integers from 2^53 to 10^21 outside tensor data, the
- * 500s of issue 24 item 7; and chunked bodies beyond the size limit (item 7 too): every body here is
- * sent with its Content-Length. Loads and unloads name only models that are not in the repository,
- * so that the models the checks use stay loaded.
+ * Infer requests go with a Content-Length or chunked, some chunked past the server's small
+ * --http-max-input-size (MAX_INPUT_BYTES), which must be a 400. Loads and unloads name only models
+ * that are not in the repository, so that the models the checks use stay loaded.
  */
 
 /** The server the targets talk to, started once per run. */
@@ -34,6 +33,9 @@ export interface FuzzServer {
   readonly grpc: Client;
   close(): Promise<void>;
 }
+
+/** The server's --http-max-input-size: small, so that bodies past it cost little to send. */
+const MAX_INPUT_BYTES = 64 * 1024;
 
 export async function startFuzzServer(): Promise<FuzzServer> {
   const unexpectedErrors: string[] = [];
@@ -50,7 +52,7 @@ export async function startFuzzServer(): Promise<FuzzServer> {
     modelRepositories: [EXAMPLES],
     modelControlMode: 'explicit',
     startupModels: ['simple', 'identity_bytes', 'word_stream'],
-    httpMaxInputBytes: 1 << 20,
+    httpMaxInputBytes: MAX_INPUT_BYTES,
   });
   const url = new URL(server.url);
   const agent = new Agent({ keepAlive: true, maxSockets: 4 });
@@ -73,6 +75,8 @@ interface HttpCase {
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Uint8Array;
+  /** Sent chunked in this many pieces, without a Content-Length. */
+  readonly chunks?: number;
 }
 
 /** Sends one request over a kept-alive connection; resolves with the status and body, rejects if the connection fails. */
@@ -85,7 +89,7 @@ function send(target: FuzzServer, fields: HttpCase): Promise<{ status: number; b
         agent: target.http.agent,
         method: fields.method,
         path: fields.path,
-        headers: { ...fields.headers, 'content-length': String(fields.body.byteLength) },
+        headers: fields.chunks === undefined ? { ...fields.headers, 'content-length': String(fields.body.byteLength) } : { ...fields.headers, 'transfer-encoding': 'chunked' },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -95,7 +99,9 @@ function send(target: FuzzServer, fields: HttpCase): Promise<{ status: number; b
       },
     );
     req.on('error', reject);
-    req.end(fields.body);
+    const pieceBytes = Math.ceil(fields.body.byteLength / (fields.chunks ?? 1));
+    for (let at = 0; fields.chunks !== undefined && at < fields.body.byteLength; at += pieceBytes) req.write(fields.body.subarray(at, at + pieceBytes));
+    req.end(fields.chunks === undefined ? fields.body : undefined);
   });
 }
 
@@ -105,6 +111,7 @@ async function expectHttpAnswer(target: FuzzServer, fields: HttpCase): Promise<v
   const { status, body } = await send(target, fields);
   assertNoUnexpectedErrors(target, logged);
   assert.ok(status !== 500 && status >= 200 && status < 600, `HTTP ${status} for ${fields.method} ${fields.path}: ${body.toString('utf8', 0, 500)}`);
+  if (fields.chunks !== undefined && fields.body.byteLength > MAX_INPUT_BYTES) assert.equal(status, 400, `HTTP ${status} for a body of ${fields.body.byteLength} bytes: ${body.toString('utf8', 0, 500)}`);
   if (status >= 400 && fields.method !== 'HEAD') {
     const json = JSON.parse(body.toString('utf8')) as { error?: unknown };
     assert.equal(typeof json.error, 'string', `HTTP ${status} without an error message: ${body.toString('utf8', 0, 200)}`);
@@ -165,6 +172,10 @@ const inferCase: fc.Arbitrary<HttpCase> = fc
     encoding: mostly(fc.constantFrom(undefined, 'gzip'), fc.constantFrom('deflate', 'br', 'gzip, gzip', 'identity')),
     isCompressed: mostly(fc.constant(true), fc.constant(false)),
     contentType: fc.option(fc.constantFrom('application/json', 'application/octet-stream', 'text/plain', 'multipart/form-data'), { nil: undefined }),
+    chunking: mostly(
+      fc.constant(undefined),
+      fc.record({ chunks: fc.integer({ min: 1, max: 16 }), bytesPastLimit: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: MAX_INPUT_BYTES })) }),
+    ),
   })
   .chain((fields) => {
     const { header, tensors } = fields.isBinary ? binarySimpleRequest() : { header: fields.isBytesModel ? bytesRequest : simpleRequest, tensors: Buffer.alloc(0) };
@@ -172,6 +183,9 @@ const inferCase: fc.Arbitrary<HttpCase> = fc
     return headerLength(json.byteLength).map((length): HttpCase => {
       let body = mutateBytes(Buffer.concat([json, tensors]), fields.byteMutations);
       if (fields.encoding === 'gzip' && fields.isCompressed) body = gzipSync(body);
+      const pastLimit = fields.chunking?.bytesPastLimit;
+      // Trailing spaces: a JSON body that would be valid but for its size.
+      if (pastLimit !== undefined) body = Buffer.concat([body, Buffer.alloc(Math.max(0, MAX_INPUT_BYTES - body.byteLength) + pastLimit, ' ')]);
       return {
         method: 'POST',
         path: fields.isBytesModel && !fields.isBinary ? fields.path.replace('/models/simple', '/models/identity_bytes') : fields.path,
@@ -181,6 +195,7 @@ const inferCase: fc.Arbitrary<HttpCase> = fc
           ...(fields.contentType !== undefined ? { 'content-type': fields.contentType } : {}),
         },
         body,
+        ...(fields.chunking !== undefined ? { chunks: fields.chunking.chunks } : {}),
       };
     });
   });

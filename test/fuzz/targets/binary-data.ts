@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { decodeInferRequest, decodeRawInferRequest } from '../../../src/frontends/http/infer-codec.js';
 import type { ModelMetadata } from '../../../src/protocol/metadata.js';
-import { dataType, jsonValue } from '../arbitraries.js';
+import { dataType, jsonText, jsonValue } from '../arbitraries.js';
 import { type FuzzTarget, expectClientErrorAsync } from '../fuzz-target.js';
 
 const PARSER = 'binary data extension (infer-codec.ts, tensor-bytes.ts)';
@@ -32,7 +32,7 @@ export const binaryDataTargets: readonly FuzzTarget[] = [
         fc.uint8Array({ maxLength: 96 }),
         fc.oneof(fc.constant<'exact'>('exact'), fc.constant(undefined), fc.nat({ max: 400 }), fc.constantFrom(2 ** 53 - 1, 1e21)),
         async (inputs, tail, headerLengthChoice) => {
-          const header = Buffer.from(JSON.stringify({ inputs }));
+          const header = Buffer.from(jsonText({ inputs }));
           const headerLength = headerLengthChoice === 'exact' ? header.byteLength : headerLengthChoice;
           await expectClientErrorAsync(() => decodeInferRequest(Buffer.concat([header, tail]), TARGET, headerLength), ['INVALID_ARG', 'UNSUPPORTED']);
         },
