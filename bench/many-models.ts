@@ -15,7 +15,8 @@
  * repository of renamed copies (test/helpers/model-copies.ts). For each count and instance count: the
  * time from the spawn until /v2/health/ready answers 200, the server's RSS then (/proc, after 2 s),
  * wrk on digits_0 (bench/batching/infer.lua: one image as binary data, batch 1) against the same
- * model served alone, and how long SIGTERM takes to exit while wrk is still sending. With --load-on-demand: the latency of the
+ * model served alone by a second server, the two measured in turn (alone, many, many, alone; means of
+ * two each), and how long SIGTERM takes to exit while wrk is still sending. With --load-on-demand: the latency of the
  * first request to each of MANY_FIRST_SAMPLES models not loaded (one at a time, p50 and p99), then
  * MANY_CONCURRENCY clients asking for random models among twice the budget for MANY_DEMAND_SECS.
  * Results: a markdown table on stdout, JSON in bench/results/many-models.json.
@@ -112,21 +113,24 @@ interface LoadedRow {
   wrkErrors: number;
 }
 
-async function measureLoaded(count: number, instances: number, loadThreads: number, alone: Map<number, WrkResult>): Promise<LoadedRow> {
-  if (!alone.has(instances)) {
-    const single = makeDigitsCopies(1, instances);
-    const { server } = await serve(single.dir, `alone-${instances}`, []);
-    await wrk(server, 'digits_0');
-    alone.set(instances, await wrk(server, 'digits_0'));
-    await server.stop();
-    single.remove();
-  }
+async function measureLoaded(count: number, instances: number, loadThreads: number): Promise<LoadedRow> {
   const copies = makeDigitsCopies(count, instances);
   const { server, readyS } = await serve(copies.dir, `loaded-${count}-${instances}-${loadThreads}`, [`--model-load-thread-count=${loadThreads}`]);
   await sleep(2000);
   const rss = rssMb(server.pid);
+  // The same model served alone, by a second server measured in turn with this one (alone, among
+  // many, among many, alone): this VM's rate at one point moves by 2-3x between minutes, so the two
+  // figures must come from the same minutes.
+  const single = makeDigitsCopies(1, instances);
+  const { server: aloneServer } = await serve(single.dir, `alone-${count}-${instances}`, []);
+  await wrk(aloneServer, 'digits_0');
   await wrk(server, 'digits_0');
-  const hot = await wrk(server, 'digits_0');
+  const rounds = [await wrk(aloneServer, 'digits_0'), await wrk(server, 'digits_0'), await wrk(server, 'digits_0'), await wrk(aloneServer, 'digits_0')];
+  await aloneServer.stop();
+  single.remove();
+  const mean = (results: readonly WrkResult[]): number => results.reduce((sum, result) => sum + result.inferPerSec, 0) / results.length;
+  const hot = { inferPerSec: mean([rounds[1]!, rounds[2]!]), p99Ms: Math.max(rounds[1]!.p99Ms, rounds[2]!.p99Ms), errorCount: rounds[1]!.errorCount + rounds[2]!.errorCount };
+  const alonePerSec = mean([rounds[0]!, rounds[3]!]);
   // SIGTERM while wrk still sends: how long the drain of the requests in flight takes.
   const draining = wrk(server, 'digits_0').catch(() => undefined);
   await sleep(1500);
@@ -140,7 +144,7 @@ async function measureLoaded(count: number, instances: number, loadThreads: numb
     readyS,
     rssMb: rss,
     hotPerSec: hot.inferPerSec,
-    alonePerSec: alone.get(instances)!.inferPerSec,
+    alonePerSec,
     hotP99Ms: hot.p99Ms,
     sigtermS,
     wrkErrors: hot.errorCount,
@@ -201,13 +205,12 @@ async function measureOnDemand(): Promise<DemandRow> {
 }
 
 stopAllOnExit();
-const alone = new Map<number, WrkResult>();
 const loaded: LoadedRow[] = [];
 try {
   for (const count of COUNTS) {
     for (const instances of INSTANCES) {
       for (const loadThreads of LOAD_THREADS) {
-        const row = await measureLoaded(count, instances, loadThreads, alone);
+        const row = await measureLoaded(count, instances, loadThreads);
         loaded.push(row);
         console.error(JSON.stringify(row));
       }
