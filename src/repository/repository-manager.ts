@@ -110,11 +110,14 @@ export class RepositoryManager {
   readonly #demandLoads = new Map<string, Promise<void>>();
   /** Models asked for by requests that may not have enqueued yet (see prepareModel). */
   readonly #leases = new ModelLeases();
+  /** Whether a limit may make room by evicting (`--max-loaded-models`, `--model-memory-budget`). */
+  readonly #isEvicting: boolean;
 
   constructor(options: RepositoryOptions) {
     this.#options = options;
     this.#slots = new LoadSlots(options.loadThreadCount ?? 4);
     this.#budget = new ModelBudget(options.limits ?? {});
+    this.#isEvicting = options.limits?.maxLoadedModels !== undefined || options.limits?.memoryBudgetBytes !== undefined;
     this.#evictor = new ModelEvictor({
       budget: this.#budget,
       models: this.#models,
@@ -206,24 +209,31 @@ export class RepositoryManager {
    * used. A model in no repository is left to getModel's error.
    */
   async prepareModel(name: string): Promise<void> {
+    // Without --max-loaded-models or --model-memory-budget nothing is ever evicted: no lease, no
+    // recency to keep, and no macrotask per request.
+    if (!this.#isEvicting) return this.#demandLoad(name);
     // NOTE: the caller looks the model up and enqueues its request a few microtasks after this
     // settles; an eviction choosing the model in between would close it under the request. From the
     // call until the next macrotask after it settles, by when the request is enqueued and counted in
     // flight, the model is leased: no eviction picks it.
     const release = this.#leases.take(name);
     try {
-      if (this.#options.isLoadOnDemand === true && !hasReadyVersion(this.#models.get(name))) {
-        let load = this.#demandLoads.get(name);
-        if (load === undefined) {
-          load = this.#loadOnDemand(name).finally(() => this.#demandLoads.delete(name));
-          this.#demandLoads.set(name, load);
-        }
-        await load;
-      }
+      await this.#demandLoad(name);
       this.#budget.touch(name);
     } finally {
       setImmediate(release);
     }
+  }
+
+  /** With --load-on-demand, the load of a model not ready, shared by the requests that wait for it; else nothing to wait for. */
+  #demandLoad(name: string): Promise<void> {
+    if (this.#options.isLoadOnDemand !== true || hasReadyVersion(this.#models.get(name))) return Promise.resolve();
+    let load = this.#demandLoads.get(name);
+    if (load === undefined) {
+      load = this.#loadOnDemand(name).finally(() => this.#demandLoads.delete(name));
+      this.#demandLoads.set(name, load);
+    }
+    return load;
   }
 
   /** Loads a model for a request, unless it is ready by then; a model in no repository is left to getModel's error. */

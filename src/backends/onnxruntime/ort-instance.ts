@@ -104,6 +104,8 @@ export class OrtInstance implements ModelInstance {
   #busy: Promise<unknown> | undefined;
   #nextId = 0;
   readonly #guard: InlinePolicy;
+  /** The configured outputs, in config order: what a request that names none gets. */
+  readonly #configOutputNames: readonly string[];
   /** A second session, on the main thread, for a model whose runs take microseconds (inline-guard.ts). */
   #inline: InlineSession | undefined;
   #isInlineStarted = false;
@@ -113,6 +115,7 @@ export class OrtInstance implements ModelInstance {
     this.name = options.name;
     this.#options = options;
     this.#guard = options.inlinePolicy ?? new InlineGuard();
+    this.#configOutputNames = options.spec.outputs.map((output) => output.name);
     this.#supervisor = new SupervisedInstance({
       instanceName: options.name,
       modelName: options.spec.name,
@@ -219,9 +222,8 @@ export class OrtInstance implements ModelInstance {
         isString,
       });
     }
-    const outputNames = included.length === 1 && requests[included[0]!]!.outputs === undefined
-      ? spec.outputs.map((o) => o.name)
-      : [...new Set(included.flatMap((index) => requests[index]!.outputs?.map((o) => o.name) ?? spec.outputs.map((o) => o.name)))];
+    const wantedBy = (request: InferRequest): readonly string[] => request.outputs?.map((o) => o.name) ?? this.#configOutputNames;
+    const outputNames = included.length === 1 && requests[included[0]!]!.outputs === undefined ? this.#configOutputNames : [...new Set(included.flatMap((index) => wantedBy(requests[index]!)))];
     let inputBytes = 0;
     for (const feed of feeds) for (const part of feed.parts) inputBytes += part.byteLength;
     let result: RunResult;
@@ -255,8 +257,7 @@ export class OrtInstance implements ModelInstance {
       return { responses, timing: { ...timing, outputNs: msToNs(epochMs() - result.runEndMs) } };
     }
     for (const [position, index] of included.entries()) {
-      const wanted = requests[index]!.outputs?.map((o) => o.name) ?? spec.outputs.map((o) => o.name);
-      responses[index] = wanted.map((name) => pieces.get(name)![position]!);
+      responses[index] = wantedBy(requests[index]!).map((name) => pieces.get(name)![position]!);
     }
     timing.outputNs = msToNs(epochMs() - result.runEndMs);
     return { responses, timing };
