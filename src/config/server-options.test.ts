@@ -217,3 +217,12 @@ test('issue 19: --model-load-thread-count, --load-on-demand, --max-loaded-models
     message: "nereid serve: --max-loaded-models takes an integer from 1 to 2147483647, got '0'",
   });
 });
+
+test('--allow-dashboard: on by default, off with false, in the usage text', () => {
+  assert.equal(DEFAULT_SERVER_OPTIONS.isDashboardAllowed, true);
+  const off = parseServeArgs(['--model-repository=m', '--allow-dashboard=false']);
+  assert.ok(off !== 'help');
+  assert.equal(off.isDashboardAllowed, false);
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--allow-dashboard=maybe']), /allow-dashboard/);
+  assert.match(serveUsage(), /--allow-dashboard BOOL +serve the live dashboard at \/dashboard on the HTTP port \(default true\)/);
+});

@@ -27,6 +27,8 @@ export interface ServerOptions {
   readonly httpPort: number;
   readonly httpAddress: string;
   readonly httpMaxInputBytes: number;
+  /** `--allow-dashboard`: the live dashboard at `/dashboard` on the HTTP port (beyond Triton; default true). */
+  readonly isDashboardAllowed: boolean;
   readonly isGrpcAllowed: boolean;
   readonly grpcPort: number;
   readonly grpcAddress: string;
@@ -104,6 +106,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   httpPort: 8000,
   httpAddress: '0.0.0.0',
   httpMaxInputBytes: 2 ** 26,
+  isDashboardAllowed: true,
   isGrpcAllowed: true,
   grpcPort: 8001,
   grpcAddress: '0.0.0.0',
@@ -154,6 +157,7 @@ const FLAGS = {
   'http-port': { type: 'string', help: 'PORT  HTTP port (default 8000; 0 picks a free one)' },
   'http-address': { type: 'string', help: 'ADDR  HTTP address (default 0.0.0.0)' },
   'http-max-input-size': { type: 'string', help: 'BYTES  largest request body (default 67108864)' },
+  'allow-dashboard': { type: 'string', help: 'BOOL  serve the live dashboard at /dashboard on the HTTP port (default true)' },
   'allow-grpc': { type: 'string', help: 'BOOL  serve gRPC (default true)' },
   'grpc-port': { type: 'string', help: 'PORT  gRPC port (default 8001; 0 picks a free one)' },
   'grpc-address': { type: 'string', help: 'ADDR  gRPC address (default 0.0.0.0)' },
@@ -371,6 +375,7 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     httpPort: parseInteger('http-port', string('http-port'), defaults.httpPort, 0, 65535),
     httpAddress: string('http-address') ?? defaults.httpAddress,
     httpMaxInputBytes: parseInteger('http-max-input-size', string('http-max-input-size'), defaults.httpMaxInputBytes, 1, 2 ** 40),
+    isDashboardAllowed: parseBoolean('allow-dashboard', string('allow-dashboard'), defaults.isDashboardAllowed),
     isGrpcAllowed: parseBoolean('allow-grpc', string('allow-grpc'), defaults.isGrpcAllowed),
     grpcPort: parseInteger('grpc-port', string('grpc-port'), defaults.grpcPort, 0, 65535),
     grpcAddress: string('grpc-address') ?? defaults.grpcAddress,
