@@ -11,6 +11,7 @@ import { isLoopbackAddress } from './frontends/listen.js';
 import { MetricsFrontend } from './frontends/metrics/metrics-server.js';
 import { TlsIdentity } from './frontends/tls-identity.js';
 import { type Logger, createLogger } from './logging/logger.js';
+import { RecentLogLines } from './logging/recent-log-lines.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { RepositoryManager } from './repository/repository-manager.js';
 
@@ -72,7 +73,10 @@ export type StartOptions = Partial<ServerOptions> & { readonly modelRepositories
 /** The composition root: loads the repositories, builds the core, starts the front ends. */
 export async function startServer(startOptions: StartOptions): Promise<RunningServer> {
   const options: ServerOptions = { ...DEFAULT_SERVER_OPTIONS, ...startOptions };
-  const logger = startOptions.logger ?? createLogger(options.log);
+  // Issue 17, the dashboard shows a model's recent log lines: kept only when it is served.
+  const recentLogLines = options.isHttpAllowed && options.isDashboardAllowed ? new RecentLogLines() : undefined;
+  const baseLogger = startOptions.logger ?? createLogger(options.log);
+  const logger = recentLogLines?.record(baseLogger) ?? baseLogger;
   // Issue 24, restricted APIs and token authentication: read before any model loads, so a bad file fails at once.
   const authToken = options.authTokenFile !== undefined ? await AuthToken.fromFile(options.authTokenFile) : undefined;
   // Issue 24, TLS: every certificate is read and checked before any model loads or any port listens.
@@ -147,6 +151,9 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       access: { restrictedFeatures: options.httpRestrictedApis, authToken },
       corsOrigins: options.httpCorsOrigins,
       ...(httpTls !== undefined ? { tls: httpTls } : {}),
+      ...(recentLogLines !== undefined
+        ? { dashboard: { server: core, controlMode: options.modelControlMode, recentLogLines, ...(metrics !== undefined ? { metricsRegistry: metrics.registry } : {}) } }
+        : {}),
     });
     const address = await http.listen(options.httpPort, options.httpAddress);
     httpUrl = urlOf(address, httpTls);

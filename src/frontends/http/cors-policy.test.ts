@@ -48,3 +48,20 @@ test('* allows any origin and answers with *', () => {
   assert.doesNotThrow(() => policy.check(request('POST', { origin: 'null' }), LOGGING));
   assert.equal(policy.responseHeaders(request('GET', { origin: 'https://any.example' }))['access-control-allow-origin'], '*');
 });
+
+test("a page of this server (the dashboard) may POST when the host it was asked for is an address; a name may be a rebinding attacker's", () => {
+  const policy = new CorsPolicy([]);
+  for (const host of ['127.0.0.1:8000', 'localhost:8000', '[::1]:8000', '10.0.0.5:8000']) {
+    assert.doesNotThrow(() => policy.check(request('POST', { origin: `http://${host}`, host, 'content-type': 'application/json' }), LOGGING), host);
+  }
+  assert.doesNotThrow(() => policy.check(request('POST', { origin: 'https://127.0.0.1:8000', host: '127.0.0.1:8000' }), INFER));
+  const refusals: Array<[origin: string, host: string]> = [
+    ['http://evil.example:8000', 'evil.example:8000'],
+    ['http://127.0.0.1:3000', '127.0.0.1:8000'],
+    ['http://127.0.0.1:8000', 'localhost:8000'],
+  ];
+  for (const [origin, host] of refusals) {
+    assert.throws(() => policy.check(request('POST', { origin, host }), LOGGING), { reason: 'CROSS_ORIGIN_REFUSED' }, origin);
+  }
+  assert.throws(() => policy.check(request('POST', { origin: 'http://127.0.0.1:8000' }), LOGGING), { reason: 'CROSS_ORIGIN_REFUSED' });
+});

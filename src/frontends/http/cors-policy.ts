@@ -1,4 +1,5 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { isIP } from 'node:net';
 import { NereidError } from '../../core/index.js';
 import { type Reply, emptyReply } from './reply.js';
 import type { Route } from './routes.js';
@@ -20,7 +21,11 @@ const PREFLIGHT_MAX_AGE_SECS = 600;
  *   simple content type is refused unless its Origin is allowed; tritonclient sends `application/json`,
  *   `application/octet-stream` or none, and no Origin. Inference keeps taking any content type, as
  *   `curl -d` sends a form type and Triton's docs infer that way;
- * - allowed origins get their preflight (OPTIONS) answered and `Access-Control-Allow-Origin` on replies.
+ * - allowed origins get their preflight (OPTIONS) answered and `Access-Control-Allow-Origin` on replies;
+ * - a page of this server itself (the dashboard) is same-origin: its Origin is `http(s)://` and the Host
+ *   it asked for. Only when that host is an IP address or `localhost`: a name could be a DNS-rebinding
+ *   attacker's (a page of evil.example whose name now resolves to this server), so a server reached by
+ *   name lists its own origin in --http-cors-origins for the dashboard's actions.
  */
 export class CorsPolicy {
   readonly #origins: ReadonlySet<string>;
@@ -53,7 +58,7 @@ export class CorsPolicy {
   check(req: IncomingMessage, route: Route): void {
     if (req.method !== 'POST') return;
     const origin = req.headers.origin;
-    if (origin !== undefined && !this.#isAllowed(origin)) throw refused(origin);
+    if (origin !== undefined && !this.#isAllowed(origin) && !isSameOrigin(req, origin)) throw refused(origin);
     if (route.kind === 'model' || origin !== undefined) return;
     const contentType = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
     if (SIMPLE_CONTENT_TYPES.has(contentType)) {
@@ -79,6 +84,14 @@ export class CorsPolicy {
   #isAllowed(origin: string): boolean {
     return this.#isAnyOriginAllowed || this.#origins.has(origin.toLowerCase());
   }
+}
+
+/** Whether `origin` is the host the request was sent to, when that host is an address no DNS answer can stand for. */
+function isSameOrigin(req: IncomingMessage, origin: string): boolean {
+  const host = req.headers.host;
+  if (host === undefined || (origin !== `http://${host}` && origin !== `https://${host}`)) return false;
+  const hostname = new URL(origin).hostname.replace(/^\[(.*)\]$/, '$1');
+  return hostname === 'localhost' || isIP(hostname) !== 0;
 }
 
 const refused = (origin: string): NereidError =>

@@ -5,6 +5,7 @@ import { compressBody, decompressBody } from '../../protocol/content-encoding.js
 import type { Logger } from '../../logging/logger.js';
 import { type AccessPolicy, OPEN_ACCESS } from '../access-policy.js';
 import { type WebServer, createWebServer } from '../create-web-server.js';
+import { Dashboard, type DashboardOptions, isDashboardPath } from '../dashboard/dashboard.js';
 import type { TlsIdentity } from '../tls-identity.js';
 import { checkHttpAccess } from './access-check.js';
 import { CorsPolicy } from './cors-policy.js';
@@ -43,6 +44,8 @@ export interface HttpFrontendOptions {
   readonly corsOrigins?: readonly string[];
   /** `--http-use-ssl[-mutual]`: HTTPS with this certificate (followed as it reloads); plain HTTP without. */
   readonly tls?: TlsIdentity;
+  /** `--allow-dashboard`: the live dashboard at /dashboard, under the same access policy; none without. */
+  readonly dashboard?: DashboardOptions;
 }
 
 /**
@@ -55,11 +58,13 @@ export class HttpFrontend {
   readonly #options: HttpFrontendOptions;
   readonly #server: WebServer;
   readonly #cors: CorsPolicy;
+  readonly #dashboard: Dashboard | undefined;
   #inflight = 0;
 
   constructor(options: HttpFrontendOptions) {
     this.#options = options;
     this.#cors = new CorsPolicy(options.corsOrigins ?? []);
+    this.#dashboard = options.dashboard !== undefined ? new Dashboard(options.dashboard, options.access ?? OPEN_ACCESS) : undefined;
     this.#server = createWebServer({ keepAliveTimeout: 65_000 }, options.tls, (req, res) => void this.#handle(req, res));
   }
 
@@ -72,8 +77,9 @@ export class HttpFrontend {
     return this.#inflight;
   }
 
-  /** Stops accepting connections; requests already received are answered, then idle connections close. */
+  /** Stops accepting connections; requests already received are answered, dashboard streams end, then idle connections close. */
   close(): Promise<void> {
+    this.#dashboard?.close();
     return new Promise((resolve) => {
       this.#server.close(() => resolve());
       this.#server.closeIdleConnections();
@@ -111,6 +117,7 @@ export class HttpFrontend {
     const path = (req.url ?? '/').split('?', 1)[0]!;
     const preflight = this.#cors.preflight(req);
     if (preflight !== undefined) return preflight;
+    if (this.#dashboard !== undefined && isDashboardPath(path)) return this.#dashboard.handle(req, path);
     const route = matchRoute(req.method ?? 'GET', path);
     checkHttpAccess(route, req.headers, this.#options.access ?? OPEN_ACCESS);
     this.#cors.check(req, route);
