@@ -13,6 +13,13 @@ export default tseslint.config(
     },
   },
   {
+    // The dashboard's page runs in the browser (bundled by scripts/build-dashboard.ts).
+    files: ['ui/**/*.ts'],
+    languageOptions: {
+      globals: { document: 'readonly', window: 'readonly', location: 'readonly', history: 'readonly', sessionStorage: 'readonly', fetch: 'readonly', Headers: 'readonly', Response: 'readonly', ResizeObserver: 'readonly', TextDecoderStream: 'readonly', AbortController: 'readonly', Intl: 'readonly' },
+    },
+  },
+  {
     // Front ends see the core only through its public surface (docs/architecture.md).
     files: ['src/frontends/**/*.ts'],
     ignores: ['src/frontends/**/*.test.ts'],

@@ -1,0 +1,2 @@
+/** Style sheets the bundler gathers into app.css. */
+declare module '*.css';
