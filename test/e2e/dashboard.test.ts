@@ -186,6 +186,28 @@ describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
     }
   });
 
+  test('behind --auth-token-file the page asks for the token, then goes live; an empty repository says so', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'nereid-dashboard-token-'));
+    mkdirSync(join(dir, 'repository'));
+    writeFileSync(join(dir, 'token'), 's3cret-token\n');
+    const guarded = await startTestServer({ modelRepositories: [join(dir, 'repository')], authTokenFile: join(dir, 'token') });
+    // Its own tab: the refused stream is a console error there, as it should be.
+    const tab = await browser.newPage();
+    t.after(async () => {
+      await tab.close();
+      await guarded.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    await tab.goto(`${guarded.url}/dashboard`);
+    await tab.locator('#connection[data-state="error"]').filter({ hasText: 'access refused: HTTP 401' }).waitFor();
+    assert.equal(await tab.locator('#access').getAttribute('open'), '');
+    await tab.getByLabel('Bearer token').fill('s3cret-token');
+    await tab.getByRole('button', { name: 'Apply' }).click();
+    await tab.locator('#connection[data-state="live"]').waitFor();
+    await tab.locator('#models-empty').waitFor();
+    assert.match((await tab.locator('#models-empty').textContent()) ?? '', /^No models in the repository yet/);
+  });
+
   test('no console errors', () => {
     assert.deepEqual(consoleErrors, []);
   });

@@ -15,7 +15,7 @@ interface Row {
 
 export interface ModelsTableOptions {
   readonly onSelect: (name: string, version: string) => void;
-  /** Runs a repository action; resolves with the message to show. */
+  /** Runs a repository action and shows its result; resolves when it is done, failed or not. */
   readonly onAction: (action: 'load' | 'unload' | 'reload', name: string) => Promise<void>;
 }
 
