@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -11,6 +11,16 @@ import { EXAMPLES, FIXTURES, type TestServer, startTestServer } from '../helpers
 
 /** Debian's Chromium, driven by playwright-core (which downloads no browser of its own). */
 const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = ((): boolean => {
+  try {
+    accessSync(CHROMIUM, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+// CI installs it (.ci/run), so there a missing browser is a failure, not a skip.
+const skipBrowser = !hasChromium && !process.env['CI'] ? `${CHROMIUM} is missing (apt-get install chromium); see .ci/run` : false;
 
 type IndexEntry = { name: string; version?: string; state: string; reason?: string };
 type StatsJson = {
@@ -43,7 +53,7 @@ async function until<T>(read: () => Promise<T>, isDone: (value: T) => boolean): 
 
 const numberIn = (text: string | null): number => Number((text ?? '').replace(/,/g, ''));
 
-describe('the dashboard in headless Chromium', { timeout: 300_000 }, () => {
+describe('the dashboard in headless Chromium', { timeout: 300_000, skip: skipBrowser }, () => {
   let server: TestServer;
   let browser: Browser;
   let page: Page;
