@@ -32,7 +32,7 @@ function followWidth(chart: uPlot, element: HTMLElement): void {
 /** A line chart of the last `capacity` samples over time; the legend shows the values in text. */
 export class TimeChart {
   readonly #chart: uPlot;
-  readonly #data: number[][];
+  readonly #data: Array<Array<number | null>>;
   readonly #capacity: number;
 
   constructor(element: HTMLElement, options: { readonly series: readonly SeriesSpec[]; readonly leftUnit: string; readonly rightUnit?: string; readonly capacity?: number }) {
@@ -65,8 +65,8 @@ export class TimeChart {
     followWidth(this.#chart, element);
   }
 
-  /** Adds one sample: the time in ms since the epoch and one value per series. */
-  push(timeMs: number, values: readonly number[]): void {
+  /** Adds one sample: the time in ms since the epoch and one value per series (null: none, a gap). */
+  push(timeMs: number, values: ReadonlyArray<number | null>): void {
     this.#data[0]!.push(timeMs / 1000);
     values.forEach((value, index) => this.#data[index + 1]!.push(value));
     if (this.#data[0]!.length > this.#capacity) for (const column of this.#data) column.shift();
@@ -74,9 +74,9 @@ export class TimeChart {
   }
 
   /** Replaces every sample (another model was chosen). */
-  replace(columns: readonly (readonly number[])[]): void {
+  replace(columns: ReadonlyArray<ReadonlyArray<number | null>>): void {
     columns.forEach((column, index) => {
-      this.#data[index] = index === 0 ? column.map((ms) => ms / 1000) : [...column];
+      this.#data[index] = index === 0 ? column.map((ms) => (ms ?? 0) / 1000) : [...column];
     });
     this.#chart.setData(this.#data as uPlot.AlignedData);
   }

@@ -8,13 +8,16 @@ import { type ModelConfigJson, exampleCurl } from './model-config.js';
 
 const HISTORY_LENGTH = 120;
 
-/** The last two minutes of one model version's rates and latency split, kept for every version so a chart fills at once when chosen. */
+/**
+ * The last two minutes of one model version's rates and latency split, kept for every version so a chart
+ * fills at once when chosen. An interval with no request has no mean: null, a gap in the chart, not 0 µs.
+ */
 class History {
-  readonly columns: number[][] = [[], [], [], [], [], [], []];
+  readonly columns: Array<Array<number | null>> = [[], [], [], [], [], [], []];
 
   push(timeMs: number, traffic: ModelTraffic): void {
     const mean = traffic.meanUs;
-    const values = [timeMs, traffic.requestsPerS, traffic.inferencesPerS, mean?.queue ?? 0, mean?.computeInput ?? 0, mean?.computeInfer ?? 0, mean?.computeOutput ?? 0];
+    const values = [timeMs, traffic.requestsPerS, traffic.inferencesPerS, mean?.queue ?? null, mean?.computeInput ?? null, mean?.computeInfer ?? null, mean?.computeOutput ?? null];
     values.forEach((value, index) => this.columns[index]!.push(value));
     if (this.columns[0]!.length > HISTORY_LENGTH) for (const column of this.columns) column.shift();
   }
@@ -82,7 +85,7 @@ export class ModelDetail {
       this.#throughput.replace([columns[0]!, columns[1]!, columns[2]!]);
       this.#latency.replace([columns[0]!, ...columns.slice(3)]);
     } else {
-      const last = history.columns.map((column) => column.at(-1) ?? 0);
+      const last = history.columns.map((column) => column.at(-1) ?? null);
       this.#throughput.push(timeMs, last.slice(1, 3));
       this.#latency.push(timeMs, last.slice(3));
     }
