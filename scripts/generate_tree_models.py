@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Generate the tree models of the fil backend's tests, with the predictions they must give.
 
-Writes test/fixtures/fil_repository/<model>/{config.pbtxt,1/<model file>} and
+Writes examples/model_repository/breast_cancer/ (the example classifier), test/fixtures/fil_repository/<model>/{config.pbtxt,1/<model file>} and
 test/fixtures/fil_expected/<model>.json: rows of float32 features (null: missing) and, per output,
 the values XGBoost gives for them (Booster.predict, pred_contribs for treeshap_output). Every
 XGBoost objective gets a small model (xgb_<objective>); a few larger ones cover depth 25, 500 trees,
@@ -382,6 +382,26 @@ def gen_lightgbm(rng):
                    "LightGBM text, random forest mode (average_output): the mean of the trees.", average=True)
 
 
+def gen_example():
+    """examples/model_repository/breast_cancer: XGBoost on scikit-learn's bundled breast-cancer data (30 features)."""
+    from sklearn.datasets import load_breast_cancer
+    data = load_breast_cancer()
+    x = data.data.astype(np.float32)
+    classifier = xgb.XGBClassifier(n_estimators=100, max_depth=4, learning_rate=0.1, n_jobs=1, random_state=0).fit(x, data.target)
+    booster = classifier.get_booster()
+    folder = os.path.join(ROOT, "examples", "model_repository", "breast_cancer")
+    reset(os.path.join(folder, "1"))
+    booster.save_model(os.path.join(folder, "1", "xgboost.json"))
+    with open(os.path.join(folder, "config.pbtxt"), "w") as f:
+        f.write(config_pbtxt("breast_cancer", "xgboost_json", 30, [("output__0", [2])], {"output_class": "true", "predict_proba": "true"},
+                             "XGBoost classifier (100 trees of depth 4) on scikit-learn's breast-cancer data: [P(malignant), P(benign)]\n"
+                             "# per row of the 30 features, in load_breast_cancer()'s column order. scripts/generate_tree_models.py made it."))
+    rows = x[::57]
+    with open(os.path.join(EXPECTED, "breast_cancer.json"), "w") as f:
+        json.dump({"rows": rows_json(rows), "outputs": {"output__0": values_json(classifier.predict_proba(rows))}}, f)
+        f.write("\n")
+
+
 def main():
     os.makedirs(REPOSITORY, exist_ok=True)
     os.makedirs(EXPECTED, exist_ok=True)
@@ -393,6 +413,7 @@ def main():
     gen_dart(rng)
     gen_shap(rng)
     gen_lightgbm(rng)
+    gen_example()
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { GrpcClient, HttpClient } from '../../src/client/index.js';
-import { type TestServer, startTestServer } from '../helpers/server.js';
+import { EXAMPLES, type TestServer, startTestServer } from '../helpers/server.js';
 import { TREE_MODELS, TREE_REPOSITORY, assertClose, rowsAsFloat32, treeExpectation } from '../helpers/tree-fixtures.js';
 
 type Client = HttpClient | GrpcClient;
@@ -21,7 +21,7 @@ describe('fil backend', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'nereid-fil-'));
 
   before(async () => {
-    server = await startTestServer({ modelRepositories: [TREE_REPOSITORY, scratch], modelControlMode: 'explicit', startupModels: TREE_MODELS });
+    server = await startTestServer({ modelRepositories: [TREE_REPOSITORY, scratch, EXAMPLES], modelControlMode: 'explicit', startupModels: [...TREE_MODELS, 'breast_cancer'] });
     clients = { http: new HttpClient(server.url), grpc: new GrpcClient(server.grpcUrl!) };
   });
   after(async () => {
@@ -52,6 +52,14 @@ describe('fil backend', () => {
       }
     });
   }
+
+  test("the example breast_cancer classifier answers XGBoost's predict_proba", async () => {
+    const expected = treeExpectation('breast_cancer');
+    for (const client of Object.values(clients)) {
+      const outputs = await infer(client, 'breast_cancer', rowsAsFloat32(expected.rows), expected.rows.length, 30);
+      assertClose(outputs.output__0!, expected.outputs.output__0!, 'breast_cancer');
+    }
+  });
 
   test('metadata: input__0 [-1, features], output__0 [-1, classes] with predict_proba', async () => {
     const metadata = await clients.http.modelMetadata('xgb_multi_softprob');
