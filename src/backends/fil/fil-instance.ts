@@ -25,10 +25,10 @@ export interface FilInstanceOptions {
  * on the calling thread (predict.ts), with no worker to supervise. The forest is read-only, so every
  * instance of a model shares the one the backend parsed.
  *
- * NOTE: evaluation runs on the main thread, as measured in docs/benchmarks.md ("Tree models"): a
- * row takes a microsecond or less on the example model, and a hop to a worker thread costs more
- * than a batch of a thousand rows. A batch of 16,384 rows of a 500-tree forest holds the event loop
- * for about a second; max_batch_size bounds it.
+ * NOTE: evaluation runs on the main thread (docs/benchmarks.md, "Tree models"): one row of the
+ * example model takes about 10 µs, with no message to a worker and back. The price is that a large
+ * batch holds the event loop (16,384 rows of a 500-tree depth-8 forest: 1.6 s on the loaded
+ * benchmark machine) and that a model's instances share one core; max_batch_size bounds the first.
  */
 export class FilInstance implements ModelInstance {
   readonly name: string;
