@@ -107,6 +107,22 @@ describe('fil backend', () => {
     );
   });
 
+  test('warmup runs at load; the dynamic batcher gathers rows sent one per request into fewer executions', async () => {
+    copyModel('xgb_reg_squarederror', 'batched', (text) =>
+      text
+        .replace('dynamic_batching { }', 'dynamic_batching { max_queue_delay_microseconds: 200000 }')
+        .concat('model_warmup [ { name: "rows", batch_size: 4, inputs { key: "input__0", value: { data_type: TYPE_FP32, dims: [ 6 ], random_data: true } } } ]\n'),
+    );
+    assert.deepEqual(await load('batched'), { status: 200 });
+    const expected = treeExpectation('xgb_reg_squarederror');
+    const rows = expected.rows.slice(0, 8);
+    const answers = await Promise.all(rows.map((row) => infer(clients.http, 'batched', rowsAsFloat32([row]), 1, 6)));
+    assertClose(answers.flatMap((outputs) => [...outputs.output__0!]), expected.outputs.output__0!.slice(0, 8), 'batched');
+    const stats = (await (await server.get('/v2/models/batched/stats')).json()) as { model_stats: Array<{ inference_count: number; execution_count: number }> };
+    assert.equal(stats.model_stats[0]!.inference_count, 8);
+    assert.ok(stats.model_stats[0]!.execution_count < 8, `8 rows in ${stats.model_stats[0]!.execution_count} executions`);
+  });
+
   test('GPU-only parameters are accepted; an unknown parameter fails the load with the names it could be', async () => {
     copyModel('xgb_reg_squarederror', 'gpu_parameters', (text) =>
       text.replace('parameters [', 'parameters [\n  { key: "storage_type", value: { string_value: "SPARSE" } },\n  { key: "threads_per_tree", value: { string_value: "4" } },'),
