@@ -53,6 +53,17 @@ describe('fil backend', () => {
     });
   }
 
+  test('a large batch, cut across the row worker threads, answers the same as its rows one by one', async () => {
+    for (const [model, copies] of [['xgb_shap_binary', 250], ['xgb_many_trees', 10], ['lgb_multiclass', 300]] as const) {
+      const expected = treeExpectation(model);
+      const rows = Array.from({ length: copies }, () => expected.rows).flat();
+      const outputs = await infer(clients.grpc, model, rowsAsFloat32(rows), rows.length, expected.rows[0]!.length);
+      for (const [name, values] of Object.entries(expected.outputs)) {
+        assertClose(outputs[name]!, Array.from({ length: copies }, () => values).flat(), `${model} ${name} (${rows.length} rows)`);
+      }
+    }
+  });
+
   test("the example breast_cancer classifier answers XGBoost's predict_proba", async () => {
     const expected = treeExpectation('breast_cancer');
     for (const client of Object.values(clients)) {

@@ -18,6 +18,7 @@ import { INPUT_NAME, OUTPUT_NAME, TREESHAP_NAME, classCount, outputDims, treesha
 import { FilInstance } from './fil-instance.js';
 import { type FilSettings, readFilSettings } from './fil-settings.js';
 import { MODEL_TYPES, readForest } from './read-forest.js';
+import { RowPool } from './row-pool.js';
 import { TreeShap } from './tree-shap.js';
 
 /** The settings with `output_class` decided: when the config leaves it out, the objective decides (binary*, multi*: a classifier). */
@@ -110,7 +111,12 @@ export const filBackend: Backend = {
     }
     context.logger.info('fil', `model '${spec.name}': ${forest.roots.length} trees, ${forest.feature.length} nodes, ${forest.numFeatures} features, objective '${forest.objective}' from '${join(files.versionDir, '')}'`);
     return {
-      createInstance: async (instance) => new FilInstance({ name: instance.name, spec, forest, settings, ...(treeShap !== undefined ? { treeShap } : {}) }),
+      createInstance: async (instance) => {
+        // The cores are shared among the model's instances; with one core each, no pool.
+        const threadCount = Math.floor(context.cpuCount / instance.instanceCount);
+        const pool = threadCount >= 2 ? new RowPool({ label: `instance '${instance.name}' of model '${spec.name}'`, forest, settings, hasShap: treeShap !== undefined, threadCount, logger: context.logger }) : undefined;
+        return new FilInstance({ name: instance.name, spec, forest, settings, ...(treeShap !== undefined ? { treeShap } : {}), ...(pool !== undefined ? { pool } : {}) });
+      },
       unload: async () => {},
     };
   },

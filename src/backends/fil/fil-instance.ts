@@ -9,7 +9,15 @@ import { epochMs, msToNs } from '../worker-thread.js';
 import type { Forest } from './forest.js';
 import { INPUT_NAME, OUTPUT_NAME, TREESHAP_NAME, computeOutput, outputDims, treeshapDims } from './fil-outputs.js';
 import type { FilSettings } from './fil-settings.js';
+import type { RowPool } from './row-pool.js';
 import type { TreeShap } from './tree-shap.js';
+
+/**
+ * Rows × trees from which a batch goes to the row pool rather than the main thread: below it, the
+ * copies to and from the workers cost more than the second core gives (1,024 rows of the 100-tree
+ * example go, 64 rows of a 500-tree forest stay).
+ */
+const POOL_MIN_WORK = 50_000;
 
 export interface FilInstanceOptions {
   readonly name: string;
@@ -18,17 +26,19 @@ export interface FilInstanceOptions {
   readonly settings: FilSettings;
   /** Present when the configuration declares treeshap_output. */
   readonly treeShap?: TreeShap;
+  /** Worker threads for large batches; absent: every batch on the main thread. */
+  readonly pool?: RowPool;
 }
 
 /**
  * One instance of a tree model: the batch's rows are stacked into one float32 matrix and evaluated
- * on the calling thread (predict.ts), with no worker to supervise. The forest is read-only, so every
- * instance of a model shares the one the backend parsed.
+ * (predict.ts). The forest is read-only, so every instance of a model shares the one the backend parsed.
  *
- * NOTE: evaluation runs on the main thread (docs/benchmarks.md, "Tree models"): one row of the
- * example model takes about 10 µs, with no message to a worker and back. The price is that a large
- * batch holds the event loop (16,384 rows of a 500-tree depth-8 forest: 1.6 s on the loaded
- * benchmark machine) and that a model's instances share one core; max_batch_size bounds the first.
+ * NOTE: small batches run on the main thread (docs/benchmarks.md, "Tree models"): one row of the
+ * example model takes about 10 µs, with no message to a worker and back. Batches of POOL_MIN_WORK
+ * rows × trees or more are cut across the instance's row pool (row-pool.ts), which uses the other
+ * cores and leaves the event loop free; without a pool (one core per instance) or once it has
+ * failed, they run here too, holding the event loop meanwhile.
  */
 export class FilInstance implements ModelInstance {
   readonly name: string;
@@ -48,13 +58,9 @@ export class FilInstance implements ModelInstance {
     const features = batch.data as Float32Array;
     const inputEndMs = epochMs();
     const wantsShap = treeShap !== undefined && requests.some((request) => request.outputs === undefined || request.outputs.some((output) => output.name === TREESHAP_NAME));
-    const outputs: Tensor[] = [{ name: OUTPUT_NAME, dataType: 'FP32', shape: [rows, ...outputDims(forest, settings)], data: computeOutput(forest, settings, features, rows) }];
-    if (wantsShap) {
-      const dims = treeshapDims(forest);
-      const contributions = new Float32Array(rows * dims.reduce((product, dim) => product * dim, 1));
-      treeShap.contributions(features, rows, contributions);
-      outputs.push({ name: TREESHAP_NAME, dataType: 'FP32', shape: [rows, ...dims], data: contributions });
-    }
+    const { output, contributions } = await this.#evaluate(features, rows, wantsShap);
+    const outputs: Tensor[] = [{ name: OUTPUT_NAME, dataType: 'FP32', shape: [rows, ...outputDims(forest, settings)], data: output }];
+    if (contributions !== undefined) outputs.push({ name: TREESHAP_NAME, dataType: 'FP32', shape: [rows, ...treeshapDims(forest)], data: contributions });
     const inferEndMs = epochMs();
     const sizes = inputs.map((input) => input.shape[0]!);
     const pieces = outputs.map((output) => splitBatch(output, sizes));
@@ -68,5 +74,21 @@ export class FilInstance implements ModelInstance {
     return { responses, timing: { inputNs: msToNs(inputEndMs - startMs), inferNs: msToNs(inferEndMs - inputEndMs), outputNs: msToNs(epochMs() - inferEndMs) } };
   }
 
-  async close(): Promise<void> {}
+  async #evaluate(features: Float32Array, rows: number, wantsShap: boolean): Promise<{ output: Float32Array; contributions?: Float32Array }> {
+    const { forest, settings, treeShap, pool } = this.#options;
+    if (pool?.isUsable === true && rows * forest.roots.length >= POOL_MIN_WORK) {
+      // A pool that fails under this batch has said so in the log; the batch runs here instead.
+      const pooled = await pool.run(features, rows, wantsShap).catch(() => undefined);
+      if (pooled !== undefined) return pooled;
+    }
+    const output = computeOutput(forest, settings, features, rows);
+    if (!wantsShap || treeShap === undefined) return { output };
+    const contributions = new Float32Array(rows * treeshapDims(forest).reduce((product, dim) => product * dim, 1));
+    treeShap.contributions(features, rows, contributions);
+    return { output, contributions };
+  }
+
+  async close(): Promise<void> {
+    await this.#options.pool?.close();
+  }
 }
