@@ -10,6 +10,8 @@
 import type { Forest } from './forest.js';
 import { goesLeft } from './predict.js';
 
+const MAX_DEPTH = 1000;
+
 /** The path of features from the root, as the algorithm extends and unwinds it. */
 class Path {
   readonly feature: Int32Array;
@@ -124,6 +126,8 @@ export class TreeShap {
     this.#means = meanValues(forest);
     let maxDepth = 0;
     for (const root of forest.roots) maxDepth = Math.max(maxDepth, depthBelow(forest, root));
+    // The algorithm recurses once per level and keeps a path per level: bound both.
+    if (maxDepth > MAX_DEPTH) throw new Error(`its deepest tree has ${maxDepth} levels; TreeSHAP is computed for trees of up to ${MAX_DEPTH}`);
     const size = maxDepth + 2;
     this.#path = new Path((size * (size + 1)) / 2);
   }
