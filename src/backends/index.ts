@@ -1,5 +1,6 @@
 import type { Backend } from './backend.js';
 import { ENSEMBLE_PLATFORM, ensembleBackend } from './ensemble/ensemble-backend.js';
+import { filBackend } from './fil/fil-backend.js';
 import { javascriptBackend } from './javascript/javascript-backend.js';
 import { onnxRuntimeBackend } from './onnxruntime/onnxruntime-backend.js';
 import { pythonBackend } from './python/python-backend.js';
@@ -11,6 +12,7 @@ export const BACKENDS: ReadonlyMap<string, Backend> = new Map([
   [javascriptBackend.name, javascriptBackend],
   [pythonBackend.name, pythonBackend],
   [pytorchBackend.name, pytorchBackend],
+  [filBackend.name, filBackend],
 ]);
 
 /** Config `platform:` values and the backend that serves each (Triton's platform → backend mapping). */

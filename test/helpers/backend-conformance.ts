@@ -13,7 +13,10 @@
  * - slow:       identity that takes a while, one instance
  *
  * A new backend joins with its repository of these models and one test file calling
- * `runBackendConformance` (see test/e2e/conformance-*.test.ts).
+ * `runBackendConformance` (see test/e2e/conformance-*.test.ts). A backend whose models cannot be
+ * some of the six (the fil backend's take FP32 rows of features only) lists them in `unsupported`
+ * with the reason, which skips their cases saying so, and brings a `batchProbe`: a model of its own
+ * behind the same batcher, on which the batch-split case runs instead.
  *
  * Crash and recovery: a worker is stopped for real in two ways. Every backend's worker is killed while
  * idle through killWorkersForTesting (supervised-instance.ts), the supervised layer's own handle on it:
@@ -49,17 +52,38 @@ export interface BackendFixture {
   readonly poisonError: string;
   /** Server options the backend needs for the suite. */
   readonly serverOptions?: Partial<Parameters<typeof startTestServer>[0]>;
+  /** The suite's models this backend cannot express, each with the reason; their cases are skipped. */
+  readonly unsupported?: Partial<Record<ConformanceModel, string>>;
+  /** With `batching` unsupported: the backend's own model behind a batcher that waits for 4 requests. */
+  readonly batchProbe?: BatchProbe;
 }
 
-const MODELS = ['identity', 'batching', 'reshape', 'bad_output', 'crashy', 'slow'];
+export type ConformanceModel = 'identity' | 'batching' | 'reshape' | 'bad_output' | 'crashy' | 'slow';
 
-type OutputJson = { name: string; datatype: string; shape: number[]; data: unknown[] };
+export interface BatchProbe {
+  /** The model's folder name in the fixture's repository. */
+  readonly model: string;
+  /** The i-th of four requests (an infer request body) and the outputs it must get. */
+  request(index: number): unknown;
+  outputs(index: number): OutputJson[];
+}
+
+const MODELS: readonly ConformanceModel[] = ['identity', 'batching', 'reshape', 'bad_output', 'crashy', 'slow'];
+
+export type OutputJson = { name: string; datatype: string; shape: number[]; data: unknown[] };
 type Answer = { status: number; json: { error?: string; outputs?: OutputJson[] } };
 
 const fp32 = (values: number[], shape: number[] = [values.length]) => ({ inputs: [{ name: 'INPUT0', datatype: 'FP32', shape, data: values }] });
 const text = (elements: string[]) => ({ inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [1, elements.length], data: elements }] });
 
 export function runBackendConformance(fixture: BackendFixture): void {
+  const unsupported = fixture.unsupported ?? {};
+  const models = [...MODELS.filter((model) => unsupported[model] === undefined), ...(fixture.batchProbe ? [fixture.batchProbe.model] : [])];
+  /** Skips a case whose models the backend cannot express, with the first reason. */
+  const needs = (...needed: ConformanceModel[]): { skip: string | false } => {
+    const reason = needed.map((model) => unsupported[model]).find((text) => text !== undefined);
+    return { skip: reason === undefined ? false : `no '${needed.join("', '")}' model: ${reason}` };
+  };
   describe(`backend conformance: ${fixture.backend}`, () => {
     let server: TestServer;
     const repository = mkdtempSync(join(tmpdir(), `nereid-conformance-${fixture.backend}-`));
@@ -83,15 +107,15 @@ export function runBackendConformance(fixture: BackendFixture): void {
     };
 
     before(async () => {
-      for (const model of MODELS) cpSync(join(fixture.repository, model), join(repository, model), { recursive: true });
-      server = await startTestServer({ ...fixture.serverOptions, modelRepositories: [repository], modelControlMode: 'explicit', startupModels: MODELS });
+      for (const model of models) cpSync(join(fixture.repository, model), join(repository, model), { recursive: true });
+      server = await startTestServer({ ...fixture.serverOptions, modelRepositories: [repository], modelControlMode: 'explicit', startupModels: models });
     });
     after(async () => {
       await server.close();
       rmSync(repository, { recursive: true, force: true });
     });
 
-    test('every data type crosses into the model and back byte for byte', async () => {
+    test('every data type crosses into the model and back byte for byte', needs('identity'), async () => {
       const strings = serializeStrings(STRINGS);
       const tensors = [...FIXED_TYPES.map((type) => bytesOf(VALUES[type].array)), strings];
       const { body, headers } = binaryBody(
@@ -116,7 +140,7 @@ export function runBackendConformance(fixture: BackendFixture): void {
       types.forEach((type, i) => assert.deepEqual(byName.get(`OUTPUT_${type}`), tensors[i], type));
     });
 
-    test('reshape: the model sees the config reshape, the client the dims', async () => {
+    test('reshape: the model sees the config reshape, the client the dims', needs('reshape'), async () => {
       assert.deepEqual(await infer('reshape', fp32([1, 2, 3, 4])), {
         status: 200,
         json: {
@@ -130,7 +154,19 @@ export function runBackendConformance(fixture: BackendFixture): void {
       });
     });
 
-    test('a batch of several requests runs in one execution and is split back to each request', async () => {
+    const probe = fixture.batchProbe;
+    if (probe !== undefined) {
+      test(`a batch of several requests runs in one execution and is split back to each request (${probe.model})`, async () => {
+        const answers = await Promise.all([0, 1, 2, 3].map((index) => infer(probe.model, probe.request(index))));
+        assert.deepEqual(
+          answers,
+          [0, 1, 2, 3].map((index) => ({ status: 200, json: { model_name: probe.model, model_version: '1', outputs: probe.outputs(index) } })),
+        );
+        assert.deepEqual(await statistics(probe.model), { ...(await statistics(probe.model)), inference_count: 4, execution_count: 1 });
+      });
+    }
+
+    test('a batch of several requests runs in one execution and is split back to each request', needs('batching'), async () => {
       const elements = ['a', 'bb', 'ccc', 'dddd'].map((element) => [element, `${element}!`]);
       const answers = await Promise.all(elements.map((pair) => infer('batching', text(pair))));
       assert.deepEqual(
@@ -143,7 +179,7 @@ export function runBackendConformance(fixture: BackendFixture): void {
       assert.deepEqual(await statistics('batching'), { ...(await statistics('batching')), inference_count: 4, execution_count: 1 });
     });
 
-    test('a request that fails in a batch fails alone; the others of its batch are answered', async () => {
+    test('a request that fails in a batch fails alone; the others of its batch are answered', needs('batching'), async () => {
       const answers = await Promise.all([text(['x', 'y']), text(['poison\u0000', 'y']), text(['z', 'w']), text(['v', 'u'])].map((body) => infer('batching', body)));
       assert.deepEqual(answers[1], { status: 400, json: { error: fixture.poisonError } });
       for (const [index, pair] of [[0, ['x', 'y']], [2, ['z', 'w']], [3, ['v', 'u']]] as const) {
@@ -155,7 +191,7 @@ export function runBackendConformance(fixture: BackendFixture): void {
       assert.equal((await statistics('batching')).execution_count, 2);
     });
 
-    test('an output that breaks the configuration fails its request with INTERNAL, in the same words for every backend', async () => {
+    test('an output that breaks the configuration fails its request with INTERNAL, in the same words for every backend', needs('bad_output'), async () => {
       assert.deepEqual(await infer('bad_output', fp32([1, 2, 3], [1, 3])), {
         status: 500,
         json: { error: "model 'bad_output' output 'OUTPUT0' has shape [1,3], but the configuration expects [-1,2]" },
@@ -190,14 +226,14 @@ export function runBackendConformance(fixture: BackendFixture): void {
       return () => writeFileSync(path, original);
     }
 
-    test('a worker that dies reports unhealthy, answers UNAVAILABLE meanwhile, restarts and serves again', async () => {
+    test('a worker that dies reports unhealthy, answers UNAVAILABLE meanwhile, restarts and serves again', needs('crashy', 'bad_output'), async () => {
       assert.deepEqual((await infer('crashy', fp32([1]))).json.outputs, [{ name: 'OUTPUT0', datatype: 'FP32', shape: [1], data: [1] }]);
       const restore = breakModelFile();
       assert.equal(await killWorkersForTesting('crashy'), 1);
       await checkDownThenRecovered(restore);
     });
 
-    test('a worker that dies under a request fails it, naming the instance, the model and the exit code', { skip: fixture.crashesOnRequest ? false : 'this backend runs no model code that could end its worker' }, async () => {
+    test('a worker that dies under a request fails it, naming the instance, the model and the exit code', { skip: fixture.crashesOnRequest ? needs('crashy', 'bad_output').skip : 'this backend runs no model code that could end its worker' }, async () => {
       const restore = breakModelFile();
       assert.deepEqual(await infer('crashy', fp32([-1])), {
         status: 500,
@@ -206,7 +242,7 @@ export function runBackendConformance(fixture: BackendFixture): void {
       await checkDownThenRecovered(restore);
     });
 
-    test('unloading a busy model lets the requests it accepted finish; nothing hangs, later requests are refused', async () => {
+    test('unloading a busy model lets the requests it accepted finish; nothing hangs, later requests are refused', needs('slow'), async () => {
       const answers = Promise.all([1, 2, 3].map((value) => infer('slow', fp32([value]))));
       // One request runs on the only instance while two wait behind it.
       while ((await pendingCount('slow')) < 2) await sleep(5);
