@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -41,8 +41,20 @@ async function makeRepository(): Promise<string> {
     await cp(join(EXAMPLES, 'accumulator'), join(root, name), { recursive: true });
     await writeFile(join(root, name, 'config.pbtxt'), text.replace('name: "accumulator"', `name: "${name}"`));
   }
+  await mkdir(join(root, 'accumulator_ensemble', '1'), { recursive: true });
+  await writeFile(join(root, 'accumulator_ensemble', 'config.pbtxt'), ENSEMBLE);
   return root;
 }
+
+/** An ensemble whose one step is the stateful accumulator: the step gets the ensemble request's sequence id and flags. */
+const ENSEMBLE = `platform: "ensemble"
+max_batch_size: 8
+input [ { name: "X" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "Y" data_type: TYPE_INT32 dims: [ 1 ] } ]
+ensemble_scheduling {
+  step [ { model_name: "accumulator" model_version: -1 input_map { key: "INPUT" value: "X" } output_map { key: "OUTPUT" value: "Y" } } ]
+}
+`;
 
 const input = (value: number) => [{ name: 'INPUT', datatype: 'INT32' as const, shape: [1, 1], data: [value] }];
 
@@ -232,6 +244,22 @@ describe('sequence batching end to end', () => {
       ['11/py-32/1', '23/py-32/0', '36/py-32/2'],
       ['21/33/1', '43/33/0', '66/33/2'],
     ]);
+  });
+
+  test('an ensemble passes the correlation id and flags to its sequence step', async () => {
+    const client = grpc[0]!;
+    const sums: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const result = await client.infer('accumulator_ensemble', [{ name: 'X', datatype: 'INT32', shape: [1, 1], data: [i + 1] }], {
+        sequenceId: 'ensemble-1',
+        sequenceStart: i === 0,
+        sequenceEnd: i === 2,
+      });
+      sums.push((result.data('Y') as Int32Array)[0]!);
+    }
+    assert.deepEqual(sums, [1, 3, 6]);
+    const error = await serverErrorOf(client.infer('accumulator_ensemble', [{ name: 'X', datatype: 'INT32', shape: [1, 1], data: [1] }]));
+    assert.equal(error.message, "ensemble 'accumulator_ensemble' step 0 (model 'accumulator'): inference request to model 'accumulator' must specify a non-zero or non-empty correlation ID");
   });
 
   test('statistics count each request of a sequence once', async () => {
