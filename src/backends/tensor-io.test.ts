@@ -21,7 +21,6 @@ function modelSpec(maxBatchSize: number, outputs: TensorSpec[]): ModelSpec {
     backend: 'test',
     maxBatchSize,
     isDecoupled: false,
-    hasSequenceBatching: false,
     inputs: [],
     outputs,
     inputByName: new Map(),

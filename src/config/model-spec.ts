@@ -49,7 +49,6 @@ export async function loadModelSpec(config: ModelConfig, version: number, modelD
     backend: config.backend,
     maxBatchSize: config.maxBatchSize,
     isDecoupled: config.modelTransactionPolicy?.decoupled === true,
-    hasSequenceBatching: config.schedulingChoice.case === 'sequenceBatching',
     inputs,
     outputs,
     inputByName: new Map(inputs.map((input) => [input.name, input])),

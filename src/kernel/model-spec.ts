@@ -23,8 +23,6 @@ export interface ModelSpec {
   readonly maxBatchSize: number;
   /** `model_transaction_policy { decoupled: true }`: zero or more responses per request. */
   readonly isDecoupled: boolean;
-  /** `sequence_batching`: every request needs a correlation id (the `sequence_id` parameter). */
-  readonly hasSequenceBatching: boolean;
   readonly inputs: readonly TensorSpec[];
   readonly outputs: readonly TensorSpec[];
   readonly inputByName: ReadonlyMap<string, TensorSpec>;

@@ -1,6 +1,5 @@
 import { NereidError } from '../kernel/errors.js';
 import type { InferRequest } from '../kernel/infer-request.js';
-import type { ModelInstance } from '../kernel/model-instance.js';
 import type { Tensor } from '../kernel/tensor.js';
 import type { Logger } from '../logging/logger.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
@@ -10,6 +9,7 @@ import { InflightRequests } from './inflight-requests.js';
 import type { InstancePool } from './instance-pool.js';
 import type { CloseOptions, Scheduler } from './scheduler.js';
 import { type CorrelationId, type SequenceControls, type SequenceFlags, correlationKeyOf, formatCorrelationId, sequenceFlagsOf } from './sequence-controls.js';
+import { type Runner as RunnerOf, type Sequence as SequenceOf, SequenceSlots, type Slot as SlotOf } from './sequence-slots.js';
 import type { SequenceStates } from './sequence-states.js';
 
 /** `sequence_batching.direct`: each sequence owns one batch slot of one instance. */
@@ -53,31 +53,9 @@ interface Entry extends QueuedRequest {
   order?: number;
 }
 
-/** A sequence from its first request to its END (or idle expiry): its queue, its states, its slot. */
-interface Sequence {
-  readonly key: string;
-  readonly entries: Entry[];
-  states: Map<string, Tensor> | undefined;
-  /** Its END request has arrived: no request joins it any more. */
-  hasEnded: boolean;
-  lastRequestUs: number;
-  /** Undefined while in the backlog. */
-  slot: Slot | undefined;
-}
-
-interface Slot {
-  readonly runner: Runner;
-  readonly index: number;
-  sequence: Sequence | undefined;
-}
-
-/** One instance with its slots; it runs one execution at a time. */
-interface Runner {
-  readonly index: number;
-  readonly instance: ModelInstance;
-  readonly slots: readonly Slot[];
-  isBusy: boolean;
-}
+type Sequence = SequenceOf<Entry>;
+type Slot = SlotOf<Entry>;
+type Runner = RunnerOf<Entry>;
 
 type Decision = { readonly slots: readonly Slot[] } | { readonly waitUntilUs: number } | undefined;
 
@@ -114,10 +92,7 @@ export class SequenceBatcher implements Scheduler {
   readonly #options: SequenceBatcherOptions;
   readonly #clock: Clock;
   readonly #inflight: InflightRequests;
-  readonly #runners: readonly Runner[];
-  /** Sequences that have not received their END, by correlation key. */
-  readonly #active = new Map<string, Sequence>();
-  readonly #backlog: Sequence[] = [];
+  readonly #slots: SequenceSlots<Entry>;
   readonly #preferred: ReadonlySet<number>;
   readonly #maxPreferred: number;
   #queuedCount = 0;
@@ -133,12 +108,7 @@ export class SequenceBatcher implements Scheduler {
     this.#inflight = new InflightRequests(options.modelName, this.#clock);
     const { strategy } = options;
     const slotCount = strategy.kind === 'oldest' ? strategy.maxCandidateSequences : Math.max(1, options.maxBatchSize);
-    this.#runners = options.pool.instances.map((instance, index) => {
-      const slots: Slot[] = [];
-      const runner: Runner = { index, instance, slots, isBusy: false };
-      for (let slot = 0; slot < slotCount; slot++) slots.push({ runner, index: slot, sequence: undefined });
-      return runner;
-    });
+    this.#slots = new SequenceSlots(options.pool.instances, slotCount);
     const preferred = strategy.kind === 'oldest' ? strategy.preferredBatchSizes : [];
     this.#preferred = new Set(preferred);
     this.#maxPreferred = preferred.length > 0 ? Math.max(...preferred) : Math.max(1, options.maxBatchSize);
@@ -155,7 +125,7 @@ export class SequenceBatcher implements Scheduler {
 
   /** Sequences holding a slot, and sequences waiting in the backlog for one. */
   get sequenceCounts(): { readonly active: number; readonly backlogged: number } {
-    return { active: this.#runners.reduce((sum, runner) => sum + runner.slots.filter((slot) => slot.sequence !== undefined).length, 0), backlogged: this.#backlog.length };
+    return this.#slots.counts;
   }
 
   enqueue(request: InferRequest): Promise<readonly Tensor[]> {
@@ -210,7 +180,7 @@ export class SequenceBatcher implements Scheduler {
     }
     const refusal = this.#options.controls.refusalOf(correlationId, model);
     if (refusal !== undefined) throw new NereidError('INVALID_ARG', `${idPrefix(request)}${refusal}`);
-    if (!flags.isStart && !this.#active.has(correlationKeyOf(correlationId))) {
+    if (!flags.isStart && !this.#slots.isActive(correlationKeyOf(correlationId))) {
       throw new NereidError(
         'INVALID_ARG',
         `${idPrefix(request)}inference request for sequence ${formatCorrelationId(correlationId)} to model '${model}' must specify the START flag on the first request of the sequence`,
@@ -221,53 +191,14 @@ export class SequenceBatcher implements Scheduler {
 
   /** Puts an accepted request in its sequence, starting the sequence (in a free slot or the backlog) on START. */
   #route(entry: Entry, nowUs: number): void {
-    const key = correlationKeyOf(entry.flags.correlationId);
-    let sequence = this.#active.get(key);
-    if (sequence !== undefined && entry.flags.isStart) {
+    const wasActive = this.#slots.add(correlationKeyOf(entry.flags.correlationId), entry, { isEnd: entry.flags.isEnd, nowUs });
+    this.#queuedCount++;
+    if (wasActive && entry.flags.isStart) {
       this.#options.logger?.warning(
         'sequence-batcher',
         `sequence ${formatCorrelationId(entry.flags.correlationId)} for model '${this.#options.modelName}' has a conflict. The previous sequence did not end before this sequence start. Previous sequence will be terminated early.`,
       );
     }
-    if (sequence === undefined) {
-      sequence = { key, entries: [], states: undefined, hasEnded: false, lastRequestUs: nowUs, slot: undefined };
-      this.#active.set(key, sequence);
-      const slot = this.#freeSlot();
-      if (slot === undefined) this.#backlog.push(sequence);
-      else this.#bind(slot, sequence, nowUs);
-    }
-    sequence.entries.push(entry);
-    this.#queuedCount++;
-    sequence.lastRequestUs = nowUs;
-    if (entry.flags.isEnd) {
-      sequence.hasEnded = true;
-      this.#active.delete(key);
-    }
-  }
-
-  /** A free slot, the lowest slot index first across instances (Triton's ready slot order), so sequences spread over instances. */
-  #freeSlot(): Slot | undefined {
-    let best: Slot | undefined;
-    for (const runner of this.#runners) {
-      const slot = runner.slots.find((candidate) => candidate.sequence === undefined);
-      if (slot !== undefined && (best === undefined || slot.index < best.index)) best = slot;
-    }
-    return best;
-  }
-
-  #bind(slot: Slot, sequence: Sequence, nowUs: number): void {
-    slot.sequence = sequence;
-    sequence.slot = slot;
-    // The idle time of a sequence that waited in the backlog counts from when it got its slot.
-    sequence.lastRequestUs = Math.max(sequence.lastRequestUs, nowUs);
-  }
-
-  /** Frees a slot (its sequence ended or idled out); the oldest backlogged sequence takes it. */
-  #release(slot: Slot, nowUs: number): void {
-    if (slot.sequence !== undefined) slot.sequence.slot = undefined;
-    slot.sequence = undefined;
-    const next = this.#backlog.shift();
-    if (next !== undefined) this.#bind(slot, next, nowUs);
   }
 
   /** With preserve_ordering: hands results back in the order their requests left the queues. */
@@ -287,8 +218,10 @@ export class SequenceBatcher implements Scheduler {
       this.#timer = undefined;
     }
     const nowUs = this.#clock.nowUs();
-    let wakeUs = this.#reapIdle(nowUs);
-    for (const runner of this.#runners) {
+    const { reaped, nextUs } = this.#slots.reapIdle(nowUs, this.#options.maxSequenceIdleUs);
+    for (const key of reaped) this.#options.logger?.verbose(1, 'sequence-batcher', `Reaper: CORRID ${key.slice(2)}: max sequence idle exceeded`);
+    let wakeUs = nextUs;
+    for (const runner of this.#slots.runners) {
       if (runner.isBusy) continue;
       const decision = this.#options.strategy.kind === 'direct' ? this.#formDirect(runner, nowUs) : this.#formOldest(runner, nowUs);
       if (decision === undefined) continue;
@@ -301,31 +234,6 @@ export class SequenceBatcher implements Scheduler {
         this.#schedule();
       }, Math.max(0, wakeUs - nowUs));
     }
-  }
-
-  /**
-   * Releases the slot of every sequence with nothing queued or running whose last request is older
-   * than max_sequence_idle_microseconds; returns when the next one would idle out.
-   */
-  #reapIdle(nowUs: number): number {
-    const idleUs = this.#options.maxSequenceIdleUs;
-    let nextUs = Number.POSITIVE_INFINITY;
-    for (const runner of this.#runners) {
-      if (runner.isBusy) continue;
-      for (const slot of runner.slots) {
-        const sequence = slot.sequence;
-        if (sequence === undefined || sequence.entries.length > 0) continue;
-        const expiresUs = sequence.lastRequestUs + idleUs;
-        if (expiresUs > nowUs) {
-          nextUs = Math.min(nextUs, expiresUs);
-          continue;
-        }
-        this.#options.logger?.verbose(1, 'sequence-batcher', `Reaper: CORRID ${sequence.key.slice(2)}: max sequence idle exceeded`);
-        if (this.#active.get(sequence.key) === sequence) this.#active.delete(sequence.key);
-        this.#release(slot, nowUs);
-      }
-    }
-    return nextUs;
   }
 
   /** The slots with a request ready, oldest first, those of the oldest request's shapes only. */
@@ -410,9 +318,7 @@ export class SequenceBatcher implements Scheduler {
     void executeBatch({ instance: runner.instance, batch, statistics: this.#options.statistics, clock: this.#clock, startUs: nowUs }).finally(() => {
       runner.isBusy = false;
       const endUs = this.#clock.nowUs();
-      for (const sequence of ran) {
-        if (sequence.hasEnded && sequence.entries.length === 0 && sequence.slot !== undefined) this.#release(sequence.slot, endUs);
-      }
+      for (const sequence of ran) this.#slots.releaseIfDone(sequence, endUs);
       this.#schedule();
     });
   }
@@ -433,8 +339,7 @@ export class SequenceBatcher implements Scheduler {
   async close(options?: CloseOptions): Promise<void> {
     if (!(await this.#inflight.close(options))) {
       const error = new NereidError('UNAVAILABLE', `model '${this.#options.modelName}' was unloaded before the request ran`);
-      const sequences = new Set([...this.#backlog, ...this.#runners.flatMap((runner) => runner.slots.flatMap((slot) => (slot.sequence === undefined ? [] : [slot.sequence])))]);
-      for (const sequence of sequences) {
+      for (const sequence of this.#slots.sequences()) {
         for (const entry of sequence.entries.splice(0)) entry.settle(error);
       }
       this.#queuedCount = 0;

@@ -16,7 +16,6 @@ const spec: ModelSpec = {
   backend: '',
   maxBatchSize: 0,
   isDecoupled: false,
-  hasSequenceBatching: false,
   inputs: [tensorSpec('IN')],
   outputs: [tensorSpec('OUT')],
   inputByName: new Map([['IN', tensorSpec('IN')]]),
