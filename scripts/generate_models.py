@@ -2,7 +2,7 @@
 """Generate the bundled example models and the end-to-end test fixtures.
 
 Writes:
-  examples/model_repository/{simple,digits,identity_bytes}/
+  examples/model_repository/{simple,digits,identity_bytes,accumulator}/
   examples/model_repository/digits_torch/  (TorchScript; only where torch is installed)
   test/fixtures/model_repository/{identity_all_types,nobatch_fp32,versioned,
       versioned_latest,autocomplete_none,autocomplete_partial,broken_model,
@@ -162,6 +162,70 @@ def gen_simple(repo):
         "simple", 8,
         [("INPUT0", "TYPE_INT32", [16]), ("INPUT1", "TYPE_INT32", [16])],
         [("OUTPUT0", "TYPE_INT32", [16]), ("OUTPUT1", "TYPE_INT32", [16])],
+    ))
+
+
+ACCUMULATOR_SEQUENCE_BATCHING = """sequence_batching {
+  max_sequence_idle_microseconds: 5000000
+  direct { }
+  control_input [
+    {
+      name: "START"
+      control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ]
+    },
+    {
+      name: "READY"
+      control [ { kind: CONTROL_SEQUENCE_READY int32_false_true: [ 0, 1 ] } ]
+    }
+  ]
+  state [
+    {
+      input_name: "ACC_IN"
+      output_name: "ACC_OUT"
+      data_type: TYPE_INT32
+      dims: [ 1 ]
+      initial_state { data_type: TYPE_INT32 dims: [ 1 ] zero_data: true name: "zero" }
+    }
+  ]
+}
+"""
+
+
+def gen_accumulator(repo):
+    """A running sum per sequence, kept by the server as implicit state.
+
+    OUTPUT = READY ? (START ? 0 : ACC_IN) + INPUT : ACC_IN, and ACC_OUT = OUTPUT, so
+    a slot that is not ready keeps its state and a start forgets it.
+    """
+    d = os.path.join(repo, "accumulator")
+    reset_dir(d)
+    graph = helper.make_graph(
+        [
+            helper.make_node("Cast", ["START"], ["start_b"], to=TensorProto.BOOL),
+            helper.make_node("Cast", ["READY"], ["ready_b"], to=TensorProto.BOOL),
+            helper.make_node("Where", ["start_b", "zero", "ACC_IN"], ["previous"]),
+            helper.make_node("Add", ["previous", "INPUT"], ["sum"]),
+            helper.make_node("Where", ["ready_b", "sum", "ACC_IN"], ["OUTPUT"]),
+            helper.make_node("Identity", ["OUTPUT"], ["ACC_OUT"]),
+        ],
+        "accumulator",
+        [tensor("INPUT", TensorProto.INT32, ["batch", 1]),
+         tensor("START", TensorProto.INT32, ["batch", 1]),
+         tensor("READY", TensorProto.INT32, ["batch", 1]),
+         tensor("ACC_IN", TensorProto.INT32, ["batch", 1])],
+        [tensor("OUTPUT", TensorProto.INT32, ["batch", 1]),
+         tensor("ACC_OUT", TensorProto.INT32, ["batch", 1])],
+        initializer=[const("zero", np.zeros([1, 1], dtype=np.int32))],
+    )
+    save_model(make_model(graph), os.path.join(d, "1", "model.onnx"))
+    write_text(os.path.join(d, "config.pbtxt"), config_pbtxt(
+        "A stateful model: OUTPUT is the running sum of INPUT over the requests of one "
+        "sequence. The sequence batcher gives each sequence a slot, fills START and READY, "
+        "and keeps the sum between requests as the implicit state ACC_IN / ACC_OUT.",
+        "accumulator", 8,
+        [("INPUT", "TYPE_INT32", [1])],
+        [("OUTPUT", "TYPE_INT32", [1])],
+        extra=ACCUMULATOR_SEQUENCE_BATCHING + "instance_group [ { kind: KIND_CPU count: 1 } ]\n",
     ))
 
 
@@ -628,6 +692,7 @@ def main():
     gen_simple(EXAMPLES)
     w1, b1, w2, b2 = gen_digits(EXAMPLES, clf)
     gen_identity_bytes(EXAMPLES)
+    gen_accumulator(EXAMPLES)
     gen_digits_torch(EXAMPLES, w1, b1, w2, b2)
 
     # Sanity check: the exported float32 graph matches sklearn.

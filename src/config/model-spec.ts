@@ -56,6 +56,40 @@ export async function loadModelSpec(config: ModelConfig, version: number, modelD
   };
 }
 
+/**
+ * The spec a backend runs a model with: besides the inputs a client sends, the sequence batcher's
+ * control inputs and the implicit states' inputs and outputs, which the scheduler adds to every
+ * request and takes back from every response (config sequence_batching.control_input and .state).
+ * A model without sequence batching gets the client's spec itself.
+ */
+export function backendSpecOf(config: ModelConfig, spec: ModelSpec): ModelSpec {
+  if (config.schedulingChoice.case !== 'sequenceBatching') return spec;
+  const batching = config.schedulingChoice.value;
+  const controls: TensorSpec[] = batching.controlInput.map((controlInput) => {
+    const control = controlInput.control[0];
+    const dataType: DataType =
+      control === undefined ? 'INT32' : control.fp32FalseTrue.length > 0 ? 'FP32' : control.boolFalseTrue.length > 0 ? 'BOOL' : control.int32FalseTrue.length > 0 ? 'INT32' : dataTypeOfConfig(control.dataType);
+    return { name: controlInput.name, dataType, dims: [1], isOptional: false };
+  });
+  const stateOf = (name: string, state: (typeof batching.state)[number]): TensorSpec => ({
+    name,
+    dataType: dataTypeOfConfig(state.dataType),
+    dims: toNumbers(state.dims),
+    isOptional: false,
+  });
+  const inputs = [...spec.inputs, ...controls, ...batching.state.map((state) => stateOf(state.inputName, state))];
+  // A state output the config also lists under `output` is one the client may ask for (for debugging).
+  const stateOutputs = batching.state.filter((state) => !spec.outputByName.has(state.outputName));
+  const outputs = [...spec.outputs, ...stateOutputs.map((state) => stateOf(state.outputName, state))];
+  return {
+    ...spec,
+    inputs,
+    outputs,
+    inputByName: new Map(inputs.map((input) => [input.name, input])),
+    outputByName: new Map(outputs.map((output) => [output.name, output])),
+  };
+}
+
 /** A label file, named relative to the model folder and read only from inside it. */
 async function readLabels(modelDir: string, labelFilename: string, modelName: string): Promise<string[]> {
   const path = join(modelDir, labelFilename);

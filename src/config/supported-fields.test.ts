@@ -55,10 +55,17 @@ function refusalOf(text: string): string | undefined {
   }
 }
 
-test('sequence_batching, even empty, is refused with what to do', () => {
+test('sequence_batching loads with both strategies, controls and states; iterative_sequence is refused', () => {
+  assert.equal(refusalOf('sequence_batching {}'), undefined);
   assert.equal(
-    refusalOf('sequence_batching {}'),
-    "sequence_batching | model 'm': config field 'sequence_batching' is not supported yet (Nereid has no sequence batcher); remove it to load the model on the default scheduler, which does not keep sequences together",
+    refusalOf(
+      'sequence_batching { oldest { max_candidate_sequences: 4 } control_input [ { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] } ] state [ { input_name: "S" output_name: "S_OUT" data_type: TYPE_FP32 dims: [ 1 ] initial_state [ { data_type: TYPE_FP32 dims: [ 1 ] zero_data: true name: "zero" } ] } ] }',
+    ),
+    undefined,
+  );
+  assert.equal(
+    refusalOf('sequence_batching { iterative_sequence: true }'),
+    "sequence_batching.iterative_sequence | model 'm': config field 'sequence_batching.iterative_sequence' is not supported yet (the sequence batcher cannot reschedule a request for another iteration); remove it to run each request of a sequence once",
   );
 });
 
@@ -162,5 +169,5 @@ test('no model the repository ships or tests with sets a refused field', () => {
     }
   }
   assert.deepEqual(refusedModels, []);
-  assert.equal(checked, 100);
+  assert.equal(checked, 103);
 });

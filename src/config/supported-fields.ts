@@ -42,10 +42,7 @@ export const SUPPORTED_FIELDS: Readonly<Record<string, Readonly<Record<string, F
     batch_output: refused('Nereid has no ragged batching, so it cannot scatter batch outputs'),
     optimization: supported,
     dynamic_batching: supported,
-    sequence_batching: refused(
-      'Nereid has no sequence batcher',
-      'remove it to load the model on the default scheduler, which does not keep sequences together',
-    ),
+    sequence_batching: supported,
     ensemble_scheduling: supported,
     instance_group: supported,
     default_model_filename: supported,
@@ -105,6 +102,42 @@ export const SUPPORTED_FIELDS: Readonly<Record<string, Readonly<Record<string, F
     default_queue_policy: supported,
     priority_queue_policy: supported,
   },
+  'inference.ModelSequenceBatching': {
+    direct: supported,
+    oldest: supported,
+    max_sequence_idle_microseconds: supported,
+    control_input: supported,
+    state: supported,
+    iterative_sequence: refused(
+      'the sequence batcher cannot reschedule a request for another iteration',
+      'remove it to run each request of a sequence once',
+    ),
+  },
+  'inference.ModelSequenceBatching.StrategyDirect': { max_queue_delay_microseconds: supported, minimum_slot_utilization: supported },
+  'inference.ModelSequenceBatching.StrategyOldest': {
+    max_candidate_sequences: supported,
+    preferred_batch_size: supported,
+    max_queue_delay_microseconds: supported,
+    preserve_ordering: supported,
+  },
+  'inference.ModelSequenceBatching.ControlInput': { name: supported, control: supported },
+  'inference.ModelSequenceBatching.Control': {
+    kind: supported,
+    int32_false_true: supported,
+    fp32_false_true: supported,
+    bool_false_true: supported,
+    data_type: supported,
+  },
+  'inference.ModelSequenceBatching.State': {
+    input_name: supported,
+    output_name: supported,
+    data_type: supported,
+    dims: supported,
+    initial_state: supported,
+    use_same_buffer_for_input_output: ignored('a GPU memory optimisation of TensorRT-style backends; the server copies each state between executions'),
+    use_growable_memory: ignored('a GPU memory optimisation; the server keeps each state as an ordinary tensor that may take any size'),
+  },
+  'inference.ModelSequenceBatching.InitialState': { data_type: supported, dims: supported, zero_data: supported, data_file: supported, name: supported },
   'inference.ModelQueuePolicy': {
     timeout_action: supported,
     default_timeout_microseconds: supported,
@@ -143,7 +176,7 @@ export const SUPPORTED_FIELDS: Readonly<Record<string, Readonly<Record<string, F
 /**
  * Fails the load of a normalised config that sets a field Nereid does not implement, naming the field:
  *
- *     model 'seq': config field 'sequence_batching' is not supported yet (Nereid has no sequence batcher); remove it ...
+ *     model 'seq': config field 'instance_group[0].rate_limiter' is not supported yet (Nereid has no rate limiter); remove it ...
  *
  * A field counts as set when it differs from its default: a non-zero scalar, a non-empty list or map,
  * the chosen member of a oneof, or a message with anything set inside (`response_cache { enable: false }`

@@ -123,8 +123,30 @@ function validateSequenceBatching(config: ModelConfig, batching: ModelSequenceBa
       }
     });
   });
+  batching.state.forEach((state, index) => {
+    const path = `sequence_batching.state[${index}]`;
+    if (state.inputName === '' || state.outputName === '') {
+      throw invalid(file, `${path} has an empty input_name or output_name; expected the model's state input and output`);
+    }
+    if (config.input.some((input) => input.name === state.inputName)) {
+      throw invalid(file, `${path}.input_name '${state.inputName}' is also listed under input; expected the state input only in the state, the server feeds it`);
+    }
+    const initialState = state.initialState[0];
+    if (state.initialState.length > 1) throw invalid(file, `${path}.initial_state has ${state.initialState.length} entries; expected at most one`);
+    if (initialState !== undefined && initialState.dataType !== state.dataType) {
+      throw invalid(file, `${path}.initial_state.data_type is ${DataType[initialState.dataType]}, but the state's data_type is ${DataType[state.dataType]}; expected the same`);
+    }
+  });
+  for (const controlInput of batching.controlInput) {
+    if (config.input.some((input) => input.name === controlInput.name)) {
+      throw invalid(file, `control input '${controlInput.name}' is also listed under input; expected control inputs only in sequence_batching.control_input, the sequence batcher fills them`);
+    }
+  }
   const strategy = batching.strategyChoice;
   if (strategy.case === 'oldest') {
+    if (strategy.value.maxCandidateSequences < 1) {
+      throw invalid(file, `sequence_batching.oldest.max_candidate_sequences is ${strategy.value.maxCandidateSequences}; expected at least 1`);
+    }
     checkPreferredSizes(strategy.value.preferredBatchSize, 'sequence_batching.oldest.preferred_batch_size', config.maxBatchSize, file);
   } else if (strategy.case === 'direct') {
     const utilization = strategy.value.minimumSlotUtilization;

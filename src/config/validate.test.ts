@@ -321,7 +321,8 @@ describe('validateModelConfig: batching', () => {
   });
 
   test('strategies', () => {
-    expectError(sequence('oldest { preferred_batch_size: [ 9 ] }'), 'sequence_batching.oldest.preferred_batch_size[0] is 9; expected a size from 1 to max_batch_size (8)');
+    expectError(sequence('oldest { }'), 'sequence_batching.oldest.max_candidate_sequences is 0; expected at least 1');
+    expectError(sequence('oldest { max_candidate_sequences: 4 preferred_batch_size: [ 9 ] }'), 'sequence_batching.oldest.preferred_batch_size[0] is 9; expected a size from 1 to max_batch_size (8)');
     expectError(sequence('direct { minimum_slot_utilization: 1.5 }'), 'sequence_batching.direct.minimum_slot_utilization is 1.5; expected a fraction from 0.0 to 1.0');
     assert.equal(check(sequence('direct { minimum_slot_utilization: 0.5 }')), undefined);
   });

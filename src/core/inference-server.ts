@@ -31,6 +31,7 @@ export interface InferenceServerOptions {
  */
 const EXTENSIONS = [
   'classification',
+  'sequence',
   'model_repository',
   'model_repository(unload_dependents)',
   'binary_tensor_data',

@@ -19,6 +19,7 @@ export function validateRequest(spec: ModelSpec, request: InferRequest): InferRe
       throw new NereidError('INVALID_ARG', `request parameter '${key}' must be a non-negative integer, got ${JSON.stringify(String(value))}`);
     }
   }
+  checkSequenceParameters(request);
   const seen = new Set<string>();
   let batchSize: number | undefined;
   for (const input of request.inputs) {
@@ -81,6 +82,24 @@ export function validateRequest(spec: ModelSpec, request: InferRequest): InferRe
     );
   }
   return { ...request, outputs: resolveOutputs(spec, request.outputs) };
+}
+
+/**
+ * The sequence parameters' types, with Triton's HTTP text (src/http_server.cc): `sequence_id` an
+ * unsigned integer or a string, `sequence_start` and `sequence_end` booleans.
+ */
+function checkSequenceParameters(request: InferRequest): void {
+  const { sequence_id: id } = request.parameters;
+  const isId = typeof id === 'string' || (typeof id === 'bigint' && id >= 0n) || (typeof id === 'number' && Number.isSafeInteger(id) && id >= 0);
+  if (id !== undefined && !isId) {
+    throw new NereidError('INVALID_ARG', `Unable to parse 'sequence_id': expected an unsigned integer or a string, got ${JSON.stringify(String(id))}`);
+  }
+  for (const key of ['sequence_start', 'sequence_end'] as const) {
+    const value = request.parameters[key];
+    if (value !== undefined && typeof value !== 'boolean') {
+      throw new NereidError('INVALID_ARG', `Unable to parse '${key}': expected a boolean, got ${JSON.stringify(String(value))}`);
+    }
+  }
 }
 
 function resolveOutputs(spec: ModelSpec, outputs: readonly RequestedOutput[] | undefined): readonly RequestedOutput[] {

@@ -87,4 +87,18 @@ describe('nereid perf flags', () => {
     ];
     for (const [args, message] of cases) assert.throws(() => parsePerfArgs(args), { name: 'PerfUsageError', message }, args.join(' '));
   });
+
+  test("sequence flags with perf_analyzer's defaults and checks", () => {
+    assert.deepEqual(parse('-m', 'seq').sequence, { length: 20, lengthVariationPct: 20, idStart: 1, idEnd: undefined, numOfSequences: 4 });
+    assert.deepEqual(
+      parse('-m', 'seq', '--sequence-length', '32', '--sequence-length-variation', '0', '--sequence-id-range', '100:200', '--num-of-sequences', '8', '--serial-sequences').sequence,
+      { length: 32, lengthVariationPct: 0, idStart: 100, idEnd: 200, numOfSequences: 8 },
+    );
+    assert.equal(parse('-m', 'seq', '--sequence-length', '0').sequence.length, 20);
+    assert.throws(() => parse('-m', 'seq', '--sequence-id-range', '5:5'), /--sequence-id-range takes START\[:END\] with 1 <= START < END, got '5:5'/);
+    assert.throws(
+      () => parse('-m', 'seq', '--sequence-id-range', '1:4', '--concurrency-range', '8'),
+      /--sequence-id-range 1:4 holds 3 ids, fewer than the 8 sequences kept live/,
+    );
+  });
 });

@@ -1,5 +1,6 @@
 import { parseFlags } from '../config/parse-flags.js';
 import type { Compression } from '../client/index.js';
+import type { SequenceSettings } from './sequence-source.js';
 
 export type Protocol = 'http' | 'grpc';
 export type RequestDistribution = 'constant' | 'poisson';
@@ -47,6 +48,8 @@ export interface PerfOptions {
   readonly isVerbose: boolean;
   /** Seeds random input data and Poisson arrivals; undefined: a random seed. */
   readonly seed: number | undefined;
+  /** How requests to a sequence model (one with sequence_batching) form sequences. */
+  readonly sequence: SequenceSettings;
 }
 
 export class PerfUsageError extends Error {
@@ -79,6 +82,11 @@ const FLAGS = {
   json: { type: 'string', help: '[FILE]    write the results as JSON to FILE, or without FILE to stdout instead of the table' },
   plot: { type: 'string', help: 'FILE      write the latency-throughput curve: FILE.svg or FILE.html' },
   seed: { type: 'string', help: 'N         seed random input data and Poisson arrivals (default: random)' },
+  'sequence-length': { type: 'string', help: 'N         sequence models: base number of requests per sequence (default 20)' },
+  'sequence-length-variation': { type: 'string', help: 'PCT       sequence models: each length within ± this of the base (default 20)' },
+  'sequence-id-range': { type: 'string', help: 'START[:END]  sequence models: correlation ids from START, END excluded (default 1, no end)' },
+  'num-of-sequences': { type: 'string', help: 'N         sequence models, request-rate mode: live sequences (default 4)' },
+  'serial-sequences': { type: 'boolean', help: '          sequence models: one request in flight per sequence (always so here)' },
   verbose: { type: 'boolean', short: 'v', help: '          print every measurement window' },
   help: { type: 'boolean', short: 'h', help: '          this help' },
 } as const;
@@ -191,6 +199,7 @@ export function parsePerfArgs(args: readonly string[]): PerfOptions | 'help' {
   if (plotFile !== undefined && !/\.(svg|html?)$/i.test(plotFile)) throw usage(`--plot writes an .svg or .html file, got '${plotFile}'`);
   const percentileText = string('percentile');
   const seedText = string('seed');
+  const sequence = parseSequenceSettings(string, range);
   return {
     modelName,
     modelVersion: string('model-version'),
@@ -216,5 +225,26 @@ export function parsePerfArgs(args: readonly string[]): PerfOptions | 'help' {
     plotFile,
     isVerbose: values.verbose === true,
     seed: seedText === undefined ? undefined : parseNumber('seed', seedText, { fallback: 0, min: 0, isInteger: true }),
+    sequence,
   };
+}
+
+/** perf_analyzer's sequence flags; a length of 0 means the default 20, as there. */
+function parseSequenceSettings(string: (name: keyof typeof FLAGS) => string | undefined, range: LoadRange): SequenceSettings {
+  const length = parseNumber('sequence-length', string('sequence-length'), { fallback: 20, min: 0, isInteger: true }) || 20;
+  const lengthVariationPct = parseNumber('sequence-length-variation', string('sequence-length-variation'), { fallback: 20, min: 0 });
+  const numOfSequences = parseNumber('num-of-sequences', string('num-of-sequences'), { fallback: 4, min: 1, isInteger: true });
+  const idText = string('sequence-id-range') ?? '1';
+  const [startText, endText, ...rest] = idText.split(':');
+  const idStart = Number(startText);
+  const idEnd = endText === undefined ? undefined : Number(endText);
+  if (rest.length > 0 || !Number.isSafeInteger(idStart) || idStart < 1 || (idEnd !== undefined && (!Number.isSafeInteger(idEnd) || idEnd <= idStart))) {
+    throw usage(`--sequence-id-range takes START[:END] with 1 <= START < END, got '${idText}'`);
+  }
+  // As perf_analyzer: a range too small for the sequences kept live would reuse a live id.
+  const live = range.mode === 'request-rate' ? numOfSequences : range.end === 0 ? Number.POSITIVE_INFINITY : range.end;
+  if (idEnd !== undefined && idEnd - idStart < live) {
+    throw usage(`--sequence-id-range ${idText} holds ${idEnd - idStart} ids, fewer than the ${Number.isFinite(live) ? live : 'unbounded number of'} sequences kept live`);
+  }
+  return { length, lengthVariationPct, idStart, idEnd, numOfSequences };
 }

@@ -1,6 +1,7 @@
 import { ClientError, GrpcClient, HttpClient, type InferInput, type InferOptions, type InferResult, type ModelMetadata } from '../client/index.js';
 import type { SendRequest } from './load-generator.js';
 import type { PerfOptions } from './perf-options.js';
+import type { SequenceSource } from './sequence-source.js';
 
 /** Sends the measured requests; `close()` ends what it opened (the stream, in streaming mode). */
 export interface RequestSender {
@@ -18,9 +19,22 @@ export interface RequestSenderOptions {
   readonly metadata: ModelMetadata;
   /** The inputs of the requests, taken in turn. */
   readonly inputSets: readonly InferInput[][];
+  /** For a sequence model: gives every request its sequence id and flags. */
+  readonly sequences?: SequenceSource;
 }
 
-export function createRequestSender({ client, options, metadata, inputSets }: RequestSenderOptions): RequestSender {
+/** Runs `send` with the next sequence step's fields (none without a sequence source), then hands the sequence back. */
+async function inSequence(sequences: SequenceSource | undefined, send: (fields: Pick<InferOptions, 'sequenceId' | 'sequenceStart' | 'sequenceEnd'>) => Promise<void>): Promise<void> {
+  if (sequences === undefined) return send({});
+  const step = await sequences.next();
+  try {
+    await send({ sequenceId: step.sequenceId, sequenceStart: step.sequenceStart, sequenceEnd: step.sequenceEnd });
+  } finally {
+    step.release();
+  }
+}
+
+export function createRequestSender({ client, options, metadata, inputSets, sequences }: RequestSenderOptions): RequestSender {
   let next = 0;
   const nextInputs = (): readonly InferInput[] => inputSets[next++ % inputSets.length]!;
   const inferOptions: InferOptions = {
@@ -35,11 +49,12 @@ export function createRequestSender({ client, options, metadata, inputSets }: Re
         }
       : {}),
   };
-  if (client instanceof GrpcClient && options.isStreaming) return createStreamSender(client, options, nextInputs);
+  if (client instanceof GrpcClient && options.isStreaming) return createStreamSender(client, options, nextInputs, sequences);
   return {
-    send: async () => {
-      await client.infer(options.modelName, nextInputs(), inferOptions);
-    },
+    send: () =>
+      inSequence(sequences, async (fields) => {
+        await client.infer(options.modelName, nextInputs(), { ...inferOptions, ...fields });
+      }),
     close: async () => {},
   };
 }
@@ -48,7 +63,7 @@ export function createRequestSender({ client, options, metadata, inputSets }: Re
  * Streaming mode (--streaming): every request goes out on one ModelStreamInfer stream; a background
  * loop reads the responses and settles each request's promise by its id.
  */
-function createStreamSender(client: GrpcClient, options: PerfOptions, nextInputs: () => readonly InferInput[]): RequestSender {
+function createStreamSender(client: GrpcClient, options: PerfOptions, nextInputs: () => readonly InferInput[], sequences: SequenceSource | undefined): RequestSender {
   const stream = client.stream({ compression: options.compression });
   const pending = new Map<string, { resolve: (result: InferResult) => void; reject: (error: Error) => void }>();
   let streamError: Error | undefined;
@@ -67,13 +82,14 @@ function createStreamSender(client: GrpcClient, options: PerfOptions, nextInputs
     pending.clear();
   })();
   return {
-    send: () => {
-      if (streamError !== undefined) return Promise.reject(streamError);
-      return new Promise<void>((resolve, reject) => {
-        const id = stream.send(options.modelName, nextInputs(), options.modelVersion !== undefined ? { version: options.modelVersion } : {});
-        pending.set(id, { resolve: () => resolve(), reject });
-      });
-    },
+    send: () =>
+      inSequence(sequences, (fields) => {
+        if (streamError !== undefined) return Promise.reject(streamError);
+        return new Promise<void>((resolve, reject) => {
+          const id = stream.send(options.modelName, nextInputs(), { ...(options.modelVersion !== undefined ? { version: options.modelVersion } : {}), ...fields });
+          pending.set(id, { resolve: () => resolve(), reject });
+        });
+      }),
     close: async () => {
       stream.end();
       await reading;

@@ -6,6 +6,7 @@ import { type ProfileHooks, profile } from './profiler.js';
 import { createRandom } from './random.js';
 import type { PerfReport } from './report.js';
 import { createRequestSender } from './request-sender.js';
+import { SequenceSource } from './sequence-source.js';
 
 /** A failure before measuring: the server cannot be reached, the model is unknown, the input data is wrong. */
 export class PerfSetupError extends Error {
@@ -27,9 +28,12 @@ export async function runPerf(options: PerfOptions, hooks: ProfileHooks = {}): P
     const version = options.modelVersion !== undefined ? { version: options.modelVersion } : {};
     let metadata;
     let maxBatchSize;
+    let isSequenceModel;
     try {
       metadata = await client.modelMetadata(options.modelName, version);
-      maxBatchSize = Number((await client.modelConfig(options.modelName, version)).max_batch_size ?? 0);
+      const config = await client.modelConfig(options.modelName, version);
+      maxBatchSize = Number(config.max_batch_size ?? 0);
+      isSequenceModel = config.sequence_batching !== undefined;
     } catch (error) {
       if (error instanceof ClientError) throw new PerfSetupError(`cannot read model '${options.modelName}' from ${options.url} (${options.protocol}): ${error.message}`);
       throw error;
@@ -52,7 +56,9 @@ export async function runPerf(options: PerfOptions, hooks: ProfileHooks = {}): P
       if (!(error instanceof ServerError)) throw new PerfSetupError(`cannot read the statistics of model '${options.modelName}': ${(error as Error).message}`);
       hasServerStatistics = false;
     }
-    const sender = createRequestSender({ client, options, metadata, inputSets });
+    // As perf_analyzer, a model with sequence_batching gets its requests in sequences.
+    const sequences = isSequenceModel ? new SequenceSource(options.sequence, random, options.range.mode === 'request-rate' ? options.sequence.numOfSequences : undefined) : undefined;
+    const sender = createRequestSender({ client, options, metadata, inputSets, ...(sequences !== undefined ? { sequences } : {}) });
     let outcome;
     try {
       outcome = await profile(

@@ -1,12 +1,13 @@
 import type { Backend, BackendModel, LoadContext, ModelFiles } from '../backends/backend.js';
 import type { ModelInstance } from '../kernel/model-instance.js';
 import type { ModelConfig } from '../protocol/gen/model_config_pb.js';
-import { loadModelSpec } from '../config/model-spec.js';
+import { backendSpecOf, loadModelSpec } from '../config/model-spec.js';
 import type { InferRequest } from '../kernel/infer-request.js';
 import type { ModelSpec } from '../kernel/model-spec.js';
 import type { Tensor } from '../kernel/tensor.js';
 import { ModelStatistics, type StatisticsObserver } from '../metrics/model-statistics.js';
-import { createScheduler } from '../scheduling/create-scheduler.js';
+import { type SequenceSchedulingOptions, createScheduler } from '../scheduling/create-scheduler.js';
+import { loadStateSpecs } from '../scheduling/sequence-states.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
 import { abortable } from '../util/abortable.js';
 import { warmUp } from './warmup.js';
@@ -44,13 +45,14 @@ export class Model {
     backendModel: BackendModel,
     instances: readonly ModelInstance[],
     observer: StatisticsObserver | undefined,
+    sequence: SequenceSchedulingOptions,
   ) {
     this.config = config;
     this.spec = spec;
     this.statistics = new ModelStatistics(spec.name, spec.version, observer);
     this.#backendModel = backendModel;
     this.#instances = instances;
-    this.#scheduler = backendModel.createScheduler?.(this.statistics) ?? createScheduler(config, new InstancePool(instances), this.statistics);
+    this.#scheduler = backendModel.createScheduler?.(this.statistics) ?? createScheduler(config, new InstancePool(instances), this.statistics, sequence);
   }
 
   get name(): string {
@@ -64,7 +66,8 @@ export class Model {
   /** Loads the backend model, starts every instance of every instance group, and warms them up. */
   static async load({ files, config, backend, context, observer, maxInputBytes, signal }: LoadModelOptions): Promise<Model> {
     const spec = await loadModelSpec(config, files.version, files.modelDir);
-    const loading = backend.loadModel(files, config, spec, context);
+    const stateSpecs = await loadStateSpecs(config, files.modelDir);
+    const loading = backend.loadModel(files, config, backendSpecOf(config, spec), context);
     let backendModel: BackendModel;
     try {
       backendModel = await abortable(loading, signal);
@@ -105,7 +108,7 @@ export class Model {
     } finally {
       signal?.removeEventListener('abort', stopOnAbort);
     }
-    return new Model(config, spec, backendModel, instances, observer);
+    return new Model(config, spec, backendModel, instances, observer, { stateSpecs, logger: context.logger });
   }
 
   /** False while one of its instances is down and being restarted. */

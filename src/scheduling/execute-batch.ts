@@ -11,6 +11,11 @@ export interface QueuedRequest {
   /** Inferences it carries: its batch dimension, or 1 for a model that does not batch. */
   readonly batchSize: number;
   readonly enqueuedUs: number;
+  /**
+   * Fills an empty slot of a sequence batch (its control READY false): it runs with the batch, but
+   * counts in no statistic and its result goes nowhere but `settle`.
+   */
+  readonly isPadding?: boolean;
   /** Delivers the request's outputs or error; called exactly once. */
   settle(result: readonly Tensor[] | NereidError): void;
 }
@@ -43,7 +48,7 @@ export async function executeBatch({ instance, batch, statistics, clock, startUs
         : new NereidError('INTERNAL', `instance '${instance.name}' failed to execute: ${(error as Error).message}`, { cause: error });
     const endUs = clock.nowUs();
     for (const queued of batch) {
-      statistics.recordRequest('BACKEND', (endUs - queued.enqueuedUs) * 1000);
+      if (queued.isPadding !== true) statistics.recordRequest('BACKEND', (endUs - queued.enqueuedUs) * 1000);
       queued.settle(failure);
     }
     return;
@@ -51,10 +56,10 @@ export async function executeBatch({ instance, batch, statistics, clock, startUs
   const responses = batch.map(
     (_, index) => result.responses[index] ?? new NereidError('INTERNAL', `instance '${instance.name}' returned no response for a request`),
   );
-  const succeeded = batch.filter((_, index) => !(responses[index] instanceof NereidError));
+  const succeeded = batch.filter((queued, index) => queued.isPadding !== true && !(responses[index] instanceof NereidError));
   if (succeeded.length > 0) {
     statistics.recordExecution({
-      batchSize: batch.reduce((sum, queued) => sum + queued.batchSize, 0),
+      batchSize: batch.reduce((sum, queued) => sum + (queued.isPadding === true ? 0 : queued.batchSize), 0),
       inferenceCount: succeeded.reduce((sum, queued) => sum + queued.batchSize, 0),
       queueNs: succeeded.map((queued) => Math.max(0, (startUs - queued.enqueuedUs) * 1000)),
       timing: result.timing,
@@ -63,7 +68,7 @@ export async function executeBatch({ instance, batch, statistics, clock, startUs
   const endUs = clock.nowUs();
   batch.forEach((queued, index) => {
     const response = responses[index]!;
-    statistics.recordRequest(response instanceof NereidError ? 'BACKEND' : 'SUCCESS', (endUs - queued.enqueuedUs) * 1000);
+    if (queued.isPadding !== true) statistics.recordRequest(response instanceof NereidError ? 'BACKEND' : 'SUCCESS', (endUs - queued.enqueuedUs) * 1000);
     queued.settle(response);
   });
 }

@@ -18,6 +18,11 @@ export class InstancePool {
     this.#idle = [...instances];
   }
 
+  /** Every instance, idle or not: for a scheduler that binds work to one instance (the sequence batcher). */
+  get instances(): readonly ModelInstance[] {
+    return this.#all;
+  }
+
   get idleCount(): number {
     return this.#isClosed ? 0 : this.#idle.length;
   }

@@ -160,6 +160,7 @@ describe('gRPC wire interop with Python grpcio', { skip }, () => {
     assert.match(output.server_metadata.version, /^\d+\.\d+\.\d+$/);
     assert.deepEqual(output.server_metadata.extensions, [
       'classification',
+      'sequence',
       'model_repository',
       'model_repository(unload_dependents)',
       'binary_tensor_data',

@@ -88,6 +88,17 @@ describe('nereid perf against the real server', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test('a sequence model: every request in a sequence (none refused), over HTTP and a gRPC stream, in both load modes', async () => {
+    for (const extra of [['--concurrency-range', '4'], ['-i', 'grpc', '--streaming', '--request-rate-range', '200', '--num-of-sequences', '3']]) {
+      const before = await serverSuccessCount(client, 'accumulator');
+      const json = join(dir, `sequence-${extra[0]}.json`);
+      const url = extra[0] === '-i' ? server.grpcUrl! : server.url;
+      const run = await runPerf(['-m', 'accumulator', '-u', url, ...extra, '-p', '200', '-r', '3', '--sequence-length', '5', '--sequence-id-range', '1000', '--json', json]);
+      assert.equal(run.code, 0, run.stderr);
+      assertCountsAgree(JSON.parse(readFileSync(json, 'utf8')) as PerfReport, (await serverSuccessCount(client, 'accumulator')) - before);
+    }
+  });
+
   test('a concurrency range over HTTP: counts agree with the server; CSV, JSON and SVG are written', async () => {
     const before = await serverSuccessCount(client, 'simple');
     const files = { csv: join(dir, 'c.csv'), json: join(dir, 'c.json'), svg: join(dir, 'c.svg') };

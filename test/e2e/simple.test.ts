@@ -46,6 +46,7 @@ describe('simple (add/sub) over HTTP', () => {
     assert.match(body.version, /^\d+\.\d+\.\d+$/);
     assert.deepEqual(body.extensions, [
       'classification',
+      'sequence',
       'model_repository',
       'model_repository(unload_dependents)',
       'binary_tensor_data',

@@ -9,7 +9,7 @@ import { EXAMPLES, startTestServer } from '../helpers/server.js';
 
 /** The reason each model is refused, exactly as the index, the load API and the log give it. */
 const REASONS: Record<string, string> = {
-  seq: "model 'seq': config field 'sequence_batching' is not supported yet (Nereid has no sequence batcher); remove it to load the model on the default scheduler, which does not keep sequences together",
+  seq: "model 'seq': config field 'sequence_batching.iterative_sequence' is not supported yet (the sequence batcher cannot reschedule a request for another iteration); remove it to run each request of a sequence once",
   cached:
     "model 'cached': config field 'response_cache' is not supported yet (Nereid has no response cache); remove it, or set enable: false, to load the model without caching",
   limited:
@@ -17,7 +17,7 @@ const REASONS: Record<string, string> = {
 };
 
 const ADDITIONS: Record<string, string> = {
-  seq: 'sequence_batching { max_sequence_idle_microseconds: 5000000 }',
+  seq: 'sequence_batching { max_sequence_idle_microseconds: 5000000 iterative_sequence: true }',
   cached: 'response_cache { enable: true }',
   limited: 'instance_group [{ kind: KIND_CPU count: 1 rate_limiter { resources [{ name: "R1" count: 2 }] } }]',
 };

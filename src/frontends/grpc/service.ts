@@ -168,6 +168,10 @@ const cudaUnsupported: Unary<unknown, never> = (_call, callback) =>
 const streamInfer = (server: InferenceServer, logger: Logger, call: Parameters<InferenceHandlers['modelStreamInfer']>[0]): void => {
   let pending = 0;
   let isInputDone = false;
+  // Requests reach the core in the order they were sent, as a sequence's must (the sequence batcher
+  // refuses a request whose START has not arrived): decoding, which yields on large tensors, is
+  // done one message at a time. Executions still overlap.
+  let decodedInOrder = Promise.resolve();
   const finishIfDone = (): void => {
     if (isInputDone && pending === 0) call.end();
   };
@@ -182,12 +186,19 @@ const streamInfer = (server: InferenceServer, logger: Logger, call: Parameters<I
     let isDecoupled = false;
     // Encoding yields to the event loop, so each response waits for the one before it: they leave in order.
     let written = Promise.resolve();
-    Promise.resolve()
-      .then(async () => {
-        const undecodable = undecodableReason(message);
-        if (undecodable !== undefined) throw new NereidError('INVALID_ARG', `failed to parse a ModelInferRequest of the stream: ${undecodable}`);
-        const request = await decodeModelInferRequest(message);
-        isDecoupled = (await server.modelSpec(request.modelName, request.modelVersion)).isDecoupled;
+    const admitted = decodedInOrder.then(async () => {
+      const undecodable = undecodableReason(message);
+      if (undecodable !== undefined) throw new NereidError('INVALID_ARG', `failed to parse a ModelInferRequest of the stream: ${undecodable}`);
+      const request = await decodeModelInferRequest(message);
+      isDecoupled = (await server.modelSpec(request.modelName, request.modelVersion)).isDecoupled;
+      return request;
+    });
+    decodedInOrder = admitted.then(
+      () => undefined,
+      () => undefined,
+    );
+    admitted
+      .then(async (request) => {
         await server.inferStream(request, (response) => {
           const final = { ...response, parameters: { ...response.parameters, triton_final_response: !isDecoupled } };
           written = written.then(async () => write(create(ModelStreamInferResponseSchema, { inferResponse: await encodeModelInferResponse(final) })));
