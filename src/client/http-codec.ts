@@ -91,7 +91,8 @@ export function encodeHttpInferRequest(inputs: readonly PreparedInput[], options
     outputs = options.outputs.map((output) => {
       const outputParameters: Record<string, ParameterValue> = { ...output.parameters };
       if (output.classCount !== undefined) outputParameters.classification = output.classCount;
-      const isOutputBinary = output.binaryData ?? isBinary;
+      // An output written into shared memory takes no binary_data (Triton refuses both at once).
+      const isOutputBinary = outputParameters.shared_memory_region === undefined && (output.binaryData ?? isBinary);
       if (isOutputBinary) outputParameters.binary_data = true;
       return { name: output.name, ...(Object.keys(outputParameters).length > 0 ? { parameters: outputParameters } : {}) };
     });
