@@ -52,7 +52,7 @@ export async function runPerf(options: PerfOptions, hooks: ProfileHooks = {}): P
       if (!(error instanceof ServerError)) throw new PerfSetupError(`cannot read the statistics of model '${options.modelName}': ${(error as Error).message}`);
       hasServerStatistics = false;
     }
-    const sender = createRequestSender({ client, options, metadata, inputSets });
+    const sender = await createRequestSender({ client, options, metadata, inputSets });
     let outcome;
     try {
       outcome = await profile(
