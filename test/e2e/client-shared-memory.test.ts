@@ -64,5 +64,43 @@ describe('nereid/client: system shared memory over HTTP and gRPC', () => {
       assert.deepEqual(await client.systemSharedMemoryStatus(), []);
       await client.unregisterSystemSharedMemory();
     });
+
+    test(`${protocol}: 32 requests at once share one input region, each writing its own stretch of one output region`, async (t) => {
+      const client = clients.find(([name]) => name === protocol)![1];
+      const count = 32;
+      const inputs = SystemSharedMemoryRegion.create(`/nereid_client_many_in_${protocol}_${process.pid}`, 64 * (count + 1));
+      const outputs = SystemSharedMemoryRegion.create(`/nereid_client_many_out_${protocol}_${process.pid}`, 128 * count);
+      t.after(() => {
+        inputs.close();
+        outputs.close();
+      });
+      inputs.write(Int32Array.from({ length: 16 }, () => 1000), 0);
+      for (let index = 0; index < count; index++) inputs.write(Int32Array.from({ length: 16 }, (_, i) => index * 16 + i), 64 * (index + 1));
+      await client.registerSystemSharedMemory('many_in', inputs.key, inputs.byteSize);
+      await client.registerSystemSharedMemory('many_out', outputs.key, outputs.byteSize);
+      await Promise.all(
+        Array.from({ length: count }, (_, index) =>
+          client.infer(
+            'simple',
+            [
+              { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], sharedMemory: { region: 'many_in', byteSize: 64, offset: 64 * (index + 1) } },
+              { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], sharedMemory: { region: 'many_in', byteSize: 64 } },
+            ],
+            {
+              outputs: [
+                { name: 'OUTPUT0', sharedMemory: { region: 'many_out', byteSize: 64, offset: 128 * index } },
+                { name: 'OUTPUT1', sharedMemory: { region: 'many_out', byteSize: 64, offset: 128 * index + 64 } },
+              ],
+            },
+          ),
+        ),
+      );
+      for (let index = 0; index < count; index++) {
+        const expected = Array.from({ length: 16 }, (_, i) => index * 16 + i);
+        assert.deepEqual([...(outputs.readTensor('INT32', [16], 128 * index) as Int32Array)], expected.map((v) => v + 1000), `request ${index}`);
+        assert.deepEqual([...(outputs.readTensor('INT32', [16], 128 * index + 64) as Int32Array)], expected.map((v) => v - 1000), `request ${index}`);
+      }
+      await client.unregisterSystemSharedMemory();
+    });
   }
 });

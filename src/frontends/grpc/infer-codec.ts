@@ -49,16 +49,12 @@ export async function decodeModelInferRequest(message: ModelInferRequest, region
     return { parameters, region: takeGrpcRegionReference(input.name, parameters) };
   });
   const rawInputCount = references.filter((reference) => reference.region === undefined).length;
-  if (raw.length > 0 && raw.length !== rawInputCount && rawInputCount === inputs.length) {
+  if (raw.length > 0 && raw.length !== rawInputCount) {
     throw new NereidError(
       'INVALID_ARG',
-      `raw_input_contents has ${raw.length} entries but the request has ${inputs.length} inputs; give one raw entry per input, in input order`,
-    );
-  }
-  if (raw.length > 0 && raw.length !== rawInputCount && rawInputCount !== inputs.length) {
-    throw new NereidError(
-      'INVALID_ARG',
-      `raw_input_contents has ${raw.length} entries but the request has ${rawInputCount} inputs outside shared memory; give one raw entry per such input, in input order`,
+      rawInputCount === inputs.length
+        ? `raw_input_contents has ${raw.length} entries but the request has ${inputs.length} inputs; give one raw entry per input, in input order`
+        : `raw_input_contents has ${raw.length} entries but the request has ${rawInputCount} inputs outside shared memory; give one raw entry per such input, in input order`,
     );
   }
   const tensors: Tensor[] = [];

@@ -42,6 +42,8 @@ export class SharedMemoryRegistry {
   readonly #provider: RegionMemoryProvider;
   readonly #isAllowed: boolean;
   readonly #regions = new Map<string, Region>();
+  /** Every region still mapped: the registered ones and those unregistered while leased. */
+  readonly #mapped = new Set<Region>();
 
   constructor(options: { readonly provider: RegionMemoryProvider; readonly isAllowed: boolean }) {
     this.#provider = options.provider;
@@ -62,8 +64,6 @@ export class SharedMemoryRegistry {
   get mappedCount(): number {
     return this.#mapped.size;
   }
-
-  readonly #mapped = new Set<Region>();
 
   #checkAllowed(): void {
     if (!this.#isAllowed) {
