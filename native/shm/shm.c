@@ -8,6 +8,9 @@
 // mmap needs a page-aligned file offset: the mapping starts at the page holding `offset` and the
 // ArrayBuffer begins `offset % page` bytes into it. The descriptor is closed once mapped. A buffer
 // never unmapped explicitly is unmapped by its finalizer when collected.
+//
+// Why our own addon: of the packages on npm, mmap-io and shmmap do not build on Node 20, and
+// shm-typed-array cannot map an object another process created (it expects its own header).
 #define NAPI_VERSION 8
 #include <node_api.h>
 
