@@ -30,11 +30,11 @@ export async function measure(concurrency: number, durationMs: number, send: () 
   return { perSecond: latencies.length / (durationMs / 1000), p50Ms: at(0.5), p99Ms: at(0.99) };
 }
 
-/** Starts the built server (`dist/`) on free ports of 127.0.0.1 and resolves once both front ends listen. */
-export async function startNereid(repository: string): Promise<{ stop: () => void; httpPort: number; grpcPort: number }> {
+/** Starts the built server (`dist/`) on free ports of 127.0.0.1, with `flags` added, and resolves once both front ends listen. */
+export async function startNereid(repository: string, flags: readonly string[] = []): Promise<{ stop: () => void; httpPort: number; grpcPort: number }> {
   const child = spawn(
     process.execPath,
-    [`${ROOT}dist/cli/main.js`, 'serve', '--model-repository', repository, '--http-port=0', '--grpc-port=0', '--metrics-port=0', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1'],
+    [`${ROOT}dist/cli/main.js`, 'serve', '--model-repository', repository, '--http-port=0', '--grpc-port=0', '--metrics-port=0', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1', ...flags],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let log = '';

@@ -9,6 +9,8 @@ import { GrpcFrontend } from './frontends/grpc/grpc-server.js';
 import { HttpFrontend } from './frontends/http/http-server.js';
 import { isLoopbackAddress } from './frontends/listen.js';
 import { MetricsFrontend } from './frontends/metrics/metrics-server.js';
+import { chooseRegionMemoryProvider } from './frontends/shared-memory/region-memory.js';
+import { SharedMemoryRegistry } from './frontends/shared-memory/shared-memory-registry.js';
 import { TlsIdentity } from './frontends/tls-identity.js';
 import { type Logger, createLogger } from './logging/logger.js';
 import { RecentLogLines } from './logging/recent-log-lines.js';
@@ -46,6 +48,8 @@ export interface RunningServer {
   readonly logger: Logger;
   /** Whether any service listens over TLS (`nereid serve` then reloads the certificates on SIGHUP). */
   readonly hasTls: boolean;
+  /** The system shared memory regions clients registered (`--allow-client-shm`). */
+  readonly sharedMemory: SharedMemoryRegistry;
   /**
    * Reads every TLS service's certificate files again, as a change of the files does; a service whose
    * new files cannot be used keeps its certificate (an error is logged). Resolves true when all reloaded.
@@ -139,7 +143,24 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     metrics?.close();
     throw new NereidError('UNAVAILABLE', `${failed.length} model(s) failed to load: ${failed.map((entry) => `'${entry.name}' (${entry.reason})`).join('; ')}`);
   }
-  const core = new InferenceServer({ repository, router, id: options.id, version: PACKAGE_VERSION, isStrictReadiness: options.isStrictReadiness, logger, isLogFileUpdateAllowed: options.isLogFileUpdateAllowed });
+  const core = new InferenceServer({
+    repository,
+    router,
+    id: options.id,
+    version: PACKAGE_VERSION,
+    isStrictReadiness: options.isStrictReadiness,
+    logger,
+    isLogFileUpdateAllowed: options.isLogFileUpdateAllowed,
+    isSharedMemoryServed: options.isClientShmAllowed,
+  });
+  // Issue 13, the system shared memory extension: one registry for both front ends.
+  const memoryChoice = chooseRegionMemoryProvider();
+  const sharedMemory = new SharedMemoryRegistry({ provider: memoryChoice.provider, isAllowed: options.isClientShmAllowed });
+  const memoryPath =
+    memoryChoice.fallbackReason === undefined
+      ? 'regions are mapped by the native addon'
+      : `regions are read and written as files under /dev/shm (a copy each way), because ${memoryChoice.fallbackReason}`;
+  logger.info('server', `system shared memory: ${memoryPath}${options.isClientShmAllowed ? '' : '; clients may not register regions (--allow-client-shm=false)'}`);
 
   let http: HttpFrontend | undefined;
   let httpUrl: string | undefined;
@@ -150,6 +171,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       maxInputBytes: options.httpMaxInputBytes,
       access: { restrictedFeatures: options.httpRestrictedApis, authToken },
       corsOrigins: options.httpCorsOrigins,
+      sharedMemory,
       ...(httpTls !== undefined ? { tls: httpTls } : {}),
       ...(recentLogLines !== undefined
         ? { dashboard: { server: core, controlMode: options.modelControlMode, recentLogLines, ...(metrics !== undefined ? { metricsRegistry: metrics.registry } : {}) } }
@@ -174,6 +196,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       http2MaxPingStrikes: options.grpcHttp2MaxPingStrikes,
       http2MinPingIntervalWithoutDataMs: options.grpcHttp2MinRecvPingIntervalWithoutDataMs,
       access: { restrictedFeatures: options.grpcRestrictedProtocols, authToken },
+      sharedMemory,
       ...(grpcTls !== undefined ? { tls: grpcTls } : {}),
     });
     const port = await grpc.listen(options.grpcPort, options.grpcAddress);
@@ -208,11 +231,12 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       http?.closeAllConnections();
       grpc?.forceClose();
       await closed;
+      sharedMemory.unregisterAll();
       await core.unloadAll({ isForced: isTimedOut });
       await metricsFrontend?.close();
       metrics?.close();
       for (const identity of tlsIdentities) identity.close();
       logger.info('server', 'all models are stopped; exiting');
     })());
-  return { core, httpUrl, grpcUrl, metricsUrl, logger, hasTls: tlsIdentities.length > 0, reloadCertificates, shutdown };
+  return { core, httpUrl, grpcUrl, metricsUrl, logger, hasTls: tlsIdentities.length > 0, sharedMemory, reloadCertificates, shutdown };
 }

@@ -12,6 +12,9 @@ import {
   ServerLiveRequestSchema,
   ServerMetadataRequestSchema,
   ServerReadyRequestSchema,
+  SystemSharedMemoryRegisterRequestSchema,
+  SystemSharedMemoryStatusRequestSchema,
+  SystemSharedMemoryUnregisterRequestSchema,
 } from '../protocol/gen/grpc_service_pb.js';
 import { ModelConfigSchema } from '../protocol/gen/model_config_pb.js';
 import { inferenceService } from '../protocol/grpc-service.js';
@@ -19,13 +22,15 @@ import { toPlainObject } from '../protocol/plain-object.js';
 import { AbortError, ClientError, ConnectionError, ServerError, TimeoutError, statusFromGrpc } from './errors.js';
 import { decodeModelInferResponse, encodeModelInferRequest } from './grpc-codec.js';
 import { indexEntryFromGrpc, modelMetadataFromGrpc, serverMetadataFromGrpc, statisticsFromGrpc } from './grpc-messages.js';
-import { prepareInput } from './infer-input.js';
+import { prepareAnyInput } from './infer-input.js';
 import type { InferResult } from './infer-result.js';
 import { InferStream, type StreamOptions } from './infer-stream.js';
 import type {
   CallOptions,
   Compression,
   InferInput,
+  SharedMemoryInput,
+  SharedMemoryRegionStatus,
   InferOptions,
   InferenceClient,
   LoadModelOptions,
@@ -201,9 +206,25 @@ export class GrpcClient implements InferenceClient {
     return statisticsFromGrpc(await this.#unary(what, { ...options, method: inferenceService.modelStatistics, message: request }));
   }
 
-  async infer(modelName: string, inputs: readonly InferInput[], options: InferOptions = {}): Promise<InferResult> {
-    const request = encodeModelInferRequest(modelName, inputs.map(prepareInput), options);
+  async infer(modelName: string, inputs: ReadonlyArray<InferInput | SharedMemoryInput>, options: InferOptions = {}): Promise<InferResult> {
+    const request = encodeModelInferRequest(modelName, inputs.map(prepareAnyInput), options);
     return decodeModelInferResponse(await this.#unary(`inference of model '${modelName}'`, { ...options, method: inferenceService.modelInfer, message: request }));
+  }
+
+  async registerSystemSharedMemory(name: string, key: string, byteSize: number, options: CallOptions & { readonly offset?: number } = {}): Promise<void> {
+    const message = create(SystemSharedMemoryRegisterRequestSchema, { name, key, offset: BigInt(options.offset ?? 0), byteSize: BigInt(byteSize) });
+    await this.#unary(`registration of shared memory region '${name}'`, { ...options, method: inferenceService.systemSharedMemoryRegister, message });
+  }
+
+  async systemSharedMemoryStatus(name?: string, options: CallOptions = {}): Promise<SharedMemoryRegionStatus[]> {
+    const message = create(SystemSharedMemoryStatusRequestSchema, { name: name ?? '' });
+    const { regions } = await this.#unary('shared memory status', { ...options, method: inferenceService.systemSharedMemoryStatus, message });
+    return Object.values(regions).map((region) => ({ name: region.name, key: region.key, offset: Number(region.offset), byteSize: Number(region.byteSize) }));
+  }
+
+  async unregisterSystemSharedMemory(name?: string, options: CallOptions = {}): Promise<void> {
+    const message = create(SystemSharedMemoryUnregisterRequestSchema, { name: name ?? '' });
+    await this.#unary('shared memory unregistration', { ...options, method: inferenceService.systemSharedMemoryUnregister, message });
   }
 
   /**

@@ -4,7 +4,7 @@ import type { ParameterValue } from '../protocol/parameters.js';
 import type { TensorData } from '../protocol/tensor-data.js';
 import { ClientError } from './errors.js';
 import { outputDataFromBytes, outputDataFromJson } from './http-codec.js';
-import { type PreparedInput, inputBytes } from './infer-input.js';
+import { type PreparedInput, type PreparedSharedMemoryInput, inputBytes, sharedMemoryParameters } from './infer-input.js';
 import { InferResult, type InferOutput } from './infer-result.js';
 import type { InferOptions } from './types.js';
 import { requestParameters, versionString } from './wire-messages.js';
@@ -30,9 +30,10 @@ export function parameterMessages(parameters: Readonly<Record<string, ParameterV
 
 /**
  * A ModelInferRequest as Triton's clients send it: every input's data in `raw_input_contents`, in
- * input order (views of the caller's arrays; BYTES serialized with their 4-byte lengths).
+ * input order (views of the caller's arrays; BYTES serialized with their 4-byte lengths). An input in
+ * shared memory carries the region in its parameters and takes no raw entry.
  */
-export function encodeModelInferRequest(modelName: string, inputs: readonly PreparedInput[], options: InferOptions): ModelInferRequest {
+export function encodeModelInferRequest(modelName: string, inputs: ReadonlyArray<PreparedInput | PreparedSharedMemoryInput>, options: InferOptions): ModelInferRequest {
   const parameters = parameterMessages(requestParameters(options));
   // Triton's gRPC server reads `priority` as a uint64 parameter, as tritonclient sends it.
   if (options.priority !== undefined && Number.isSafeInteger(options.priority) && options.priority >= 0) {
@@ -51,9 +52,13 @@ export function encodeModelInferRequest(modelName: string, inputs: readonly Prep
     })),
     outputs: (options.outputs ?? []).map((output) => ({
       name: output.name,
-      parameters: parameterMessages({ ...output.parameters, ...(output.classCount !== undefined ? { classification: output.classCount } : {}) }),
+      parameters: parameterMessages({
+        ...output.parameters,
+        ...(output.classCount !== undefined ? { classification: output.classCount } : {}),
+        ...(output.sharedMemory !== undefined ? sharedMemoryParameters(`output '${output.name}'`, output.sharedMemory) : {}),
+      }),
     })),
-    rawInputContents: inputs.map(inputBytes),
+    rawInputContents: inputs.flatMap((input) => (input.data === undefined ? [] : [inputBytes(input)])),
   });
 }
 

@@ -4,12 +4,14 @@ import { compressBody, decompressBody } from '../protocol/content-encoding.js';
 import { ConnectionPool } from './connection-pool.js';
 import { AbortError, ClientError, ConnectionError, ServerError, TimeoutError, statusFromHttp } from './errors.js';
 import { decodeHttpInferResponse, encodeHttpInferRequest } from './http-codec.js';
-import { prepareInput } from './infer-input.js';
+import { prepareAnyInput } from './infer-input.js';
 import type { InferResult } from './infer-result.js';
 import type {
   CallOptions,
   Compression,
   InferInput,
+  SharedMemoryInput,
+  SharedMemoryRegionStatus,
   InferOptions,
   InferenceClient,
   LoadModelOptions,
@@ -204,9 +206,9 @@ export class HttpClient implements InferenceClient {
    * Runs an inference. Tensors travel as binary data unless `binaryData: false` (or the client's
    * option) asks for JSON; the result is the same either way.
    */
-  async infer(modelName: string, inputs: readonly InferInput[], options: InferOptions = {}): Promise<InferResult> {
+  async infer(modelName: string, inputs: ReadonlyArray<InferInput | SharedMemoryInput>, options: InferOptions = {}): Promise<InferResult> {
     const what = `inference of model '${modelName}'`;
-    const encoded = encodeHttpInferRequest(inputs.map(prepareInput), options, options.binaryData ?? this.#options.binaryData ?? true);
+    const encoded = encodeHttpInferRequest(inputs.map(prepareAnyInput), options, options.binaryData ?? this.#options.binaryData ?? true);
     const headers: Record<string, string> = {
       'content-type': encoded.headerLength === undefined ? 'application/json' : 'application/octet-stream',
       ...options.headers,
@@ -223,6 +225,33 @@ export class HttpClient implements InferenceClient {
     if (reply.status !== 200) throw serverError(reply);
     const headerLength = reply.headers['inference-header-content-length'];
     return decodeHttpInferResponse(reply.body, headerLength === undefined ? undefined : Number(headerLength));
+  }
+
+  async registerSystemSharedMemory(name: string, key: string, byteSize: number, options: CallOptions & { readonly offset?: number } = {}): Promise<void> {
+    const body = [Buffer.from(JSON.stringify({ key, offset: options.offset ?? 0, byte_size: byteSize }))];
+    await this.#json(`registration of shared memory region '${name}'`, {
+      ...options,
+      headers: { 'content-type': 'application/json', ...options.headers },
+      body,
+      method: 'POST',
+      path: `/v2/systemsharedmemory/region/${encodeURIComponent(name)}/register`,
+    });
+  }
+
+  async systemSharedMemoryStatus(name?: string, options: CallOptions = {}): Promise<SharedMemoryRegionStatus[]> {
+    const path = name === undefined ? '/v2/systemsharedmemory/status' : `/v2/systemsharedmemory/region/${encodeURIComponent(name)}/status`;
+    const regions = await this.#json('shared memory status', { ...options, method: 'GET', path });
+    return (Array.isArray(regions) ? regions : []).map((region: Record<string, unknown>) => ({
+      name: String(region.name),
+      key: String(region.key),
+      offset: Number(region.offset ?? 0),
+      byteSize: Number(region.byte_size),
+    }));
+  }
+
+  async unregisterSystemSharedMemory(name?: string, options: CallOptions = {}): Promise<void> {
+    const path = name === undefined ? '/v2/systemsharedmemory/unregister' : `/v2/systemsharedmemory/region/${encodeURIComponent(name)}/unregister`;
+    await this.#json('shared memory unregistration', { ...options, headers: { 'content-type': 'application/json', ...options.headers }, body: [], method: 'POST', path });
   }
 
   /** Aborts the calls in flight and closes the connections (those of an agent passed in stay open). */

@@ -2,7 +2,7 @@ import { type DataType, isDataType } from '../protocol/data-type.js';
 import type { ParameterValue } from '../protocol/parameters.js';
 import { type TensorData, allocateFixedSize, deserializeBytes, elementCount, viewFixedSize } from '../protocol/tensor-data.js';
 import { ClientError } from './errors.js';
-import { type PreparedInput, inputBytes, inputJsonValues } from './infer-input.js';
+import { type PreparedInput, type PreparedSharedMemoryInput, inputBytes, inputJsonValues, sharedMemoryParameters } from './infer-input.js';
 import { InferResult, type InferOutput } from './infer-result.js';
 import type { InferOptions } from './types.js';
 import { requestParameters } from './wire-messages.js';
@@ -72,11 +72,16 @@ const isBinaryOnly = (datatype: DataType): boolean => datatype === 'FP16' || dat
  * input's bytes follow the JSON header (as views of the caller's arrays: no copy) and every output is
  * asked for as binary; otherwise tensors are JSON `data`.
  */
-export function encodeHttpInferRequest(inputs: readonly PreparedInput[], options: InferOptions, isBinary: boolean): EncodedInferRequest {
+export function encodeHttpInferRequest(inputs: ReadonlyArray<PreparedInput | PreparedSharedMemoryInput>, options: InferOptions, isBinary: boolean): EncodedInferRequest {
   const tensors: Uint8Array[] = [];
+  let sharedMemoryInputs = 0;
   const inputJson = inputs.map((input) => {
     const parameters: Record<string, ParameterValue> = { ...input.parameters };
     const head = { name: input.name, shape: input.shape, datatype: input.datatype };
+    if (input.data === undefined) {
+      sharedMemoryInputs++;
+      return { ...head, parameters };
+    }
     if (isBinary || isBinaryOnly(input.datatype)) {
       const bytes = inputBytes(input);
       tensors.push(bytes);
@@ -91,7 +96,9 @@ export function encodeHttpInferRequest(inputs: readonly PreparedInput[], options
     outputs = options.outputs.map((output) => {
       const outputParameters: Record<string, ParameterValue> = { ...output.parameters };
       if (output.classCount !== undefined) outputParameters.classification = output.classCount;
-      const isOutputBinary = output.binaryData ?? isBinary;
+      if (output.sharedMemory !== undefined) Object.assign(outputParameters, sharedMemoryParameters(`output '${output.name}'`, output.sharedMemory));
+      // An output written into shared memory takes no binary_data (Triton refuses both at once).
+      const isOutputBinary = outputParameters.shared_memory_region === undefined && (output.binaryData ?? isBinary);
       if (isOutputBinary) outputParameters.binary_data = true;
       return { name: output.name, ...(Object.keys(outputParameters).length > 0 ? { parameters: outputParameters } : {}) };
     });
@@ -105,7 +112,7 @@ export function encodeHttpInferRequest(inputs: readonly PreparedInput[], options
     ...(outputs !== undefined ? { outputs } : {}),
   };
   // JSON.stringify is several times faster; jsonText is needed only for what it cannot write.
-  const isPlain = tensors.length === inputs.length && !hasSpecialNumber(parameters) && inputs.every((input) => !hasSpecialNumber(input.parameters));
+  const isPlain = tensors.length + sharedMemoryInputs === inputs.length && !hasSpecialNumber(parameters) && inputs.every((input) => !hasSpecialNumber(input.parameters));
   const header = Buffer.from(isPlain ? JSON.stringify(headerJson) : jsonText(headerJson));
   let byteLength = header.byteLength;
   for (const tensor of tensors) byteLength += tensor.byteLength;
@@ -190,6 +197,9 @@ export async function decodeHttpInferResponse(body: Buffer, headerLength: number
       }
       data = outputDataFromBytes(name, datatype, body.subarray(offset, offset + byteSize));
       offset += byteSize;
+    } else if (output.data === undefined) {
+      // Written into a shared memory region: the response carries its shape only.
+      data = datatype === 'BYTES' ? [] : allocateFixedSize(datatype, 0);
     } else {
       data = outputDataFromJson(name, datatype, shape, output.data);
     }

@@ -9,6 +9,7 @@ export type { GrpcClientOptions } from './grpc-client.js';
 export { InferStream } from './infer-stream.js';
 export type { StreamInferOptions, StreamOptions, StreamResponse } from './infer-stream.js';
 export { InferResult } from './infer-result.js';
+export { SystemSharedMemoryRegion } from './shared-memory-region.js';
 export type { InferOutput, InferResultFields } from './infer-result.js';
 export { AbortError, ClientError, ConnectionError, ServerError, TimeoutError } from './errors.js';
 export type { StatusCode, TransportStatus } from './errors.js';
@@ -34,6 +35,9 @@ export type {
   RepositoryIndexOptions,
   RequestedOutput,
   ServerMetadata,
+  SharedMemoryInput,
+  SharedMemoryPlace,
+  SharedMemoryRegionStatus,
   TensorData,
   TensorDataByType,
   TensorMetadata,

@@ -1,7 +1,7 @@
 import { BIG_INTEGER_RANGES, DATA_TYPE_NAMES, type DataType, INTEGER_RANGES, isDataType } from '../protocol/data-type.js';
 import { type FixedSizeArray, allocateFixedSize, asBytes, elementCount, fixedSizeArrayType, serializeBytes } from '../protocol/tensor-data.js';
 import { ClientError } from './errors.js';
-import type { InferInput } from './types.js';
+import type { InferInput, SharedMemoryInput, SharedMemoryPlace } from './types.js';
 
 type FixedType = Exclude<DataType, 'BYTES'>;
 const utf8 = new TextEncoder();
@@ -14,6 +14,41 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 export type PreparedInput =
   | { readonly name: string; readonly datatype: FixedType; readonly shape: readonly number[]; readonly data: FixedSizeArray; readonly parameters: InferInput['parameters'] }
   | { readonly name: string; readonly datatype: 'BYTES'; readonly shape: readonly number[]; readonly data: readonly Uint8Array[]; readonly parameters: InferInput['parameters'] };
+
+/** An input in shared memory, checked: its parameters carry the region (the wire form both protocols share). */
+export interface PreparedSharedMemoryInput {
+  readonly name: string;
+  readonly datatype: DataType;
+  readonly shape: readonly number[];
+  readonly data: undefined;
+  readonly parameters: Readonly<Record<string, string | number>>;
+}
+
+/** The shared memory parameters of a tensor (Triton's names), after checking the place. */
+export function sharedMemoryParameters(what: string, place: SharedMemoryPlace): Record<string, string | number> {
+  const offset = place.offset ?? 0;
+  if (typeof place.region !== 'string' || place.region === '') throw new ClientError(`${what}: sharedMemory.region must be a region name`);
+  if (!Number.isSafeInteger(place.byteSize) || place.byteSize < 0 || !Number.isSafeInteger(offset) || offset < 0) {
+    throw new ClientError(`${what}: sharedMemory.byteSize and offset must be non-negative integers`);
+  }
+  return { shared_memory_region: place.region, shared_memory_byte_size: place.byteSize, ...(offset !== 0 ? { shared_memory_offset: offset } : {}) };
+}
+
+/** Checks an input in shared memory: name, data type and shape here; its size against the shape, on the server. */
+export function prepareSharedMemoryInput(input: SharedMemoryInput): PreparedSharedMemoryInput {
+  if (typeof input.name !== 'string' || input.name === '') throw new ClientError('every input needs a name');
+  if (!isDataType(input.datatype)) fail(input, `unknown datatype ${JSON.stringify(input.datatype)}; expected one of ${DATA_TYPE_NAMES.join(', ')}`);
+  if (!Array.isArray(input.shape) || !input.shape.every((dim) => Number.isSafeInteger(dim) && dim >= 0)) {
+    fail(input, `shape must be an array of non-negative integers, got ${JSON.stringify(input.shape)}`);
+  }
+  const parameters = { ...input.parameters, ...sharedMemoryParameters(`input '${input.name}'`, input.sharedMemory) } as Record<string, string | number>;
+  return { name: input.name, datatype: input.datatype, shape: input.shape, data: undefined, parameters };
+}
+
+/** prepareInput or prepareSharedMemoryInput, as the input says. */
+export function prepareAnyInput(input: InferInput | SharedMemoryInput): PreparedInput | PreparedSharedMemoryInput {
+  return 'sharedMemory' in input ? prepareSharedMemoryInput(input) : prepareInput(input);
+}
 
 function fail(input: { readonly name: string }, message: string): never {
   throw new ClientError(`input '${input.name}': ${message}`);

@@ -1,9 +1,9 @@
 import type { ClientDuplexStream, ServiceError } from '@grpc/grpc-js';
 import { AbortError, ClientError, ServerError } from './errors.js';
 import { decodeModelInferResponse, encodeModelInferRequest } from './grpc-codec.js';
-import { prepareInput } from './infer-input.js';
+import { prepareAnyInput } from './infer-input.js';
 import type { InferResult } from './infer-result.js';
-import type { Compression, InferInput, InferOptions } from './types.js';
+import type { Compression, InferInput, InferOptions, SharedMemoryInput } from './types.js';
 import type { ModelInferRequest, ModelStreamInferResponse } from '../protocol/gen/grpc_service_pb.js';
 
 export interface StreamOptions {
@@ -66,10 +66,10 @@ export class InferStream implements AsyncIterable<StreamResponse> {
    * Sends one request on the stream and returns its id (the one given, or a new one, unique in this
    * stream), by which its response can be recognised.
    */
-  send(modelName: string, inputs: readonly InferInput[], options: StreamInferOptions = {}): string {
+  send(modelName: string, inputs: ReadonlyArray<InferInput | SharedMemoryInput>, options: StreamInferOptions = {}): string {
     if (this.#isInputEnded || this.#finished !== undefined) throw new ClientError('cannot send on a stream that was ended, cancelled or has failed');
     const id = options.id ?? `stream-${++this.#nextId}`;
-    this.#call.write(encodeModelInferRequest(modelName, inputs.map(prepareInput), { ...options, id }));
+    this.#call.write(encodeModelInferRequest(modelName, inputs.map(prepareAnyInput), { ...options, id }));
     return id;
   }
 

@@ -49,9 +49,41 @@ export type InferInput = {
   };
 }[DataType];
 
+/**
+ * Where a tensor lies in a system shared memory region the server knows (registered with
+ * `registerSystemSharedMemory`): `byteSize` bytes from `offset` (default 0) of region `region`.
+ */
+export interface SharedMemoryPlace {
+  readonly region: string;
+  readonly byteSize: number;
+  readonly offset?: number;
+}
+
+/** An input whose data the caller wrote into a registered system shared memory region (no data travels). */
+export interface SharedMemoryInput {
+  readonly name: string;
+  readonly datatype: DataType;
+  readonly shape: readonly number[];
+  readonly sharedMemory: SharedMemoryPlace;
+  readonly parameters?: Parameters;
+}
+
+/** A registered system shared memory region, as the server lists it. */
+export interface SharedMemoryRegionStatus {
+  readonly name: string;
+  readonly key: string;
+  readonly offset: number;
+  readonly byteSize: number;
+}
+
 /** An output to compute and return; without `outputs`, the server returns every output. */
 export interface RequestedOutput {
   readonly name: string;
+  /**
+   * Write this output into a registered system shared memory region instead of the response; the
+   * response then lists it with its shape and empty data (read it from the region).
+   */
+  readonly sharedMemory?: SharedMemoryPlace;
   /** Classification extension: return the top k classes as BYTES "value:index[:label]" (tritonclient's class_count). */
   readonly classCount?: number;
   /** HTTP only: this output as binary data (true) or JSON (false); by default as the client's `binaryData`. */
@@ -146,7 +178,17 @@ export interface InferenceClient {
   unloadModel(modelName: string, options?: UnloadModelOptions): Promise<void>;
   /** Every model's statistics without a name; every version of one, or one version. */
   modelStatistics(modelName?: string, options?: VersionOptions): Promise<ModelStatistics[]>;
-  infer(modelName: string, inputs: readonly InferInput[], options?: InferOptions): Promise<InferResult>;
+  /** Runs an inference; inputs given as SharedMemoryInput are read by the server from their region. */
+  infer(modelName: string, inputs: ReadonlyArray<InferInput | SharedMemoryInput>, options?: InferOptions): Promise<InferResult>;
+  /**
+   * System shared memory extension: registers `byteSize` bytes from `offset` of the POSIX shared memory
+   * object `key` (e.g. a SystemSharedMemoryRegion's) as region `name`.
+   */
+  registerSystemSharedMemory(name: string, key: string, byteSize: number, options?: CallOptions & { readonly offset?: number }): Promise<void>;
+  /** Every registered region, or the one named. */
+  systemSharedMemoryStatus(name?: string, options?: CallOptions): Promise<SharedMemoryRegionStatus[]>;
+  /** Unregisters the region named, or every region without a name. */
+  unregisterSystemSharedMemory(name?: string, options?: CallOptions): Promise<void>;
   /** Closes the connections; calls still running fail with AbortError. */
   close(): Promise<void>;
 }

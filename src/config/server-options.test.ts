@@ -22,8 +22,11 @@ test('flags with values', () => {
     '--backend-config=onnxruntime,default-max-batch-size=16',
     '--backend-config=onnxruntime,execution-thread-count=3',
     '--disable-auto-complete-config',
+    '--allow-client-shm=true',
   ]);
   assert.ok(options !== 'help');
+  assert.equal(options.isClientShmAllowed, true);
+  assert.equal(DEFAULT_SERVER_OPTIONS.isClientShmAllowed, false);
   assert.equal(options.httpPort, 9000);
   assert.equal(options.exitTimeoutMs, 5000);
   assert.equal(options.isStrictReadiness, false);

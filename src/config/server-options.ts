@@ -50,6 +50,12 @@ export interface ServerOptions {
   readonly metricsConfig: MetricsConfig;
   readonly exitTimeoutMs: number;
   readonly isStrictReadiness: boolean;
+  /**
+   * `--allow-client-shm`: clients may register system shared memory regions and pass tensors in them
+   * (Triton's flag, false by default since Triton 26.04: a region makes the server open and write a
+   * POSIX shared memory object the client names).
+   */
+  readonly isClientShmAllowed: boolean;
   /** Exit at start-up when a model fails to load. Triton defaults to true; Nereid to false, so one broken model never takes the others down. */
   readonly isExitOnError: boolean;
   readonly isAutoCompleteEnabled: boolean;
@@ -124,6 +130,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   metricsConfig: DEFAULT_METRICS_CONFIG,
   exitTimeoutMs: 30_000,
   isStrictReadiness: true,
+  isClientShmAllowed: false,
   isExitOnError: false,
   isAutoCompleteEnabled: true,
   defaultMaxBatchSize: 4,
@@ -180,6 +187,7 @@ const FLAGS = {
   },
   'exit-timeout-secs': { type: 'string', help: 'SECS  how long shutdown waits for in-flight requests (default 30)' },
   'strict-readiness': { type: 'string', help: 'BOOL  ready only when every model is ready (default true)' },
+  'allow-client-shm': { type: 'string', help: 'BOOL  let clients register system shared memory regions and pass tensors in them (default false)' },
   'exit-on-error': { type: 'string', help: 'BOOL  exit when a model fails to load at start-up (default false)' },
   'disable-auto-complete-config': { type: 'boolean', help: '  take config.pbtxt as written; fill nothing from the model' },
   'strict-model-config': { type: 'string', help: 'BOOL  deprecated: true is --disable-auto-complete-config' },
@@ -410,6 +418,7 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     metricsConfig: parseMetricsConfig((values['metrics-config'] as string[]) ?? []),
     exitTimeoutMs: parseInteger('exit-timeout-secs', string('exit-timeout-secs'), defaults.exitTimeoutMs / 1000, 0, 86_400) * 1000,
     isStrictReadiness: parseBoolean('strict-readiness', string('strict-readiness'), defaults.isStrictReadiness),
+    isClientShmAllowed: parseBoolean('allow-client-shm', string('allow-client-shm'), defaults.isClientShmAllowed),
     isExitOnError: parseBoolean('exit-on-error', string('exit-on-error'), defaults.isExitOnError),
     isAutoCompleteEnabled:
       values['disable-auto-complete-config'] !== true && !parseBoolean('strict-model-config', string('strict-model-config'), false),

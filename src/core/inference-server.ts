@@ -23,6 +23,11 @@ export interface InferenceServerOptions {
   readonly logger: Logger;
   /** `--allow-log-file-update`: the logging extension may point the log at another file (default false). */
   readonly isLogFileUpdateAllowed?: boolean;
+  /**
+   * `--allow-client-shm`: the front ends serve the shared memory extensions, listed then as Triton lists
+   * them (system_shared_memory, and cuda_shared_memory, which a Triton without GPU support lists too).
+   */
+  readonly isSharedMemoryServed?: boolean;
 }
 
 /**
@@ -40,6 +45,12 @@ const EXTENSIONS = [
   'logging',
   'parameters',
 ] as const;
+
+/** With `isSharedMemoryServed`: in Triton's order, after model_configuration. */
+const SHARED_MEMORY_EXTENSIONS = ['system_shared_memory', 'cuda_shared_memory'] as const;
+const EXTENSIONS_WITH_SHARED_MEMORY: readonly string[] = EXTENSIONS.flatMap((name) =>
+  name === 'model_configuration' ? [name, ...SHARED_MEMORY_EXTENSIONS] : [name],
+);
 
 /**
  * The in-process API every front end uses: health, metadata, configuration and inference.
@@ -71,7 +82,8 @@ export class InferenceServer {
   }
 
   serverMetadata(): ServerMetadata {
-    return { name: this.#options.id, version: this.#options.version, extensions: EXTENSIONS };
+    const extensions = this.#options.isSharedMemoryServed === true ? EXTENSIONS_WITH_SHARED_MEMORY : EXTENSIONS;
+    return { name: this.#options.id, version: this.#options.version, extensions };
   }
 
   /**

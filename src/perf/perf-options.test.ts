@@ -27,6 +27,16 @@ describe('nereid perf flags', () => {
     assert.equal(parse('-m', 'simple', '-i', 'grpc').url, 'localhost:8001');
   });
 
+  test("--shared-memory and --output-shared-memory-size with perf_analyzer's meaning", () => {
+    assert.equal(parse('-m', 'm').sharedMemory, 'none');
+    const options = parse('-m', 'm', '--shared-memory', 'system');
+    assert.equal(options.sharedMemory, 'system');
+    assert.equal(options.outputSharedMemoryBytes, 102_400);
+    assert.equal(parse('-m', 'm', '--shared-memory=system', '--output-shared-memory-size=4096').outputSharedMemoryBytes, 4096);
+    assert.throws(() => parse('-m', 'm', '--shared-memory', 'cuda'), { message: /--shared-memory cuda needs a GPU/ });
+    assert.throws(() => parse('-m', 'm', '--output-shared-memory-size', '10'), { message: /--output-shared-memory-size needs --shared-memory system/ });
+  });
+
   test('ranges: START, START:END, START:END:STEP; rates take fractions', () => {
     assert.deepEqual(parse('-m', 'm', '--concurrency-range', '4').range, { mode: 'concurrency', start: 4, end: 4, step: 1 });
     assert.deepEqual(parse('-m', 'm', '--concurrency-range', '1:8').range, { mode: 'concurrency', start: 1, end: 8, step: 1 });

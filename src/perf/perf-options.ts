@@ -40,6 +40,10 @@ export interface PerfOptions {
   readonly compression: Compression;
   /** gRPC: send over one ModelStreamInfer stream instead of unary calls. */
   readonly isStreaming: boolean;
+  /** `--shared-memory system`: inputs and outputs in system shared memory regions the tool registers. */
+  readonly sharedMemory: 'none' | 'system';
+  /** `--output-shared-memory-size`: bytes of region for each output (perf_analyzer's default 102400). */
+  readonly outputSharedMemoryBytes: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly csvFile: string | undefined;
   /** '-' for stdout. */
@@ -77,6 +81,8 @@ const FLAGS = {
   'output-tensor-format': { type: 'string', help: 'binary|json  HTTP: how outputs come back (default binary)' },
   compression: { type: 'string', help: 'none|gzip|deflate  compress requests (and HTTP responses) (default none)' },
   streaming: { type: 'boolean', help: '          gRPC: send on one ModelStreamInfer stream' },
+  'shared-memory': { type: 'string', help: 'none|system  pass inputs and outputs in system shared memory regions (default none; the server needs --allow-client-shm)' },
+  'output-shared-memory-size': { type: 'string', help: 'BYTES     region size for each output with --shared-memory system (default 102400)' },
   header: { type: 'string', short: 'H', multiple: true, help: "'NAME:VALUE'  an extra HTTP header (repeatable)" },
   'latency-report-file': { type: 'string', short: 'f', help: 'FILE      write the results as CSV' },
   json: { type: 'string', help: '[FILE]    write the results as JSON to FILE, or without FILE to stdout instead of the table' },
@@ -189,6 +195,11 @@ export function parsePerfArgs(args: readonly string[]): PerfOptions | 'help' {
   const isStreaming = values.streaming === true;
   if (isStreaming && protocol !== 'grpc') throw usage('--streaming needs -i grpc');
   if (protocol === 'grpc' && (inputFormat === 'json' || outputFormat === 'json')) throw usage('--input-tensor-format and --output-tensor-format json are for -i http');
+  const sharedMemoryText = string('shared-memory');
+  if (sharedMemoryText === 'cuda') throw usage('--shared-memory cuda needs a GPU; this tool has none: use system or none');
+  const sharedMemory = parseChoice('shared-memory', sharedMemoryText, ['none', 'system'] as const, 'none');
+  const outputSharedMemoryBytes = parseNumber('output-shared-memory-size', string('output-shared-memory-size'), { fallback: 102_400, min: 0, isInteger: true });
+  if (sharedMemory === 'none' && string('output-shared-memory-size') !== undefined) throw usage('--output-shared-memory-size needs --shared-memory system');
   const headers: Record<string, string> = {};
   for (const header of (values.header as string[] | undefined) ?? []) {
     const colon = header.indexOf(':');
@@ -219,6 +230,8 @@ export function parsePerfArgs(args: readonly string[]): PerfOptions | 'help' {
     isOutputBinary: outputFormat === 'binary',
     compression: parseChoice('compression', string('compression'), ['none', 'gzip', 'deflate'] as const, 'none'),
     isStreaming,
+    sharedMemory,
+    outputSharedMemoryBytes,
     headers,
     csvFile: string('latency-report-file'),
     jsonFile: string('json'),

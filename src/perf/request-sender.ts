@@ -1,4 +1,15 @@
-import { ClientError, GrpcClient, HttpClient, type InferInput, type InferOptions, type InferResult, type ModelMetadata } from '../client/index.js';
+import {
+  ClientError,
+  GrpcClient,
+  HttpClient,
+  type InferInput,
+  type InferOptions,
+  type InferResult,
+  type ModelMetadata,
+  type SharedMemoryInput,
+  SystemSharedMemoryRegion,
+} from '../client/index.js';
+import { inputBytes, prepareInput } from '../client/infer-input.js';
 import type { SendRequest } from './load-generator.js';
 import type { PerfOptions } from './perf-options.js';
 import type { SequenceSource } from './sequence-source.js';
@@ -34,10 +45,76 @@ async function inSequence(sequences: SequenceSource | undefined, send: (fields: 
   }
 }
 
-export function createRequestSender({ client, options, metadata, inputSets, sequences }: RequestSenderOptions): RequestSender {
+type Inputs = ReadonlyArray<InferInput | SharedMemoryInput>;
+
+export async function createRequestSender({ client, options, metadata, inputSets, sequences }: RequestSenderOptions): Promise<RequestSender> {
+  const shared = options.sharedMemory === 'system' ? await placeInSharedMemory(client, metadata, inputSets, options.outputSharedMemoryBytes) : undefined;
+  const sets: readonly Inputs[] = shared?.inputSets ?? inputSets;
   let next = 0;
-  const nextInputs = (): readonly InferInput[] => inputSets[next++ % inputSets.length]!;
-  const inferOptions: InferOptions = {
+  const nextInputs = (): Inputs => sets[next++ % sets.length]!;
+  const inferOptions: InferOptions = shared !== undefined ? { ...baseOptions(client, options, metadata), outputs: shared.outputs } : baseOptions(client, options, metadata);
+  const sender = client instanceof GrpcClient && options.isStreaming ? createStreamSender(client, options, nextInputs, sequences, shared?.outputs) : createUnarySender(client, options, inferOptions, nextInputs, sequences);
+  if (shared === undefined) return sender;
+  return {
+    send: sender.send,
+    close: async () => {
+      await sender.close();
+      await shared.release();
+    },
+  };
+}
+
+/**
+ * --shared-memory system, as perf_analyzer does it: each input set's tensors written once into a
+ * region of their own, every output into its stretch (--output-shared-memory-size bytes) of one output
+ * region that all requests share; the regions are registered before the first request and
+ * unregistered and removed at the end.
+ */
+async function placeInSharedMemory(
+  client: HttpClient | GrpcClient,
+  metadata: ModelMetadata,
+  inputSets: readonly InferInput[][],
+  outputBytes: number,
+): Promise<{ readonly inputSets: SharedMemoryInput[][]; readonly outputs: NonNullable<InferOptions['outputs']>; release(): Promise<void> }> {
+  const prefix = `nereid_perf_${process.pid}`;
+  const regions: Array<{ readonly name: string; readonly region: SystemSharedMemoryRegion }> = [];
+  const release = async (): Promise<void> => {
+    for (const { name, region } of regions) {
+      await client.unregisterSystemSharedMemory(name).catch(() => undefined);
+      region.close();
+    }
+  };
+  try {
+    const placedSets = [];
+    for (const [index, inputs] of inputSets.entries()) {
+      const bytes = inputs.map((input) => inputBytes(prepareInput(input)));
+      const name = `${prefix}_input_${index}`;
+      const region = SystemSharedMemoryRegion.create(`/${name}`, bytes.reduce((total, tensor) => total + tensor.byteLength, 0));
+      regions.push({ name, region });
+      let offset = 0;
+      const placed: SharedMemoryInput[] = inputs.map((input, position) => {
+        const byteSize = region.write(bytes[position]!, offset);
+        const entry = { name: input.name, datatype: input.datatype, shape: input.shape, sharedMemory: { region: name, byteSize, offset } };
+        offset += byteSize;
+        return entry;
+      });
+      await client.registerSystemSharedMemory(name, region.key, region.byteSize);
+      placedSets.push(placed);
+    }
+    const outputName = `${prefix}_output`;
+    const outputRegion = SystemSharedMemoryRegion.create(`/${outputName}`, Math.max(1, outputBytes * metadata.outputs.length));
+    regions.push({ name: outputName, region: outputRegion });
+    await client.registerSystemSharedMemory(outputName, outputRegion.key, outputRegion.byteSize);
+    const outputs = metadata.outputs.map((output, index) => ({ name: output.name, sharedMemory: { region: outputName, byteSize: outputBytes, offset: index * outputBytes } }));
+    return { inputSets: placedSets, outputs, release };
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+function baseOptions(client: HttpClient | GrpcClient, options: PerfOptions, metadata: ModelMetadata): InferOptions {
+  return {
     ...(options.modelVersion !== undefined ? { version: options.modelVersion } : {}),
     compression: options.compression,
     ...(client instanceof HttpClient
@@ -49,7 +126,9 @@ export function createRequestSender({ client, options, metadata, inputSets, sequ
         }
       : {}),
   };
-  if (client instanceof GrpcClient && options.isStreaming) return createStreamSender(client, options, nextInputs, sequences);
+}
+
+function createUnarySender(client: HttpClient | GrpcClient, options: PerfOptions, inferOptions: InferOptions, nextInputs: () => Inputs, sequences: SequenceSource | undefined): RequestSender {
   return {
     send: () =>
       inSequence(sequences, async (fields) => {
@@ -63,7 +142,7 @@ export function createRequestSender({ client, options, metadata, inputSets, sequ
  * Streaming mode (--streaming): every request goes out on one ModelStreamInfer stream; a background
  * loop reads the responses and settles each request's promise by its id.
  */
-function createStreamSender(client: GrpcClient, options: PerfOptions, nextInputs: () => readonly InferInput[], sequences: SequenceSource | undefined): RequestSender {
+function createStreamSender(client: GrpcClient, options: PerfOptions, nextInputs: () => Inputs, sequences: SequenceSource | undefined, outputs?: InferOptions['outputs']): RequestSender {
   const stream = client.stream({ compression: options.compression });
   const pending = new Map<string, { resolve: (result: InferResult) => void; reject: (error: Error) => void }>();
   let streamError: Error | undefined;
@@ -86,7 +165,11 @@ function createStreamSender(client: GrpcClient, options: PerfOptions, nextInputs
       inSequence(sequences, (fields) => {
         if (streamError !== undefined) return Promise.reject(streamError);
         return new Promise<void>((resolve, reject) => {
-          const id = stream.send(options.modelName, nextInputs(), { ...(options.modelVersion !== undefined ? { version: options.modelVersion } : {}), ...fields });
+          const id = stream.send(options.modelName, nextInputs(), {
+            ...(options.modelVersion !== undefined ? { version: options.modelVersion } : {}),
+            ...(outputs !== undefined ? { outputs } : {}),
+            ...fields,
+          });
           pending.set(id, { resolve: () => resolve(), reject });
         });
       }),

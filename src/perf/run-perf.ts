@@ -58,7 +58,7 @@ export async function runPerf(options: PerfOptions, hooks: ProfileHooks = {}): P
     }
     // As perf_analyzer, a model with sequence_batching gets its requests in sequences.
     const sequences = isSequenceModel ? new SequenceSource(options.sequence, random, options.range.mode === 'request-rate' ? options.sequence.numOfSequences : undefined) : undefined;
-    const sender = createRequestSender({ client, options, metadata, inputSets, ...(sequences !== undefined ? { sequences } : {}) });
+    const sender = await createRequestSender({ client, options, metadata, inputSets, ...(sequences !== undefined ? { sequences } : {}) });
     let outcome;
     try {
       outcome = await profile(

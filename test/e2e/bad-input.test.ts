@@ -98,16 +98,16 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     error: "receiving FP16 data via JSON is not supported for input 'INPUT0'. Please use the binary data format (parameters.binary_data_size)",
   },
   {
-    title: 'an input in shared memory',
+    title: 'an input in shared memory on a server started without --allow-client-shm',
     body: { inputs: [{ name: 'INPUT0', shape: [1, 16], datatype: 'INT32', parameters: { shared_memory_region: 'r', shared_memory_byte_size: 64 } }, good[1]] },
-    status: 501,
-    error: "input 'INPUT0': shared memory (parameter 'shared_memory_region') is not supported by this server; send the tensor in the request body",
+    status: 503,
+    error: 'client shared memory is disabled on this server; start it with --allow-client-shm=true to pass tensors in shared memory',
   },
   {
-    title: 'an output to shared memory',
+    title: 'an output to shared memory on a server started without --allow-client-shm',
     body: { inputs: good, outputs: [{ name: 'OUTPUT0', parameters: { binary_data: false, shared_memory_region: 'r', shared_memory_byte_size: 64 } }] },
-    status: 501,
-    error: "output 'OUTPUT0': shared memory (parameter 'shared_memory_region') is not supported by this server; send the tensor in the request body",
+    status: 503,
+    error: 'client shared memory is disabled on this server; start it with --allow-client-shm=true to pass tensors in shared memory',
   },
   {
     title: "a request parameter in Triton's reserved namespace",

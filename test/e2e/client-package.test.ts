@@ -42,7 +42,7 @@ test('an installed nereid/client loads no server module', async () => {
   const list = join(app, 'loaded.txt');
   writeFileSync(list, '');
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', './register.mjs', 'main.mjs'], { cwd: app, env: { ...process.env, LOADED_LIST: list } });
-  assert.equal(stdout.trim(), 'AbortError,ClientError,ConnectionError,GrpcClient,HttpClient,InferResult,InferStream,ServerError,TimeoutError');
+  assert.equal(stdout.trim(), 'AbortError,ClientError,ConnectionError,GrpcClient,HttpClient,InferResult,InferStream,ServerError,SystemSharedMemoryRegion,TimeoutError');
   const packageFiles = readFileSync(list, 'utf8')
     .split('\n')
     .filter((url) => url.startsWith('file:') && url.includes('/node_modules/nereid/'))

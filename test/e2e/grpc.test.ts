@@ -213,16 +213,9 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
   });
 
   test('calls whose features are not built, or not allowed in this mode, answer UNIMPLEMENTED with a reason', async () => {
-    const cuda = 'CUDA shared memory is not supported: this server has no GPU support';
     for (const [method, details] of [
       ['RepositoryModelLoad', 'cannot load models: the model control mode is NONE; start the server with --model-control-mode=explicit to load and unload through the API'],
       ['RepositoryModelUnload', 'cannot unload models: the model control mode is NONE; start the server with --model-control-mode=explicit to load and unload through the API'],
-      ['SystemSharedMemoryStatus', 'SystemSharedMemoryStatus (the system shared memory extension) is not implemented by this server yet'],
-      ['SystemSharedMemoryRegister', 'SystemSharedMemoryRegister (the system shared memory extension) is not implemented by this server yet'],
-      ['SystemSharedMemoryUnregister', 'SystemSharedMemoryUnregister (the system shared memory extension) is not implemented by this server yet'],
-      ['CudaSharedMemoryStatus', cuda],
-      ['CudaSharedMemoryRegister', cuda],
-      ['CudaSharedMemoryUnregister', cuda],
       ['TraceSetting', 'TraceSetting (the trace extension) is not implemented by this server yet'],
       ['LogSettings', 'this server was started with a logger whose settings cannot be changed'],
     ] as const) {

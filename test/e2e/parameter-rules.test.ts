@@ -14,10 +14,10 @@ const CASES: ReadonlyArray<{ readonly title: string; readonly options: InferOpti
       "parameter keys starting with 'triton_' are reserved for Triton usage. Only the following keys starting with 'triton_' are allowed: triton_enable_empty_final_response (request parameter 'triton_x')",
   },
   {
-    title: 'an output in shared memory',
+    title: 'an output in shared memory on a server started without --allow-client-shm',
     options: { outputs: [{ name: 'OUTPUT0', parameters: { shared_memory_region: 'r', shared_memory_byte_size: 64 } }] },
-    status: 'UNSUPPORTED',
-    message: "output 'OUTPUT0': shared memory (parameter 'shared_memory_region') is not supported by this server; send the tensor in the request body",
+    status: 'UNAVAILABLE',
+    message: 'client shared memory is disabled on this server; start it with --allow-client-shm=true to pass tensors in shared memory',
   },
   { title: "Triton's one reserved key a client may set", options: { parameters: { triton_enable_empty_final_response: true } } },
 ];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,7 +78,7 @@ describe('nereid perf against the real server', () => {
   let client: HttpClient;
   let dir: string;
   before(async () => {
-    server = await startTestServer({ modelRepositories: [EXAMPLES, FIXTURES], isStrictReadiness: false });
+    server = await startTestServer({ modelRepositories: [EXAMPLES, FIXTURES], isStrictReadiness: false, isClientShmAllowed: true });
     client = new HttpClient(server.url);
     dir = mkdtempSync(join(tmpdir(), 'nereid-perf-'));
   });
@@ -187,6 +187,18 @@ describe('nereid perf against the real server', () => {
     ]);
     assert.equal(run.code, 0, run.stderr);
     assertCountsAgree(JSON.parse(readFileSync(json, 'utf8')) as PerfReport, (await serverSuccessCount(client, 'nobatch_fp32')) - before);
+  });
+
+  test('--shared-memory system over HTTP and gRPC streaming: counts agree; the regions are unregistered and removed at the end', async () => {
+    for (const protocolArgs of [['-u', server.url], ['-i', 'grpc', '-u', server.grpcUrl!, '--streaming']]) {
+      const json = join(dir, 'shm.json');
+      const before = await serverSuccessCount(client, 'simple');
+      const run = await runPerf(['-m', 'simple', ...protocolArgs, '--shared-memory', 'system', '--output-shared-memory-size', '64', '--concurrency-range', '2', '-p', '200', '-r', '3', '--json', json]);
+      assert.equal(run.code, 0, run.stderr);
+      assertCountsAgree(JSON.parse(readFileSync(json, 'utf8')) as PerfReport, (await serverSuccessCount(client, 'simple')) - before);
+      assert.deepEqual(await (await fetch(`${server.url}/v2/systemsharedmemory/status`)).json(), []);
+      assert.deepEqual(readdirSync('/dev/shm').filter((name) => name.startsWith('nereid_perf_')), []);
+    }
   });
 
   // More flag and input-data errors: src/perf/perf-options.test.ts, src/perf/input-data.test.ts.

@@ -89,6 +89,11 @@ const HTTP_ENDPOINTS: Record<string, ReadonlyArray<readonly [string, string, str
     ['GET', '/v2/models/simple/versions/1', undefined, 200],
   ],
   inference: [['POST', '/v2/models/simple/infer', simpleHttpRequest, 200]],
+  'shared-memory': [
+    ['GET', '/v2/systemsharedmemory/status', undefined, 200],
+    ['POST', '/v2/systemsharedmemory/unregister', '{}', 200],
+    ['GET', '/v2/cudasharedmemory/status', undefined, 200],
+  ],
   'model-config': [['GET', '/v2/models/simple/config', undefined, 200]],
   'model-repository': [
     ['POST', '/v2/repository/index', '{}', 200],
@@ -114,8 +119,8 @@ const GRPC_RPCS: Record<string, ReadonlyArray<readonly [string, object, number]>
   ],
   inference: [['ModelInfer', simpleGrpcRequest, status.OK]],
   'shared-memory': [
-    ['SystemSharedMemoryStatus', {}, status.UNIMPLEMENTED],
-    ['CudaSharedMemoryStatus', {}, status.UNIMPLEMENTED],
+    ['SystemSharedMemoryStatus', {}, status.OK],
+    ['CudaSharedMemoryStatus', {}, status.OK],
   ],
   'model-config': [['ModelConfig', { name: 'simple' }, status.OK]],
   'model-repository': [
@@ -164,8 +169,8 @@ describe("Triton's restricted APIs (--http-restricted-api) and protocols (--grpc
     });
   }
 
-  test('HTTP shared-memory and trace: Nereid has no such endpoints, so they stay 404 whatever the restriction', async () => {
-    for (const path of ['/v2/systemsharedmemory/status', '/v2/cudasharedmemory/status', '/v2/trace/setting']) {
+  test('HTTP trace: Nereid has no such endpoint, so it stays 404 whatever the restriction', async () => {
+    for (const path of ['/v2/trace/setting']) {
       assert.equal((await fetch(server.url + path)).status, 404, path);
     }
   });

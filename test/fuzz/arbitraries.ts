@@ -157,7 +157,7 @@ export const parameterValue: fc.Arbitrary<ParameterValue> = fc.oneof(
 
 /** Parameter names that no codec treats specially. */
 export const parameterKey: fc.Arbitrary<string> = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }).filter(
-  (key) => !key.startsWith('triton_') && !['binary_data_size', 'binary_data', 'binary_data_output', 'shared_memory_region', '__proto__'].includes(key),
+  (key) => !key.startsWith('triton_') && !['binary_data_size', 'binary_data', 'binary_data_output', 'shared_memory_region', 'shared_memory_offset', 'shared_memory_byte_size', '__proto__'].includes(key),
 );
 
 export const parameters: fc.Arbitrary<Record<string, ParameterValue>> = fc.dictionary(parameterKey, parameterValue, { maxKeys: 3 }).map((entries) => ({ ...entries }));

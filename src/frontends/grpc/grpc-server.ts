@@ -8,6 +8,7 @@ import { type AccessPolicy, OPEN_ACCESS } from '../access-policy.js';
 import type { TlsIdentity } from '../tls-identity.js';
 import { guardHealthService, guardInferenceService } from './access-check.js';
 import { createHealthService, createInferenceService } from './service.js';
+import type { SharedMemoryRegistry } from '../shared-memory/shared-memory-registry.js';
 import { createTlsCredentials } from './tls-credentials.js';
 
 /**
@@ -46,6 +47,8 @@ export interface GrpcFrontendOptions {
   readonly access?: AccessPolicy;
   /** `--grpc-use-ssl[-mutual]`: TLS with this certificate (followed as it reloads); plain HTTP/2 without. */
   readonly tls?: TlsIdentity;
+  /** The system shared memory regions, shared with the HTTP front end; without it, registering fails. */
+  readonly sharedMemory?: SharedMemoryRegistry;
 }
 
 /** The base call's method that grpc-js awaits for each message it received whole (server-interceptors.js). */
@@ -113,7 +116,7 @@ export class GrpcFrontend {
     const internals = this.#server as unknown as GrpcServerInternals;
     internals.commonServerOptions.settings = { ...internals.commonServerOptions.settings, initialWindowSize: FLOW_CONTROL_WINDOW_BYTES };
     const access = options.access ?? OPEN_ACCESS;
-    this.#server.addService(inferenceService, guardInferenceService(createInferenceService(options.server, options.logger), access, options.logger));
+    this.#server.addService(inferenceService, guardInferenceService(createInferenceService(options.server, options.logger, options.sharedMemory), access, options.logger));
     this.#server.addService(healthService, guardHealthService(createHealthService(options.server), access, options.logger));
   }
 

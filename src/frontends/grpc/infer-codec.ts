@@ -5,7 +5,8 @@ import type { ParameterValue } from '../../protocol/parameters.js';
 import { asBytes, elementCount } from '../../protocol/tensor-data.js';
 import type { JsonValue } from '../../protocol/json-body.js';
 import { parseModelVersion } from '../model-version.js';
-import { checkRequestParameters, checkTensorParameters } from '../request-parameters.js';
+import { checkRequestParameters } from '../request-parameters.js';
+import { type RequestRegions, SHARED_MEMORY_SOURCE, takeGrpcRegionReference } from '../shared-memory/tensor-regions.js';
 import { tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson } from '../tensor-json.js';
 import { type InferParameter, type InferTensorContents, type ModelInferRequest, type ModelInferResponse, ModelInferResponseSchema } from '../../protocol/gen/grpc_service_pb.js';
@@ -35,19 +36,29 @@ const RAW_CONTENTS = { name: 'raw contents', sizePhrase: 'its raw_input_contents
 
 /**
  * Decodes a ModelInferRequest: each input's data from its typed `contents` or, as Triton's clients
- * send it, from `raw_input_contents` in input order (views of the message, not copies).
+ * send it, from `raw_input_contents` in input order (views of the message, not copies). Inputs in
+ * system shared memory take no raw entry (Triton's rule) and are leased from `regions`, which the
+ * caller releases once the response is written; outputs asked in shared memory are noted there.
  */
-export async function decodeModelInferRequest(message: ModelInferRequest): Promise<InferRequest> {
+export async function decodeModelInferRequest(message: ModelInferRequest, regions?: RequestRegions): Promise<InferRequest> {
   const version = parseModelVersion(message.modelVersion);
   const { inputs } = message;
   const raw = message.rawInputContents;
-  if (raw.length > 0 && raw.length !== inputs.length) {
+  const references = inputs.map((input) => {
+    const parameters = parameterValues(input.parameters);
+    return { parameters, region: takeGrpcRegionReference(input.name, parameters) };
+  });
+  const rawInputCount = references.filter((reference) => reference.region === undefined).length;
+  if (raw.length > 0 && raw.length !== rawInputCount) {
     throw new NereidError(
       'INVALID_ARG',
-      `raw_input_contents has ${raw.length} entries but the request has ${inputs.length} inputs; give one raw entry per input, in input order`,
+      rawInputCount === inputs.length
+        ? `raw_input_contents has ${raw.length} entries but the request has ${inputs.length} inputs; give one raw entry per input, in input order`
+        : `raw_input_contents has ${raw.length} entries but the request has ${rawInputCount} inputs outside shared memory; give one raw entry per such input, in input order`,
     );
   }
   const tensors: Tensor[] = [];
+  let rawIndex = 0;
   for (const [index, input] of inputs.entries()) {
     const { name } = input;
     if (!isDataType(input.datatype)) {
@@ -60,15 +71,32 @@ export async function decodeModelInferRequest(message: ModelInferRequest): Promi
     if (shape.some((dim) => !Number.isSafeInteger(dim) || dim < 0)) {
       throw new NereidError('INVALID_ARG', `input '${name}': shape must hold non-negative integers, got [${input.shape.join(',')}]`);
     }
-    const parameters = parameterValues(input.parameters);
-    checkTensorParameters('input', name, parameters);
-    if (raw.length > 0 && hasContents(input.contents)) {
-      throw new NereidError('INVALID_ARG', `input '${name}' has both contents and raw_input_contents; give one`);
+    const { parameters, region } = references[index]!;
+    let data: Tensor['data'];
+    if (region !== undefined) {
+      if (hasContents(input.contents)) {
+        // Triton's text (InferGRPCToInputHelper, src/grpc/infer_handler.cc).
+        throw new NereidError('INVALID_ARG', `unexpected 'content' provided when using shared memory for '${name}' for model '${message.modelName}'`);
+      }
+      if (regions === undefined) throw new NereidError('UNSUPPORTED', 'shared memory is not available on this endpoint');
+      data = await tensorDataFromBytes(name, input.datatype, shape, regions.readInput(region), SHARED_MEMORY_SOURCE);
+    } else {
+      if (raw.length > 0 && hasContents(input.contents)) {
+        throw new NereidError('INVALID_ARG', `input '${name}' has both contents and raw_input_contents; give one`);
+      }
+      data = raw.length > 0 ? await tensorDataFromBytes(name, input.datatype, shape, raw[rawIndex++]!, RAW_CONTENTS) : fromContents(name, input.datatype, shape, input.contents);
     }
-    const data = raw.length > 0 ? await tensorDataFromBytes(name, input.datatype, shape, raw[index]!, RAW_CONTENTS) : fromContents(name, input.datatype, shape, input.contents);
     tensors.push({ name, dataType: input.datatype, shape, data, parameters });
   }
-  const outputs = message.outputs.map((output) => ({ name: output.name, parameters: parameterValues(output.parameters) }));
+  const outputs = message.outputs.map((output) => {
+    const parameters = parameterValues(output.parameters);
+    const region = takeGrpcRegionReference(output.name, parameters);
+    if (region !== undefined) {
+      if (regions === undefined) throw new NereidError('UNSUPPORTED', 'shared memory is not available on this endpoint');
+      regions.addOutput(output.name, region);
+    }
+    return { name: output.name, parameters };
+  });
   const request: InferRequest = {
     modelName: message.modelName,
     ...(version !== undefined ? { modelVersion: version } : {}),
@@ -88,10 +116,21 @@ function toParameterMessage(value: ParameterValue): InferParameter['parameterCho
   return Number.isInteger(value) ? { case: 'int64Param', value: BigInt(value) } : { case: 'doubleParam', value };
 }
 
-/** Encodes a response as Triton does: every output's data in raw_output_contents, in output order. */
-export async function encodeModelInferResponse(response: InferResponse): Promise<ModelInferResponse> {
+const NO_BYTES = new Uint8Array(0);
+
+/**
+ * Encodes a response as Triton does: every output's data in raw_output_contents, in output order. An
+ * output asked in shared memory is written into its region; its raw entry is empty, so the entries
+ * still line up with the outputs.
+ */
+export async function encodeModelInferResponse(response: InferResponse, regions?: RequestRegions): Promise<ModelInferResponse> {
+  if (regions?.hasOutputs === true) await regions.writeOutputs(response.outputs);
   const rawOutputContents: Uint8Array[] = [];
   for (const output of response.outputs) {
+    if (regions?.isOutputInRegion(output.name) === true) {
+      rawOutputContents.push(NO_BYTES);
+      continue;
+    }
     rawOutputContents.push(Array.isArray(output.data) ? await serializeBytesSliced(output.data) : asBytes(output.data as Exclude<Tensor['data'], Uint8Array[]>));
   }
   return create(ModelInferResponseSchema, {

@@ -31,6 +31,9 @@ import { type HealthHandlers, type InferenceHandlers, undecodableReason } from '
 import { parseModelVersion } from '../model-version.js';
 import { grpcError } from './errors.js';
 import { decodeModelInferRequest, encodeModelInferResponse } from './infer-codec.js';
+import { createSharedMemoryHandlers } from './shared-memory-service.js';
+import type { SharedMemoryRegistry } from '../shared-memory/shared-memory-registry.js';
+import { RequestRegions } from '../shared-memory/tensor-regions.js';
 
 type Unary<Request, Response> = (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>) => void;
 
@@ -82,7 +85,7 @@ function logSettingValue(value: string | number | boolean): LogSettingsResponse_
  * The handlers of inference.GRPCInferenceService: each translates its message to a call of the core
  * and back, as the HTTP handlers do, so a request behaves the same whichever front end it came through.
  */
-export function createInferenceService(server: InferenceServer, logger: Logger): InferenceHandlers {
+export function createInferenceService(server: InferenceServer, logger: Logger, sharedMemory?: SharedMemoryRegistry): InferenceHandlers {
   /** Runs `handle` and answers with its result, or with the error mapped to a gRPC status. */
   const unary =
     <Request, Response>(handle: (request: Request) => Response | Promise<Response>): Unary<Request, Response> =>
@@ -94,6 +97,7 @@ export function createInferenceService(server: InferenceServer, logger: Logger):
           (error: unknown) => callback(grpcError(error, logger)),
         );
     };
+  const sharedMemoryHandlers = createSharedMemoryHandlers(sharedMemory);
   const notImplemented = (what: string): Unary<unknown, never> => (_call, callback) =>
     callback({ code: GrpcStatus.UNIMPLEMENTED, details: `${what} is not implemented by this server yet` });
 
@@ -120,8 +124,15 @@ export function createInferenceService(server: InferenceServer, logger: Logger):
         modelStats: server.modelStatistics(request.name === '' ? undefined : request.name, parseModelVersion(request.version)).map(statisticsMessage),
       }),
     ),
-    modelInfer: unary(async (request) => encodeModelInferResponse(await server.infer(await decodeModelInferRequest(request)))),
-    modelStreamInfer: (call) => streamInfer(server, logger, call),
+    modelInfer: unary(async (request) => {
+      const regions = new RequestRegions(sharedMemory);
+      try {
+        return await encodeModelInferResponse(await server.infer(await decodeModelInferRequest(request, regions)), regions);
+      } finally {
+        regions.releaseAll();
+      }
+    }),
+    modelStreamInfer: (call) => streamInfer(server, logger, call, sharedMemory),
     repositoryIndex: unary((request) => create(RepositoryIndexResponseSchema, { models: server.repositoryIndex(request.ready) })),
     repositoryModelLoad: unary(async (request) => {
       const parameters = Object.fromEntries(
@@ -134,12 +145,12 @@ export function createInferenceService(server: InferenceServer, logger: Logger):
       await server.unloadModel(request.modelName);
       return create(RepositoryModelUnloadResponseSchema);
     }),
-    systemSharedMemoryStatus: notImplemented('SystemSharedMemoryStatus (the system shared memory extension)'),
-    systemSharedMemoryRegister: notImplemented('SystemSharedMemoryRegister (the system shared memory extension)'),
-    systemSharedMemoryUnregister: notImplemented('SystemSharedMemoryUnregister (the system shared memory extension)'),
-    cudaSharedMemoryStatus: cudaUnsupported,
-    cudaSharedMemoryRegister: cudaUnsupported,
-    cudaSharedMemoryUnregister: cudaUnsupported,
+    systemSharedMemoryStatus: unary(sharedMemoryHandlers.systemSharedMemoryStatus),
+    systemSharedMemoryRegister: unary(sharedMemoryHandlers.systemSharedMemoryRegister),
+    systemSharedMemoryUnregister: unary(sharedMemoryHandlers.systemSharedMemoryUnregister),
+    cudaSharedMemoryStatus: unary(sharedMemoryHandlers.cudaSharedMemoryStatus),
+    cudaSharedMemoryRegister: unary(sharedMemoryHandlers.cudaSharedMemoryRegister),
+    cudaSharedMemoryUnregister: unary(sharedMemoryHandlers.cudaSharedMemoryUnregister),
     traceSetting: notImplemented('TraceSetting (the trace extension)'),
     logSettings: unary((request) => {
       const changes = Object.fromEntries(
@@ -153,9 +164,6 @@ export function createInferenceService(server: InferenceServer, logger: Logger):
   };
 }
 
-const cudaUnsupported: Unary<unknown, never> = (_call, callback) =>
-  callback({ code: GrpcStatus.UNIMPLEMENTED, details: 'CUDA shared memory is not supported: this server has no GPU support' });
-
 /**
  * ModelStreamInfer: requests run as they arrive, several at a time; each response is written as soon
  * as it exists, carrying its request's id and `triton_final_response` (true on a request's last one).
@@ -165,7 +173,12 @@ const cudaUnsupported: Unary<unknown, never> = (_call, callback) =>
  * the stream with error_message and the stream carries on. The stream ends once the client has
  * finished sending and every answer is out.
  */
-const streamInfer = (server: InferenceServer, logger: Logger, call: Parameters<InferenceHandlers['modelStreamInfer']>[0]): void => {
+const streamInfer = (
+  server: InferenceServer,
+  logger: Logger,
+  call: Parameters<InferenceHandlers['modelStreamInfer']>[0],
+  sharedMemory: SharedMemoryRegistry | undefined,
+): void => {
   let pending = 0;
   let isInputDone = false;
   // Requests reach the core in the order they were sent, as a sequence's must (the sequence batcher
@@ -184,12 +197,13 @@ const streamInfer = (server: InferenceServer, logger: Logger, call: Parameters<I
     const emptyFinal = message.parameters.triton_enable_empty_final_response?.parameterChoice;
     const isEmptyFinalWanted = emptyFinal?.case === 'boolParam' && emptyFinal.value;
     let isDecoupled = false;
+    const regions = new RequestRegions(sharedMemory);
     // Encoding yields to the event loop, so each response waits for the one before it: they leave in order.
     let written = Promise.resolve();
     const admitted = decodedInOrder.then(async () => {
       const undecodable = undecodableReason(message);
       if (undecodable !== undefined) throw new NereidError('INVALID_ARG', `failed to parse a ModelInferRequest of the stream: ${undecodable}`);
-      const request = await decodeModelInferRequest(message);
+      const request = await decodeModelInferRequest(message, regions);
       isDecoupled = (await server.modelSpec(request.modelName, request.modelVersion)).isDecoupled;
       return request;
     });
@@ -201,7 +215,7 @@ const streamInfer = (server: InferenceServer, logger: Logger, call: Parameters<I
       .then(async (request) => {
         await server.inferStream(request, (response) => {
           const final = { ...response, parameters: { ...response.parameters, triton_final_response: !isDecoupled } };
-          written = written.then(async () => write(create(ModelStreamInferResponseSchema, { inferResponse: await encodeModelInferResponse(final) })));
+          written = written.then(async () => write(create(ModelStreamInferResponseSchema, { inferResponse: await encodeModelInferResponse(final, regions) })));
         });
         await written;
       })
@@ -218,6 +232,7 @@ const streamInfer = (server: InferenceServer, logger: Logger, call: Parameters<I
         (error: unknown) => write(create(ModelStreamInferResponseSchema, { errorMessage: grpcError(error, logger).details, inferResponse: header })),
       )
       .then(() => {
+        regions.releaseAll();
         pending--;
         finishIfDone();
       });

@@ -16,6 +16,8 @@ import { handleInfer } from './handlers/infer.js';
 import { handleModelConfig, handleModelMetadata, handleModelReady } from './handlers/models.js';
 import { handleLogging } from './handlers/logging.js';
 import { handleRepositoryIndex, handleRepositoryModel } from './handlers/repository.js';
+import { handleCudaSharedMemory, handleSystemSharedMemory } from './handlers/shared-memory.js';
+import type { SharedMemoryRegistry } from '../shared-memory/shared-memory-registry.js';
 import { handleStatistics } from './handlers/statistics.js';
 import type { Reply } from './reply.js';
 import { matchRoute } from './routes.js';
@@ -46,6 +48,8 @@ export interface HttpFrontendOptions {
   readonly tls?: TlsIdentity;
   /** `--allow-dashboard`: the live dashboard at /dashboard, under the same access policy; none without. */
   readonly dashboard?: DashboardOptions;
+  /** The system shared memory regions, shared with the gRPC front end; without it, registering fails. */
+  readonly sharedMemory?: SharedMemoryRegistry;
 }
 
 /**
@@ -134,6 +138,12 @@ export class HttpFrontend {
         return handleRepositoryModel(server, route, await this.#readBody(req));
       case 'logging':
         return handleLogging(server, req.method === 'POST' ? await this.#readBody(req) : undefined);
+      case 'shared-memory': {
+        if (route.memory === 'cuda') return handleCudaSharedMemory(route);
+        const body = route.action === 'register' ? await this.#readBody(req) : Buffer.alloc(0);
+        if (this.#options.sharedMemory === undefined) throw new NereidError('UNSUPPORTED', 'this server has no system shared memory');
+        return handleSystemSharedMemory(this.#options.sharedMemory, route, body);
+      }
       case 'model':
         switch (route.action) {
           case 'metadata':
@@ -143,7 +153,11 @@ export class HttpFrontend {
           case 'config':
             return handleModelConfig(server, route);
           case 'infer':
-            return handleInfer(server, route, req.headers, await this.#readBody(req));
+            return handleInfer(server, route, {
+              headers: req.headers,
+              body: await this.#readBody(req),
+              ...(this.#options.sharedMemory !== undefined ? { sharedMemory: this.#options.sharedMemory } : {}),
+            });
           case 'generate':
             return handleGenerate(server, route, await this.#readBody(req));
           case 'generate_stream':

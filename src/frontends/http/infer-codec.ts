@@ -5,7 +5,8 @@ import { asBytes, elementCount } from '../../protocol/tensor-data.js';
 import { DATA_TYPE_NAMES, dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
 import { type JsonValue, describeJson } from '../../protocol/json-body.js';
 import { parseRequestJson } from './request-json.js';
-import { checkRequestParameters, checkTensorParameters } from '../request-parameters.js';
+import { checkRequestParameters } from '../request-parameters.js';
+import { type RequestRegions, SHARED_MEMORY_SOURCE, takeHttpRegionReference } from '../shared-memory/tensor-regions.js';
 import { tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson, tensorDataToJson } from '../tensor-json.js';
 
@@ -81,12 +82,15 @@ function readBoolean(parameters: Parameters, key: string, where: string): boolea
 /**
  * Decodes a KServe v2 inference request body: the JSON object, followed by binary tensor data when
  * `headerLength` (the Inference-Header-Content-Length header) is given (Triton's binary data extension,
- * docs/protocol/extension_binary_data.md). Binary inputs are views into `body`, not copies.
+ * docs/protocol/extension_binary_data.md). Binary inputs are views into `body`, not copies. Tensors in
+ * system shared memory (docs/protocol/extension_shared_memory.md) are leased from `regions`, which the
+ * caller releases once the response is written.
  */
 export async function decodeInferRequest(
   body: Buffer,
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
   headerLength: number | undefined,
+  regions?: RequestRegions,
 ): Promise<DecodedRequest> {
   if (headerLength !== undefined && headerLength > body.byteLength) {
     throw new NereidError(
@@ -119,11 +123,21 @@ export async function decodeInferRequest(
     }
     const shape = readShape(input, name);
     const tensorParameters = toParameters(objectField(input, 'parameters', `input '${name}'`), `input '${name}'`);
-    checkTensorParameters('input', name, tensorParameters);
+    if (tensorParameters.shared_memory_region !== undefined && (input.data !== undefined || tensorParameters.binary_data_size !== undefined)) {
+      // Triton's ValidateInputContentType (src/http_server.cc), for the cases that involve shared memory.
+      const given = `${input.data !== undefined ? " 'data'" : ''}${tensorParameters.binary_data_size !== undefined ? " 'binary_data_size'" : ''} 'shared_memory_region'`;
+      throw new NereidError(
+        'INVALID_ARG',
+        `Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But set${given}`,
+      );
+    }
+    const region = takeHttpRegionReference(tensorParameters);
     const binarySize = readBinaryDataSize(tensorParameters, name);
     delete tensorParameters.binary_data_size;
     let data: Tensor['data'];
-    if (binarySize !== undefined) {
+    if (region !== undefined) {
+      data = await tensorDataFromBytes(name, dataType, shape, requireRegions(regions).readInput(region), SHARED_MEMORY_SOURCE);
+    } else if (binarySize !== undefined) {
       if (input.data !== undefined) throw new NereidError('INVALID_ARG', `input '${name}' has both 'data' and binary_data_size; give one`);
       if (offset + binarySize > body.byteLength) {
         throw new NereidError(
@@ -154,9 +168,18 @@ export async function decodeInferRequest(
       if (!isObject(output) || typeof output.name !== 'string') throw new NereidError('INVALID_ARG', `outputs[${index}] needs a 'name' string`);
       const where = `output '${output.name}'`;
       const outputParameters = toParameters(objectField(output, 'parameters', where), where);
+      if (outputParameters.shared_memory_region !== undefined) {
+        // Triton's ValidateOutputParameter (src/http_server.cc).
+        if (outputParameters.classification !== undefined) {
+          throw new NereidError('INVALID_ARG', "Output can't set both 'shared_memory_region' and 'classification'");
+        }
+        if (outputParameters.binary_data === true) throw new NereidError('INVALID_ARG', "Output can't set both 'shared_memory_region' and 'binary_data'");
+      }
       const isBinary = readBoolean(outputParameters, 'binary_data', where);
       delete outputParameters.binary_data;
       if (isBinary !== undefined) isBinaryByOutput.set(output.name, isBinary);
+      const region = takeHttpRegionReference(outputParameters);
+      if (region !== undefined) requireRegions(regions).addOutput(output.name, region);
       return { name: output.name, parameters: outputParameters };
     });
   }
@@ -213,6 +236,11 @@ export async function decodeRawInferRequest(
   return { request, encoding: { isBinaryByDefault: true, isBinaryByOutput: new Map() } };
 }
 
+function requireRegions(regions: RequestRegions | undefined): RequestRegions {
+  if (regions === undefined) throw new NereidError('UNSUPPORTED', 'shared memory is not available on this endpoint');
+  return regions;
+}
+
 function parametersJson(parameters: Parameters): string {
   const entries = Object.entries(parameters).map(
     ([key, value]) => `${JSON.stringify(key)}:${typeof value === 'bigint' ? value.toString() : JSON.stringify(value)}`,
@@ -223,16 +251,22 @@ function parametersJson(parameters: Parameters): string {
 /**
  * Encodes an inference response: JSON with each output's `data`, or, for outputs sent as binary,
  * `parameters.binary_data_size` in the JSON and the bytes after it in output order. Fixed-size binary
- * outputs are views of the output tensors, not copies.
+ * outputs are views of the output tensors, not copies. Outputs requested in shared memory are written
+ * into their regions and listed with their shape and no data, as Triton answers.
  */
-export async function encodeInferResponse(response: InferResponse, encoding: OutputEncoding): Promise<EncodedResponse> {
+export async function encodeInferResponse(response: InferResponse, encoding: OutputEncoding, regions?: RequestRegions): Promise<EncodedResponse> {
+  if (regions?.hasOutputs === true) await regions.writeOutputs(response.outputs);
   const binaryChunks: Uint8Array[] = [];
   const outputs: string[] = [];
   for (const output of response.outputs) {
     const isBinary = encoding.isBinaryByOutput.get(output.name) ?? encoding.isBinaryByDefault;
     const head = `{"name":${JSON.stringify(output.name)},"datatype":"${output.dataType}","shape":[${output.shape.join(',')}]`;
+    const extra = output.parameters && Object.keys(output.parameters).length > 0 ? `,"parameters":${parametersJson(output.parameters)}` : '';
+    if (regions?.isOutputInRegion(output.name) === true) {
+      outputs.push(`${head}${extra}}`);
+      continue;
+    }
     if (!isBinary) {
-      const extra = output.parameters && Object.keys(output.parameters).length > 0 ? `,"parameters":${parametersJson(output.parameters)}` : '';
       outputs.push(`${head}${extra},"data":${tensorDataToJson(output.name, output.dataType, output.data)}}`);
       continue;
     }

@@ -9,6 +9,13 @@ export type Route =
   | { readonly kind: 'logging' }
   | { readonly kind: 'repository-model'; readonly action: 'load' | 'unload'; readonly modelName: string }
   | {
+      readonly kind: 'shared-memory';
+      readonly memory: 'system' | 'cuda';
+      readonly action: 'status' | 'register' | 'unregister';
+      /** Undefined: every region (status, unregister). */
+      readonly regionName: string | undefined;
+    }
+  | {
       readonly kind: 'model';
       readonly action: 'metadata' | 'ready' | 'config' | 'infer' | 'generate' | 'generate_stream' | 'stats';
       readonly modelName: string;
@@ -17,6 +24,7 @@ export type Route =
 
 const MODEL_PATH = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?(?:\/(ready|config|infer|generate|generate_stream|stats))?\/?$/;
 const REPOSITORY_MODEL_PATH = /^\/v2\/repository\/models\/([^/]+)\/(load|unload)$/;
+const SHARED_MEMORY_PATH = /^\/v2\/(system|cuda)sharedmemory(?:\/region\/([^/]+))?\/(status|register|unregister)$/;
 const METHODS: Record<string, 'GET' | 'POST'> = {
   'server-metadata': 'GET',
   health: 'GET',
@@ -24,6 +32,9 @@ const METHODS: Record<string, 'GET' | 'POST'> = {
   'repository-index': 'POST',
   logging: 'GET',
   'repository-model': 'POST',
+  status: 'GET',
+  register: 'POST',
+  unregister: 'POST',
   stats: 'GET',
   metadata: 'GET',
   ready: 'GET',
@@ -55,6 +66,15 @@ export function matchRoute(method: string, path: string): Route {
     const [, name, action] = REPOSITORY_MODEL_PATH.exec(path)!;
     route = { kind: 'repository-model', action: action as 'load' | 'unload', modelName: decodeSegment(name!) };
   }
+  else if (SHARED_MEMORY_PATH.test(path)) {
+    const [, memory, region, action] = SHARED_MEMORY_PATH.exec(path)!;
+    route = {
+      kind: 'shared-memory',
+      memory: memory as 'system' | 'cuda',
+      action: action as 'status' | 'register' | 'unregister',
+      regionName: region === undefined ? undefined : decodeSegment(region),
+    };
+  }
   else if (path === '/v2/health/live') route = { kind: 'health', check: 'live' };
   else if (path === '/v2/health/ready') route = { kind: 'health', check: 'ready' };
   else {
@@ -73,7 +93,7 @@ export function matchRoute(method: string, path: string): Route {
     }
   }
   if (route === undefined) throw new NereidError('NOT_FOUND', `no endpoint at '${path}'; see the KServe v2 paths under /v2`);
-  const allowed = METHODS[route.kind === 'model' ? route.action : route.kind]!;
+  const allowed = METHODS[route.kind === 'model' || route.kind === 'shared-memory' ? route.action : route.kind]!;
   const isLoggingUpdate = route.kind === 'logging' && method === 'POST';
   if (method !== allowed && !(method === 'HEAD' && allowed === 'GET') && !isLoggingUpdate) {
     throw new NereidError('UNSUPPORTED', `'${path}' takes ${allowed}, not ${method}`, { reason: 'METHOD_NOT_ALLOWED', details: { allow: allowed } });

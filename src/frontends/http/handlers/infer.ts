@@ -2,6 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { type InferenceServer, NereidError } from '../../../core/index.js';
 import { decodeInferRequest, decodeRawInferRequest, encodeInferResponse } from '../infer-codec.js';
 import type { Reply } from '../reply.js';
+import type { SharedMemoryRegistry } from '../../shared-memory/shared-memory-registry.js';
+import { RequestRegions } from '../../shared-memory/tensor-regions.js';
 
 const HEADER_LENGTH = 'inference-header-content-length';
 
@@ -15,12 +17,29 @@ function readHeaderLength(headers: IncomingHttpHeaders): number | undefined {
   return Number(text);
 }
 
-/** `POST /v2/models/{m}[/versions/{v}]/infer`, JSON or with the binary data extension. */
+/**
+ * `POST /v2/models/{m}[/versions/{v}]/infer`, JSON, with the binary data extension or with tensors in
+ * system shared memory; the regions the request used are released once its response is encoded.
+ */
 export async function handleInfer(
+  server: InferenceServer,
+  target: { readonly modelName: string; readonly modelVersion: number | undefined },
+  request: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly sharedMemory?: SharedMemoryRegistry },
+): Promise<Reply> {
+  const regions = new RequestRegions(request.sharedMemory);
+  try {
+    return await infer(server, target, request.headers, request.body, regions);
+  } finally {
+    regions.releaseAll();
+  }
+}
+
+async function infer(
   server: InferenceServer,
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
   headers: IncomingHttpHeaders,
   body: Buffer,
+  regions: RequestRegions,
 ): Promise<Reply> {
   const headerLength = readHeaderLength(headers);
   const { request, encoding } =
@@ -30,9 +49,9 @@ export async function handleInfer(
           const isBatching = (await server.modelSpec(target.modelName, target.modelVersion)).maxBatchSize > 0;
           return decodeRawInferRequest(body, target, metadata, isBatching);
         })()
-      : await decodeInferRequest(body, target, headerLength);
+      : await decodeInferRequest(body, target, headerLength, regions);
   const response = await server.infer(request);
-  const encoded = await encodeInferResponse(response, encoding);
+  const encoded = await encodeInferResponse(response, encoding, regions);
   const responseHeaders =
     encoded.headerLength === undefined
       ? { 'content-type': 'application/json' }

@@ -1,0 +1,10 @@
+{
+  "targets": [
+    {
+      "target_name": "nereid_shm",
+      "sources": ["shm.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra"],
+      "libraries": ["-lrt"]
+    }
+  ]
+}

@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { chooseRegionMemoryProvider } from './region-memory.js';
+import { SharedMemoryRegistry } from './shared-memory-registry.js';
+
+/** Creates /dev/shm/<name> as shm_open would, filled with bytes 0, 1, 2, ... (mod 256). */
+function createObject(name: string, size: number): string {
+  writeFileSync(`/dev/shm/${name}`, Uint8Array.from({ length: size }, (_, index) => index % 256));
+  return `/${name}`;
+}
+
+const fdTargets = (): string[] =>
+  readdirSync('/proc/self/fd').flatMap((fd) => {
+    try {
+      return [readlinkSync(`/proc/self/fd/${fd}`)];
+    } catch {
+      return [];
+    }
+  });
+
+for (const isFallbackForced of [false, true]) {
+  const { provider } = chooseRegionMemoryProvider({ isFallbackForced });
+  describe(`SharedMemoryRegistry over ${provider.kind}`, () => {
+    const name = `nereid-registry-test-${process.pid}-${provider.kind}`;
+
+    test('registers, reads and writes at an offset, lists and unregisters', (t) => {
+      const key = createObject(name, 10_000);
+      t.after(() => rmSync(`/dev/shm/${name}`, { force: true }));
+      const registry = new SharedMemoryRegistry({ provider, isAllowed: true });
+      registry.register('r', key, 4099, 100);
+      assert.deepEqual(registry.status(), [{ name: 'r', key, offset: 4099, byteSize: 100 }]);
+      assert.deepEqual(registry.status('r'), [{ name: 'r', key, offset: 4099, byteSize: 100 }]);
+      const lease = registry.acquire('r', 10, 4);
+      assert.deepEqual([...lease.read()], [(4109) % 256, 4110 % 256, 4111 % 256, 4112 % 256]);
+      lease.write(Uint8Array.of(9, 8, 7, 6));
+      lease.release();
+      assert.deepEqual([...readFileSync(`/dev/shm/${name}`).subarray(4109, 4113)], [9, 8, 7, 6]);
+      registry.unregister('r');
+      assert.deepEqual(registry.status(), []);
+      assert.equal(registry.mappedCount, 0);
+    });
+
+    test("Triton's statuses and messages for each failure", (t) => {
+      const key = createObject(name, 64);
+      t.after(() => rmSync(`/dev/shm/${name}`, { force: true }));
+      const registry = new SharedMemoryRegistry({ provider, isAllowed: true });
+      registry.register('r', key, 0, 64);
+      assert.throws(() => registry.register('r', key, 0, 8), { status: 'ALREADY_EXISTS', message: "shared memory region 'r' already in manager" });
+      assert.throws(() => registry.register('s', '/nereid-no-such-object', 0, 8), { status: 'INTERNAL', message: "Unable to open shared memory region: '/nereid-no-such-object'" });
+      assert.throws(() => registry.register('s', key, 60, 8), { status: 'INVALID_ARG', message: "failed to register shared memory region 's': invalid args" });
+      assert.throws(() => registry.status('s'), { status: 'NOT_FOUND', message: "Unable to find system shared memory region: 's'" });
+      assert.throws(() => registry.acquire('s', 0, 8), { status: 'NOT_FOUND', message: "Unable to find shared memory region: 's'" });
+      assert.throws(() => registry.acquire('r', 64, 0), { status: 'INVALID_ARG', message: "Invalid offset for shared memory region: 'r'" });
+      assert.throws(() => registry.acquire('r', 60, 8), { status: 'INVALID_ARG', message: "Invalid offset + byte size for shared memory region: 'r'" });
+      registry.unregister('never-registered');
+      registry.unregisterAll();
+      assert.equal(registry.mappedCount, 0);
+      const disabled = new SharedMemoryRegistry({ provider, isAllowed: false });
+      assert.throws(() => disabled.register('r', key, 0, 8), { status: 'UNAVAILABLE' });
+    });
+
+    test('a region unregistered while leased stays readable until the lease is released, then unmaps', (t) => {
+      const key = createObject(name, 4096);
+      t.after(() => rmSync(`/dev/shm/${name}`, { force: true }));
+      const registry = new SharedMemoryRegistry({ provider, isAllowed: true });
+      registry.register('r', key, 0, 4096);
+      const lease = registry.acquire('r', 0, 4);
+      registry.unregister('r');
+      assert.deepEqual(registry.status(), []);
+      registry.register('r', key, 0, 16);
+      assert.equal(registry.mappedCount, 2);
+      assert.deepEqual([...lease.read()], [0, 1, 2, 3]);
+      lease.release();
+      lease.release();
+      assert.equal(registry.mappedCount, 1);
+      registry.unregisterAll();
+      assert.equal(registry.mappedCount, 0);
+    });
+
+    test('10,000 registrations leave no descriptor and no mapping behind', (t) => {
+      const key = createObject(name, 8192);
+      t.after(() => rmSync(`/dev/shm/${name}`, { force: true }));
+      const registry = new SharedMemoryRegistry({ provider, isAllowed: true });
+      const isOurs = (line: string): boolean => line.includes(`/dev/shm/${name}`);
+      const before = { fds: fdTargets().filter(isOurs).length, maps: readFileSync('/proc/self/maps', 'utf8').split('\n').filter(isOurs).length };
+      assert.deepEqual(before, { fds: 0, maps: 0 });
+      for (let index = 0; index < 10_000; index++) {
+        registry.register('r', key, index % 8000, 100);
+        const lease = registry.acquire('r', 0, 100);
+        assert.equal(lease.read()[0], (index % 8000) % 256);
+        lease.release();
+        registry.unregister('r');
+      }
+      const after = { fds: fdTargets().filter(isOurs).length, maps: readFileSync('/proc/self/maps', 'utf8').split('\n').filter(isOurs).length };
+      assert.deepEqual(after, { fds: 0, maps: 0 });
+    });
+  });
+}

@@ -1,0 +1,138 @@
+import { NereidError, type Tensor, serializeBytesSliced } from '../../core/index.js';
+import type { ParameterValue } from '../../protocol/parameters.js';
+import { asBytes } from '../../protocol/tensor-data.js';
+import type { RegionLease, SharedMemoryRegistry } from './shared-memory-registry.js';
+
+/** Where a tensor's data lies: `byteSize` bytes of region `region` from `offset`. */
+export interface RegionReference {
+  readonly region: string;
+  readonly offset: number;
+  readonly byteSize: number;
+}
+
+const SHM_KEYS = ['shared_memory_region', 'shared_memory_offset', 'shared_memory_byte_size'] as const;
+
+const asUnsigned = (value: ParameterValue | undefined): number | undefined => {
+  const number = typeof value === 'bigint' ? Number(value) : value;
+  return typeof number === 'number' && Number.isSafeInteger(number) && number >= 0 ? number : undefined;
+};
+
+/**
+ * Reads and removes the shared memory parameters of an HTTP tensor, as Triton's HTTP server does
+ * (CheckSharedMemoryData in src/http_server.cc): without `shared_memory_region` the tensor is not in
+ * shared memory (an offset or byte size alone is ignored); a missing byte size is 0.
+ */
+export function takeHttpRegionReference(parameters: Record<string, ParameterValue>): RegionReference | undefined {
+  const { shared_memory_region: region, shared_memory_offset: offset, shared_memory_byte_size: byteSize } = parameters;
+  for (const key of SHM_KEYS) delete parameters[key];
+  if (region === undefined) return undefined;
+  if (typeof region !== 'string') throw new NereidError('INVALID_ARG', "Unable to parse 'shared_memory_region'");
+  const offsetValue = offset === undefined ? 0 : asUnsigned(offset);
+  if (offsetValue === undefined) throw new NereidError('INVALID_ARG', "Unable to parse 'shared_memory_offset'");
+  const sizeValue = byteSize === undefined ? 0 : asUnsigned(byteSize);
+  if (sizeValue === undefined) throw new NereidError('INVALID_ARG', "Unable to parse 'shared_memory_byte_size'");
+  return { region, offset: offsetValue, byteSize: sizeValue };
+}
+
+/**
+ * Reads and removes the shared memory parameters of a gRPC tensor with Triton's checks and messages
+ * (ParseSharedMemoryParams in src/grpc/infer_handler.h).
+ */
+export function takeGrpcRegionReference(tensorName: string, parameters: Record<string, ParameterValue>): RegionReference | undefined {
+  const { shared_memory_region: region, shared_memory_offset: offset, shared_memory_byte_size: byteSize } = parameters;
+  for (const key of SHM_KEYS) delete parameters[key];
+  const hasRegion = region !== undefined;
+  if (hasRegion && typeof region !== 'string') {
+    throw new NereidError('INVALID_ARG', `invalid value type for 'shared_memory_region' parameter for tensor '${tensorName}', expected string_param.`);
+  }
+  let offsetValue = 0;
+  if (offset !== undefined) {
+    if (!hasRegion) throw new NereidError('INVALID_ARG', `'shared_memory_offset' can not be specified without 'shared_memory_region' parameter for tensor '${tensorName}'`);
+    const value = asUnsigned(offset);
+    if (value === undefined || typeof offset === 'boolean' || typeof offset === 'string') {
+      throw new NereidError('INVALID_ARG', `invalid value type for 'shared_memory_offset' parameter for tensor '${tensorName}', expected int64_param.`);
+    }
+    offsetValue = value;
+  }
+  if (byteSize === undefined) {
+    if (hasRegion) throw new NereidError('INVALID_ARG', `'shared_memory_byte_size' must be specified along with 'shared_memory_region' parameter for tensor '${tensorName}'`);
+    return undefined;
+  }
+  if (!hasRegion) throw new NereidError('INVALID_ARG', `'shared_memory_byte_size' can not be specified without 'shared_memory_region' parameter for tensor '${tensorName}'`);
+  const sizeValue = asUnsigned(byteSize);
+  if (sizeValue === undefined || typeof byteSize === 'boolean' || typeof byteSize === 'string') {
+    throw new NereidError('INVALID_ARG', `invalid value type for 'shared_memory_byte_size' parameter for tensor '${tensorName}', expected int64_param.`);
+  }
+  return { region: region as string, offset: offsetValue, byteSize: sizeValue };
+}
+
+/** What a codec says for the bytes of a tensor read from a region, in size errors. */
+export const SHARED_MEMORY_SOURCE = { name: 'shared memory', sizePhrase: 'shared_memory_byte_size is' } as const;
+
+/**
+ * The regions one request uses: its leases, taken as the codec decodes the request and released
+ * together once the response is written (or the request failed), so that a region unregistered
+ * meanwhile stays mapped until then.
+ */
+export class RequestRegions {
+  readonly #registry: SharedMemoryRegistry | undefined;
+  readonly #leases: RegionLease[] = [];
+  readonly #outputs = new Map<string, RegionLease>();
+
+  constructor(registry: SharedMemoryRegistry | undefined) {
+    this.#registry = registry;
+  }
+
+  #acquire(reference: RegionReference): RegionLease {
+    if (this.#registry === undefined || !this.#registry.isAllowed) {
+      throw new NereidError('UNAVAILABLE', 'client shared memory is disabled on this server; start it with --allow-client-shm=true to pass tensors in shared memory');
+    }
+    const lease = this.#registry.acquire(reference.region, reference.offset, reference.byteSize);
+    this.#leases.push(lease);
+    return lease;
+  }
+
+  /** An input's bytes from its region (a view of the mapping where the addon maps it). */
+  readInput(reference: RegionReference): Uint8Array {
+    return this.#acquire(reference).read();
+  }
+
+  /** Marks output `name` to be written into its region instead of the response. */
+  addOutput(name: string, reference: RegionReference): void {
+    this.#outputs.set(name, this.#acquire(reference));
+  }
+
+  get hasOutputs(): boolean {
+    return this.#outputs.size > 0;
+  }
+
+  isOutputInRegion(name: string): boolean {
+    return this.#outputs.has(name);
+  }
+
+  /**
+   * Writes every output that goes to a region; checks first that each fits, with Triton's message
+   * (InferResponseAlloc in src/http_server.cc), so a response that fails writes nothing.
+   */
+  async writeOutputs(outputs: readonly Tensor[]): Promise<void> {
+    const writes: Array<{ readonly lease: RegionLease; readonly bytes: Uint8Array }> = [];
+    for (const output of outputs) {
+      const lease = this.#outputs.get(output.name);
+      if (lease === undefined) continue;
+      const bytes = Array.isArray(output.data) ? await serializeBytesSliced(output.data) : asBytes(output.data as Exclude<Tensor['data'], Uint8Array[]>);
+      if (bytes.byteLength > lease.byteSize) {
+        throw new NereidError(
+          'INTERNAL',
+          `shared memory size specified with the request for output '${output.name}' (${lease.byteSize} bytes) should be at least ${bytes.byteLength} bytes to hold the results`,
+        );
+      }
+      writes.push({ lease, bytes });
+    }
+    for (const { lease, bytes } of writes) lease.write(bytes);
+  }
+
+  releaseAll(): void {
+    for (const lease of this.#leases) lease.release();
+    this.#leases.length = 0;
+  }
+}
