@@ -13,6 +13,8 @@ import { TlsIdentity } from './frontends/tls-identity.js';
 import { type Logger, createLogger } from './logging/logger.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { RepositoryManager } from './repository/repository-manager.js';
+import { RateLimiter } from './scheduling/rate-limiter.js';
+import { ResponseCache } from './scheduling/response-cache.js';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -82,6 +84,9 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     options.isMetricsAllowed ? loadTlsIdentity('metrics', options.metricsTls, logger) : undefined,
   ]);
   const tlsIdentities = [httpTls, grpcTls, metricsTls].filter((identity) => identity !== undefined);
+  // Issue 16, the response cache and the rate limiter: one of each for the whole server, as in Triton.
+  const responseCache = options.responseCacheBytes !== undefined ? new ResponseCache(options.responseCacheBytes) : undefined;
+  const rateLimiter = options.rateLimit === 'execution_count' ? new RateLimiter({ declared: options.rateLimitResources }) : undefined;
   const metrics: ServerMetrics | undefined = options.isMetricsAllowed
     ? new ServerMetrics({
         config: options.metricsConfig,
@@ -90,6 +95,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
           models: () => repository.readyModels(),
           loadedModelCount: () => repository.loadedModelCount,
           memoryEstimates: () => repository.memoryEstimates(),
+          ...(responseCache !== undefined ? { responseCache: () => responseCache.statistics() } : {}),
         },
         cpuIntervalMs: options.isCpuMetricsAllowed ? options.metricsIntervalMs : 0,
       })
@@ -117,6 +123,8 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       ...(options.modelMemoryBudgetBytes !== undefined ? { memoryBudgetBytes: options.modelMemoryBudgetBytes } : {}),
     },
     ...(metrics !== undefined ? { events: metrics.repositoryEvents } : {}),
+    ...(responseCache !== undefined ? { responseCache } : {}),
+    ...(rateLimiter !== undefined ? { rateLimiter } : {}),
     context: {
       logger,
       defaultMaxBatchSize: options.defaultMaxBatchSize,

@@ -217,3 +217,45 @@ test('issue 19: --model-load-thread-count, --load-on-demand, --max-loaded-models
     message: "nereid serve: --max-loaded-models takes an integer from 1 to 2147483647, got '0'",
   });
 });
+
+test("issue 16: --cache-config local,size=BYTES and the deprecated --response-cache-byte-size, with Triton's format errors", () => {
+  const parse = (...flags: string[]): ServerOptions => parseServeArgs(['--model-repository=m', ...flags]) as ServerOptions;
+  assert.equal(parse().responseCacheBytes, undefined);
+  assert.equal(parse('--cache-config', 'local,size=1048576').responseCacheBytes, 1_048_576);
+  assert.equal(parse('--cache-config=local,size=10', '--cache-config=local,size=20').responseCacheBytes, 20);
+  assert.equal(parse('--response-cache-byte-size=4096').responseCacheBytes, 4096);
+  const errors: Array<[string[], string]> = [
+    [['--cache-config=size=10'], 'No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got size=10'],
+    [['--cache-config=,size=10'], 'No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ,size=10'],
+    [['--cache-config=local,size'], "--cache-config option format is '<cache name>,<setting>=<value>'. Got local,size"],
+    [['--cache-config=local,size='], "--cache-config option format is '<cache name>,<setting>=<value>'. Got local,size="],
+    [['--cache-config=local,bytes=10'], "--cache-config 'local,bytes=10': unknown setting 'bytes' of the local cache; it takes size=BYTES"],
+    [['--cache-config=local,size=big'], "--cache-config local,size takes an integer from 1 to 9007199254740991, got 'big'"],
+    [['--cache-config=redis,host=localhost'], "--cache-config 'redis,host=localhost': Nereid has no redis cache; use its local cache, --cache-config local,size=BYTES"],
+    [['--cache-config=disk,size=10'], "--cache-config 'disk,size=10': unknown cache 'disk'; Nereid has the local cache: --cache-config local,size=BYTES"],
+    [
+      ['--cache-config=local,size=10', '--response-cache-byte-size=10'],
+      'Incompatible flags --response-cache-byte-size and --cache-config both provided. Please provide one or the other.',
+    ],
+  ];
+  for (const [flags, message] of errors) assert.throws(() => parse(...flags), { message: `nereid serve: ${message}` });
+});
+
+test("issue 16: --rate-limit off|execution_count and --rate-limit-resource NAME:COUNT[:DEVICE], with Triton's errors", () => {
+  const parse = (...flags: string[]): ServerOptions => parseServeArgs(['--model-repository=m', ...flags]) as ServerOptions;
+  assert.equal(parse().rateLimit, 'off');
+  assert.equal(parse('--rate-limit=EXECUTION_COUNT').rateLimit, 'execution_count');
+  assert.deepEqual(parse('--rate-limit-resource=R1:4', '--rate-limit-resource', 'gpu:2:1').rateLimitResources, [
+    { name: 'R1', count: 4 },
+    { name: 'gpu', count: 2, device: 1 },
+  ]);
+  assert.throws(() => parse('--rate-limit=fast'), { message: "nereid serve: invalid argument for --rate-limit: takes off or execution_count, got 'fast'" });
+  for (const bad of ['R1', 'R1:1:2:3', ':4']) {
+    assert.throws(() => parse(`--rate-limit-resource=${bad}`), {
+      message: `nereid serve: --rate-limit-resource option format is '<resource_name>:<count>:<device>' or '<resource_name>:<count>'. Got ${bad}`,
+    });
+  }
+  for (const bad of ['R1:many', 'R1:2:gpu', 'R1:-1']) {
+    assert.throws(() => parse(`--rate-limit-resource=${bad}`), { message: `nereid serve: failed to parse '${bad}' as <str>:<int>:<int>` });
+  }
+});
