@@ -56,7 +56,7 @@ export const SUPPORTED_FIELDS: Readonly<Record<string, Readonly<Record<string, F
     model_operations: refused('Nereid loads no custom operation libraries'),
     model_transaction_policy: supported,
     model_repository_agents: refused('Nereid has no repository agents'),
-    // Used with the server's --cache-config (without one, the load logs that nothing is cached, as Triton does).
+    // Used with the server's --cache-config; without one the model loads uncached (Triton needs both too) and a warning says so.
     response_cache: supported,
     model_metrics: refused('Nereid applies no per-model metric settings', 'remove it to load the model with the server-wide metric settings'),
   },
