@@ -57,12 +57,16 @@ async function post(url: string, message: { body: Buffer; headerLength: number }
 
 const digitsMessage = (pixels: Float32Array) => encodeInferRequest([{ name: 'INPUT', datatype: 'FP32', shape: [1, 64], bytes: new Uint8Array(pixels.buffer) }]);
 
-async function hitRatio(baseUrl: string, model: string): Promise<number> {
+/** The model's hit ratio, and what a hit and an executed request cost inside the server (µs, from its statistics). */
+async function serverSide(baseUrl: string, model: string): Promise<string> {
+  type Duration = { count: number; ns: number };
   const stats = (await (await fetch(`${baseUrl}/v2/models/${model}/stats`)).json()) as {
-    model_stats: Array<{ inference_stats: { cache_hit: { count: number }; success: { count: number } } }>;
+    model_stats: Array<{ inference_stats: Record<'cache_hit' | 'success' | 'queue' | 'compute_input' | 'compute_infer' | 'compute_output', Duration> }>;
   };
-  const { cache_hit, success } = stats.model_stats[0]!.inference_stats;
-  return success.count === 0 ? 0 : cache_hit.count / success.count;
+  const { cache_hit, success, queue, compute_input, compute_infer, compute_output } = stats.model_stats[0]!.inference_stats;
+  const mean = (duration: Duration): string => (duration.count === 0 ? '-' : (duration.ns / duration.count / 1000).toFixed(1));
+  const executed = { count: compute_infer.count, ns: queue.ns + compute_input.ns + compute_infer.ns + compute_output.ns };
+  return ` ${(success.count === 0 ? 0 : cache_hit.count / success.count).toFixed(3)} | ${mean(cache_hit)} | ${mean(executed)} |`;
 }
 
 const row = (label: string, figures: Figures, extra = ''): string =>
@@ -83,15 +87,15 @@ async function benchCache(): Promise<string[]> {
   const lines = [
     `Digits, 90 % repeating requests, ${CONCURRENCY} loops, HTTP binary, ${SECONDS} s each:`,
     '',
-    '| server | requests/s | p50 ms | p99 ms | cache hits / successes |',
-    '|---|---|---|---|---|',
+    '| server | requests/s | p50 ms | p99 ms | cache hits / successes | µs per hit (lookup) | µs per executed request (queue + compute) |',
+    '|---|---|---|---|---|---|---|',
   ];
   for (let round = 0; round < 2; round++) {
     for (const [label, flags] of [['cache off', []], ['cache on (16 MiB)', ['--cache-config=local,size=16777216']]] as const) {
       const server = await serve(`digits-${label.split(' ')[1]}-${round}`, repository, flags);
       try {
         const figures = await measure(CONCURRENCY, SECONDS * 1000, send(server.baseUrl));
-        lines.push(row(`${label}, run ${round + 1}`, figures, ` ${(await hitRatio(server.baseUrl, 'digits')).toFixed(3)} |`));
+        lines.push(row(`${label}, run ${round + 1}`, figures, await serverSide(server.baseUrl, 'digits')));
       } finally {
         await server.stop();
       }
