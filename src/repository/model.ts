@@ -37,6 +37,9 @@ export interface LoadModelOptions {
   readonly rateLimiter?: RateLimiter;
 }
 
+/** Numbers each load of a model version, so that a reload never hits responses of the files it replaced. */
+let nextLoadId = 1;
+
 /** What one instance group asks of the rate limiter (every Nereid instance runs on the CPU, device 0). */
 function rateLimitOf(group: ModelConfig['instanceGroup'][number]): InstanceRateLimit {
   const limiter = group.rateLimiter;
@@ -73,7 +76,7 @@ export class Model {
     // Validation refuses the cache for decoupled models and sequence batching, as Triton does.
     this.#scheduler =
       responseCache !== undefined && config.responseCache?.enable === true
-        ? new CachingScheduler({ scheduler, cache: responseCache, statistics: this.statistics, version: spec.version })
+        ? new CachingScheduler({ scheduler, cache: responseCache, statistics: this.statistics, version: spec.version, loadId: nextLoadId++ })
         : scheduler;
   }
 

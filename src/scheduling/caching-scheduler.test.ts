@@ -41,7 +41,7 @@ function setUp(sizeBytes = 1024) {
   const inner = new DoublingScheduler(clock);
   const statistics = new ModelStatistics('m', 1);
   const cache = new ResponseCache(sizeBytes);
-  return { inner, statistics, cache, scheduler: new CachingScheduler({ scheduler: inner, cache, statistics, version: 1, clock }) };
+  return { inner, statistics, cache, scheduler: new CachingScheduler({ scheduler: inner, cache, statistics, version: 1, loadId: 1, clock }) };
 }
 
 test('a repeated request is answered from the cache: counted as a success and a hit, not executed', async () => {

@@ -12,6 +12,8 @@ export interface CachingSchedulerOptions {
   readonly cache: ResponseCache;
   readonly statistics: ModelStatistics;
   readonly version: number;
+  /** Tells this load of the version from earlier ones with the same number (see responseCacheKey). */
+  readonly loadId: number;
   readonly clock?: Clock;
 }
 
@@ -46,9 +48,9 @@ export class CachingScheduler implements Scheduler {
   async enqueue(request: InferRequest): Promise<readonly Tensor[]> {
     // A closing model answers nothing more, from the cache either: its scheduler gives the refusal.
     if (this.#isClosed) return this.#options.scheduler.enqueue(request);
-    const { cache, statistics, scheduler, version } = this.#options;
+    const { cache, statistics, scheduler, version, loadId } = this.#options;
     const startUs = this.#clock.nowUs();
-    const key = responseCacheKey(request, version);
+    const key = responseCacheKey(request, version, loadId);
     const cached = cache.lookup(key);
     const lookupUs = this.#clock.nowUs() - startUs;
     if (cached !== undefined) {
