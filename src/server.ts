@@ -14,7 +14,8 @@ import { type Logger, createLogger } from './logging/logger.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { RepositoryManager } from './repository/repository-manager.js';
 import { RateLimiter } from './scheduling/rate-limiter.js';
-import { ResponseCache } from './scheduling/response-cache.js';
+import { RedisCache } from './scheduling/redis-cache.js';
+import { ResponseCache, type ResponseCacheStore } from './scheduling/response-cache.js';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -68,6 +69,19 @@ function warnIfExposed(logger: Logger, service: 'HTTP' | 'gRPC', address: string
   );
 }
 
+/**
+ * The response cache `--cache-config` asks for, or undefined. Redis is connected to before any model
+ * loads; when it cannot be reached the server starts all the same (the error is logged) and caches as
+ * soon as it connects, as Triton's redis cache falls back to serving without the cache.
+ */
+async function createResponseCache(options: ServerOptions, logger: Logger): Promise<ResponseCacheStore | undefined> {
+  if (options.responseCacheBytes !== undefined) return new ResponseCache(options.responseCacheBytes);
+  if (options.redisCache === undefined) return undefined;
+  const cache = new RedisCache({ ...options.redisCache, onError: (message) => logger.error('cache', message) });
+  if (await cache.connect()) logger.info('cache', `using the redis cache at ${options.redisCache.host}:${options.redisCache.port}`);
+  return cache;
+}
+
 /** Options for `startServer`: the repositories plus any ServerOptions to change from Triton's defaults. */
 export type StartOptions = Partial<ServerOptions> & { readonly modelRepositories: readonly string[]; readonly logger?: Logger };
 
@@ -85,7 +99,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   ]);
   const tlsIdentities = [httpTls, grpcTls, metricsTls].filter((identity) => identity !== undefined);
   // Issue 16, the response cache and the rate limiter: one of each for the whole server, as in Triton.
-  const responseCache = options.responseCacheBytes !== undefined ? new ResponseCache(options.responseCacheBytes) : undefined;
+  const responseCache = await createResponseCache(options, logger);
   const rateLimiter = options.rateLimit === 'execution_count' ? new RateLimiter({ declared: options.rateLimitResources }) : undefined;
   const metrics: ServerMetrics | undefined = options.isMetricsAllowed
     ? new ServerMetrics({
@@ -141,6 +155,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   if (options.isExitOnError && failed.length > 0) {
     await repository.unloadAll();
     metrics?.close();
+    await responseCache?.close();
     throw new NereidError('UNAVAILABLE', `${failed.length} model(s) failed to load: ${failed.map((entry) => `'${entry.name}' (${entry.reason})`).join('; ')}`);
   }
   const core = new InferenceServer({ repository, router, id: options.id, version: PACKAGE_VERSION, isStrictReadiness: options.isStrictReadiness, logger, isLogFileUpdateAllowed: options.isLogFileUpdateAllowed });
@@ -212,6 +227,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       await core.unloadAll({ isForced: isTimedOut });
       await metricsFrontend?.close();
       metrics?.close();
+      await responseCache?.close();
       for (const identity of tlsIdentities) identity.close();
       logger.info('server', 'all models are stopped; exiting');
     })());

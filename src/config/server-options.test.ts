@@ -229,16 +229,26 @@ test("issue 16: --cache-config local,size=BYTES and the deprecated --response-ca
     [['--cache-config=,size=10'], 'No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ,size=10'],
     [['--cache-config=local,size'], "--cache-config option format is '<cache name>,<setting>=<value>'. Got local,size"],
     [['--cache-config=local,size='], "--cache-config option format is '<cache name>,<setting>=<value>'. Got local,size="],
-    [['--cache-config=local,bytes=10'], "--cache-config 'local,bytes=10': unknown setting 'bytes' of the local cache; it takes size=BYTES"],
+    [['--cache-config=local,bytes=10'], "--cache-config 'local,bytes=10': unknown setting 'bytes' of the local cache; it takes size"],
     [['--cache-config=local,size=big'], "--cache-config local,size takes an integer from 1 to 9007199254740991, got 'big'"],
-    [['--cache-config=redis,host=localhost'], "--cache-config 'redis,host=localhost': Nereid has no redis cache; use its local cache, --cache-config local,size=BYTES"],
-    [['--cache-config=disk,size=10'], "--cache-config 'disk,size=10': unknown cache 'disk'; Nereid has the local cache: --cache-config local,size=BYTES"],
+    [['--cache-config=disk,size=10'], "--cache-config 'disk,size=10': unknown cache 'disk'; Nereid has the local and redis caches (--cache-config local,size=BYTES)"],
+    [['--cache-config=redis,host=localhost'], '--cache-config redis needs host and port: --cache-config redis,host=HOST --cache-config redis,port=PORT'],
+    [
+      ['--cache-config=redis,pool_size=4'],
+      "--cache-config 'redis,pool_size=4': unknown setting 'pool_size' of the redis cache; it takes host, port, user, password, db, connect_timeout, socket_timeout",
+    ],
+    [['--cache-config=redis,host=h', '--cache-config=redis,port=99999'], "--cache-config redis,port takes an integer from 1 to 65535, got '99999'"],
+    [['--cache-config=redis,host=h', '--cache-config=local,size=10'], '--cache-config configures one cache, local or redis, not both'],
     [
       ['--cache-config=local,size=10', '--response-cache-byte-size=10'],
       'Incompatible flags --response-cache-byte-size and --cache-config both provided. Please provide one or the other.',
     ],
   ];
   for (const [flags, message] of errors) assert.throws(() => parse(...flags), { message: `nereid serve: ${message}` });
+  assert.deepEqual(
+    parse('--cache-config=redis,host=cache.local', '--cache-config=redis,port=6380', '--cache-config=redis,password=p=w', '--cache-config=redis,connect_timeout=500').redisCache,
+    { host: 'cache.local', port: 6380, password: 'p=w', connectTimeoutMs: 500 },
+  );
 });
 
 test("issue 16: --rate-limit off|execution_count and --rate-limit-resource NAME:COUNT[:DEVICE], with Triton's errors", () => {

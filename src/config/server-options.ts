@@ -96,10 +96,23 @@ export interface ServerOptions {
   // Issue 16, the response cache and the rate limiter:
   /** `--cache-config local,size=BYTES` (or the deprecated `--response-cache-byte-size`): the response cache's size; undefined: no cache. */
   readonly responseCacheBytes?: number;
+  /** `--cache-config redis,host=H --cache-config redis,port=P ...`: Triton's redis cache instead; undefined: none. */
+  readonly redisCache?: RedisCacheConfig;
   /** `--rate-limit`: `off` runs an instance as soon as it is free; `execution_count` waits for its resources, by priority. */
   readonly rateLimit: 'off' | 'execution_count';
   /** `--rate-limit-resource NAME:COUNT[:DEVICE]`: how many of each resource the server has; none: the most any instance asks for. */
   readonly rateLimitResources: readonly RateLimitResource[];
+}
+
+/** The settings of Triton's redis cache (triton-inference-server/redis_cache), timeouts in milliseconds (0: none). */
+export interface RedisCacheConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly user?: string;
+  readonly password?: string;
+  readonly db?: number;
+  readonly connectTimeoutMs?: number;
+  readonly socketTimeoutMs?: number;
 }
 
 /** One `--rate-limit-resource`: a resource's count on one device, or on every device when `device` is undefined. */
@@ -248,7 +261,7 @@ const FLAGS = {
   'cache-config': {
     type: 'string',
     multiple: true,
-    help: 'CACHE,KEY=VALUE  the response cache: local,size=BYTES, shared by the models with response_cache { enable: true } (default: none)',
+    help: 'CACHE,KEY=VALUE  the response cache of the models with response_cache { enable: true }: local,size=BYTES, or redis,host=H and redis,port=P (repeatable; default: none)',
   },
   'response-cache-byte-size': { type: 'string', help: 'BYTES  deprecated: the same as --cache-config local,size=BYTES' },
   'rate-limit': { type: 'string', help: 'off|execution_count  execution_count: an instance executes once the resources its rate_limiter names are free, by priority (default off)' },
@@ -513,14 +526,15 @@ function parseCorsOrigins(value: string | undefined): readonly string[] {
 /**
  * `--cache-config CACHE,KEY=VALUE` (repeatable) in Triton's format and with its messages
  * (src/command_line_parser.cc ParseCacheConfigOption), and the deprecated `--response-cache-byte-size`.
- * Nereid has Triton's `local` cache, whose one setting is `size`.
+ * Nereid has Triton's two caches: `local` (setting `size`) and `redis` (the settings of Triton's
+ * redis_cache but its connection pool's: Nereid's client multiplexes one connection).
  */
-function parseCacheConfig(entries: readonly string[], byteSize: string | undefined): Pick<ServerOptions, 'responseCacheBytes'> {
+function parseCacheConfig(entries: readonly string[], byteSize: string | undefined): Pick<ServerOptions, 'responseCacheBytes' | 'redisCache'> {
   if (byteSize !== undefined && entries.length > 0) {
     throw usageError('Incompatible flags --response-cache-byte-size and --cache-config both provided. Please provide one or the other.');
   }
   if (byteSize !== undefined) return { responseCacheBytes: parseInteger('response-cache-byte-size', byteSize, 0, 1, Number.MAX_SAFE_INTEGER) };
-  let sizeBytes: number | undefined;
+  const settings = new Map<string, Map<string, string>>();
   for (const entry of entries) {
     const comma = entry.indexOf(',');
     if (comma <= 0) throw usageError(`No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ${entry}`);
@@ -529,14 +543,34 @@ function parseCacheConfig(entries: readonly string[], byteSize: string | undefin
     if (equals < 0 || key === '' || value === '') {
       throw usageError(`--cache-config option format is '<cache name>,<setting>=<value>'. Got ${entry}`);
     }
-    if (cache === 'redis') {
-      throw usageError(`--cache-config '${entry}': Nereid has no redis cache; use its local cache, --cache-config local,size=BYTES`);
+    if (cache !== 'local' && cache !== 'redis') {
+      throw usageError(`--cache-config '${entry}': unknown cache '${cache}'; Nereid has the local and redis caches (--cache-config local,size=BYTES)`);
     }
-    if (cache !== 'local') throw usageError(`--cache-config '${entry}': unknown cache '${cache}'; Nereid has the local cache: --cache-config local,size=BYTES`);
-    if (key !== 'size') throw usageError(`--cache-config '${entry}': unknown setting '${key}' of the local cache; it takes size=BYTES`);
-    sizeBytes = parseInteger('cache-config local,size', value, 0, 1, Number.MAX_SAFE_INTEGER);
+    const known = cache === 'local' ? ['size'] : ['host', 'port', 'user', 'password', 'db', 'connect_timeout', 'socket_timeout'];
+    if (!known.includes(key)) throw usageError(`--cache-config '${entry}': unknown setting '${key}' of the ${cache} cache; it takes ${known.join(', ')}`);
+    if (!settings.has(cache)) settings.set(cache, new Map());
+    settings.get(cache)!.set(key, value);
   }
-  return sizeBytes === undefined ? {} : { responseCacheBytes: sizeBytes };
+  if (settings.size > 1) throw usageError('--cache-config configures one cache, local or redis, not both');
+  const local = settings.get('local');
+  if (local !== undefined) return { responseCacheBytes: parseInteger('cache-config local,size', local.get('size'), 0, 1, Number.MAX_SAFE_INTEGER) };
+  const redis = settings.get('redis');
+  if (redis === undefined) return {};
+  const host = redis.get('host');
+  if (host === undefined || !redis.has('port')) throw usageError('--cache-config redis needs host and port: --cache-config redis,host=HOST --cache-config redis,port=PORT');
+  const optional = (key: string, name: keyof RedisCacheConfig, max: number): Partial<RedisCacheConfig> =>
+    redis.has(key) ? { [name]: parseInteger(`cache-config redis,${key}`, redis.get(key), 0, 0, max) } : {};
+  return {
+    redisCache: {
+      host,
+      port: parseInteger('cache-config redis,port', redis.get('port'), 0, 1, 65535),
+      ...(redis.has('user') ? { user: redis.get('user')! } : {}),
+      ...(redis.has('password') ? { password: redis.get('password')! } : {}),
+      ...optional('db', 'db', 2 ** 31 - 1),
+      ...optional('connect_timeout', 'connectTimeoutMs', 2 ** 31 - 1),
+      ...optional('socket_timeout', 'socketTimeoutMs', 2 ** 31 - 1),
+    },
+  };
 }
 
 function parseRateLimit(value: string | undefined): ServerOptions['rateLimit'] {

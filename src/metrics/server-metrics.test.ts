@@ -42,16 +42,13 @@ test('with a response cache: per-model hit and miss counters for the models that
     { statistics: plain, pendingCount: 0, isResponseCacheEnabled: false },
   ];
   const cache = {
-    entryCount: 1,
-    usedBytes: 256,
-    sizeBytes: 1024,
     lookupCount: 3,
     hitCount: 2,
     missCount: 1,
-    evictionCount: 0,
     insertionFailureCount: 1,
     lookupNs: 6000,
     insertionNs: 1000,
+    store: { entryCount: 1, usedBytes: 256, sizeBytes: 1024, evictionCount: 0 },
   };
   const metrics = new ServerMetrics({ config: DEFAULT_METRICS_CONFIG, source: { models: () => models, responseCache: () => cache }, cpuIntervalMs: 0 });
   const text = await metrics.text();

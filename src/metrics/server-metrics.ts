@@ -183,8 +183,8 @@ export class ServerMetrics {
   /**
    * The response cache's metrics (docs/user_guide/metrics.md, "Response Cache Metrics"): per model with
    * the cache enabled, hit and miss counts and their cumulative microseconds (the statistics' cache_hit
-   * and cache_miss); for the whole cache, the gauges Triton's local cache reports. Beyond Triton:
-   * nereid_cache_insertion_failures, responses not stored because they were larger than the cache.
+   * and cache_miss); for the whole cache, the gauges Triton's local cache reports (with Redis, those about
+   * lookups and insertions). Beyond Triton: nereid_cache_insertion_failures, responses not stored.
    */
   #addCacheMetrics(read: () => ResponseCacheStatistics): void {
     const registers = [this.registry];
@@ -228,17 +228,20 @@ export class ServerMetrics {
         },
       });
     };
-    gauge('nv_cache_num_entries', 'Number of responses stored in response cache', (c) => c.entryCount);
     gauge('nv_cache_num_lookups', 'Number of cache lookups in response cache', (c) => c.lookupCount);
     gauge('nv_cache_num_hits', 'Number of cache hits in response cache', (c) => c.hitCount);
     gauge('nv_cache_num_misses', 'Number of cache misses in response cache', (c) => c.missCount);
-    gauge('nv_cache_num_evictions', 'Number of cache evictions in response cache', (c) => c.evictionCount);
     gauge('nv_cache_lookup_duration', 'Total cache lookup duration (hit and miss), in microseconds', (c) => us(c.lookupNs));
     gauge('nv_cache_insertion_duration', 'Total cache insertion duration, in microseconds', (c) => us(c.insertionNs));
-    gauge('nv_cache_util', 'Cache utilization [0.0 - 1.0]', (c) => c.usedBytes / c.sizeBytes);
+    // What the store holds: the local cache only (a Redis server keeps its own numbers).
+    if (read().store !== undefined) {
+      gauge('nv_cache_num_entries', 'Number of responses stored in response cache', (c) => c.store!.entryCount);
+      gauge('nv_cache_num_evictions', 'Number of cache evictions in response cache', (c) => c.store!.evictionCount);
+      gauge('nv_cache_util', 'Cache utilization [0.0 - 1.0]', (c) => c.store!.usedBytes / c.store!.sizeBytes);
+    }
     new Counter({
       name: 'nereid_cache_insertion_failures',
-      help: 'Responses not stored in the response cache because they were larger than the whole cache (the requests were answered)',
+      help: 'Responses not stored in the response cache: larger than the whole local cache, or refused by Redis (the requests were answered)',
       registers,
       collect() {
         this.reset();

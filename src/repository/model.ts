@@ -11,7 +11,7 @@ import { createScheduler } from '../scheduling/create-scheduler.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
 import { RateLimitedInstance } from '../scheduling/rate-limited-instance.js';
 import type { InstanceRateLimit, RateLimiter, RateLimiterRegistration } from '../scheduling/rate-limiter.js';
-import type { ResponseCache } from '../scheduling/response-cache.js';
+import type { ResponseCacheStore } from '../scheduling/response-cache.js';
 import { abortable } from '../util/abortable.js';
 import { warmUp } from './warmup.js';
 import type { CloseOptions, Scheduler } from '../scheduling/scheduler.js';
@@ -32,12 +32,16 @@ export interface LoadModelOptions {
    */
   readonly signal?: AbortSignal;
   /** `--cache-config`: the server's response cache, used when the config has `response_cache { enable: true }`. */
-  readonly responseCache?: ResponseCache;
+  readonly responseCache?: ResponseCacheStore;
   /** `--rate-limit=execution_count`: every instance then executes only with its resources allocated. */
   readonly rateLimiter?: RateLimiter;
 }
 
-/** Numbers each load of a model version, so that a reload never hits responses of the files it replaced. */
+/**
+ * Numbers each load of a model version, so that a reload never hits responses of the files it replaced
+ * in the local cache. A shared cache (Redis) cannot tell loads apart: its keys are the same on every
+ * server, and entries of replaced files stay until Redis evicts them (as in Triton).
+ */
 let nextLoadId = 1;
 
 /** What one instance group asks of the rate limiter (every Nereid instance runs on the CPU, device 0). */
@@ -65,7 +69,7 @@ export class Model {
     backendModel: BackendModel,
     instances: readonly ModelInstance[],
     observer: StatisticsObserver | undefined,
-    responseCache: ResponseCache | undefined,
+    responseCache: ResponseCacheStore | undefined,
   ) {
     this.config = config;
     this.spec = spec;
@@ -76,7 +80,7 @@ export class Model {
     // Validation refuses the cache for decoupled models and sequence batching, as Triton does.
     this.#scheduler =
       responseCache !== undefined && config.responseCache?.enable === true
-        ? new CachingScheduler({ scheduler, cache: responseCache, statistics: this.statistics, version: spec.version, loadId: nextLoadId++ })
+        ? new CachingScheduler({ scheduler, cache: responseCache, statistics: this.statistics, version: spec.version, loadId: responseCache.isShared ? 0 : nextLoadId++ })
         : scheduler;
   }
 

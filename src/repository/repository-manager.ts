@@ -27,7 +27,7 @@ import { findModelFolders, findVersions, fingerprintFolders, scanRepositories } 
 import { selectVersions } from './version-policy.js';
 import type { ModelControlMode } from '../config/server-options.js';
 import type { RateLimiter } from '../scheduling/rate-limiter.js';
-import type { ResponseCache } from '../scheduling/response-cache.js';
+import type { ResponseCacheStore } from '../scheduling/response-cache.js';
 
 
 export interface RepositoryOptions {
@@ -64,7 +64,7 @@ export interface RepositoryOptions {
   readonly events?: RepositoryEvents;
   // Issue 16, the response cache and the rate limiter:
   /** `--cache-config`: the response cache every model with `response_cache { enable: true }` shares. */
-  readonly responseCache?: ResponseCache;
+  readonly responseCache?: ResponseCacheStore;
   /** `--rate-limit=execution_count`: the rate limiter every instance asks before it executes. */
   readonly rateLimiter?: RateLimiter;
 }

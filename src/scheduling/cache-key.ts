@@ -20,7 +20,7 @@ const tagged = (value: ParameterValue): string => `${typeof value}:${String(valu
  * Python model sees every request parameter); a 256-bit digest makes a collision, which Triton's docs
  * list as a known limitation, practically impossible. The load matters because a reload may keep the
  * version number with other files (POLL mode, the load API): the old load's entries are then never hit
- * again and age out of the cache.
+ * again and age out of the cache (0 for a cache shared between servers, where loads cannot be told apart).
  */
 export function responseCacheKey(request: InferRequest, version: number, loadId = 0): string {
   const inputs = [...request.inputs].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

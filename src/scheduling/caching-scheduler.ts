@@ -3,13 +3,13 @@ import type { Tensor } from '../kernel/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { responseCacheKey } from './cache-key.js';
 import { type Clock, systemClock } from './clock.js';
-import type { ResponseCache } from './response-cache.js';
+import type { ResponseCacheStore } from './response-cache.js';
 import type { CloseOptions, Scheduler } from './scheduler.js';
 
 export interface CachingSchedulerOptions {
   /** The model's own scheduler, which runs the requests that miss. */
   readonly scheduler: Scheduler;
-  readonly cache: ResponseCache;
+  readonly cache: ResponseCacheStore;
   readonly statistics: ModelStatistics;
   readonly version: number;
   /** Tells this load of the version from earlier ones with the same number (see responseCacheKey). */
@@ -51,7 +51,7 @@ export class CachingScheduler implements Scheduler {
     const { cache, statistics, scheduler, version, loadId } = this.#options;
     const startUs = this.#clock.nowUs();
     const key = responseCacheKey(request, version, loadId);
-    const cached = cache.lookup(key);
+    const cached = await cache.lookup(key);
     const lookupUs = this.#clock.nowUs() - startUs;
     if (cached !== undefined) {
       statistics.recordCacheHit(lookupUs * 1000, lookupUs * 1000);
@@ -59,7 +59,7 @@ export class CachingScheduler implements Scheduler {
     }
     const outputs = await scheduler.enqueue(request);
     const insertStartUs = this.#clock.nowUs();
-    cache.insert(key, outputs);
+    await cache.insert(key, outputs);
     statistics.recordCacheMiss((lookupUs + this.#clock.nowUs() - insertStartUs) * 1000);
     return outputs;
   }

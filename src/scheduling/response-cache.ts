@@ -2,8 +2,26 @@ import type { Tensor } from '../kernel/tensor.js';
 import type { ResponseCacheStatistics } from '../metrics/response-cache-statistics.js';
 import { type BytesElements, type FixedSizeArray, serializedByteLength } from '../protocol/tensor-data.js';
 
-/** What `insert` did: stored the entry, found it already stored, or could not store it (larger than the cache). */
-export type InsertOutcome = 'inserted' | 'present' | 'too_large';
+/** What `insert` did: stored the entry, found it already stored, or could not store it (larger than the cache, Redis down). */
+export type InsertOutcome = 'inserted' | 'present' | 'failed';
+
+/**
+ * Where responses are cached: Triton's `local` cache (ResponseCache, here) or its `redis` cache
+ * (redis-cache.ts). One serves the whole server; the CachingScheduler of each model asks it.
+ */
+export interface ResponseCacheStore {
+  /**
+   * Whether other servers, and this one after a restart, read the same entries (Redis): keys may then
+   * hold nothing particular to this process, such as the load of a model (see responseCacheKey).
+   */
+  readonly isShared: boolean;
+  /** The outputs stored under `key`, or undefined on a miss (and when the store cannot be reached). */
+  lookup(key: string): readonly Tensor[] | undefined | Promise<readonly Tensor[] | undefined>;
+  /** Stores the outputs under `key`; never rejects: a failure is counted and reported in the outcome. */
+  insert(key: string, outputs: readonly Tensor[]): InsertOutcome | Promise<InsertOutcome>;
+  statistics(): ResponseCacheStatistics;
+  close(): Promise<void>;
+}
 
 interface Entry {
   readonly outputs: readonly Tensor[];
@@ -39,7 +57,8 @@ function copyOutputs(outputs: readonly Tensor[]): Tensor[] {
  *   #entries (a Map keeps insertion order): least recently used → ... → most recently used
  *   lookup hit: delete + set moves the entry to the end; insert: evict from the front until it fits
  */
-export class ResponseCache {
+export class ResponseCache implements ResponseCacheStore {
+  readonly isShared = false;
   readonly sizeBytes: number;
   readonly #entries = new Map<string, Entry>();
   #usedBytes = 0;
@@ -78,7 +97,7 @@ export class ResponseCache {
       const bytes = outputByteSize(outputs);
       if (bytes > this.sizeBytes) {
         this.#insertionFailureCount++;
-        return 'too_large';
+        return 'failed';
       }
       for (const [oldest, entry] of this.#entries) {
         if (this.#usedBytes + bytes <= this.sizeBytes) break;
@@ -101,16 +120,18 @@ export class ResponseCache {
 
   statistics(): ResponseCacheStatistics {
     return {
-      entryCount: this.#entries.size,
-      usedBytes: this.#usedBytes,
-      sizeBytes: this.sizeBytes,
       lookupCount: this.#lookupCount,
       hitCount: this.#hitCount,
       missCount: this.#missCount,
-      evictionCount: this.#evictionCount,
       insertionFailureCount: this.#insertionFailureCount,
       lookupNs: this.#lookupNs,
       insertionNs: this.#insertionNs,
+      store: { entryCount: this.#entries.size, usedBytes: this.#usedBytes, sizeBytes: this.sizeBytes, evictionCount: this.#evictionCount },
     };
+  }
+
+  async close(): Promise<void> {
+    this.#entries.clear();
+    this.#usedBytes = 0;
   }
 }
