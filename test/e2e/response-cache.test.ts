@@ -12,7 +12,8 @@ const CACHE = 'response_cache { enable: true }';
 
 /**
  * js_add as `adder` (no cache) and `cached_adder`; `cached_pipeline`, an ensemble with the cache
- * whose one step is `adder`; `cached_stream`, the decoupled word_stream with the cache enabled.
+ * whose one step is `adder`; `pipeline_of_cached`, one without, whose step is `cached_adder`;
+ * `cached_stream`, the decoupled word_stream with the cache enabled.
  */
 async function makeRepository(): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), 'nereid-cache-'));
@@ -23,14 +24,18 @@ async function makeRepository(): Promise<string> {
   await writeFile(join(root, 'cached_adder', 'config.pbtxt'), `${addConfig}\n${CACHE}\n`);
   const tensors = (prefix: string) =>
     `${prefix} [ { name: "${prefix === 'input' ? 'INPUT0' : 'OUTPUT0'}" data_type: TYPE_FP32 dims: [ 4 ] }, { name: "${prefix === 'input' ? 'INPUT1' : 'OUTPUT1'}" data_type: TYPE_FP32 dims: [ 4 ] } ]`;
-  await cp(add, join(root, 'cached_pipeline'), { recursive: true, filter: (path) => !path.endsWith('.js') });
-  await writeFile(
-    join(root, 'cached_pipeline', 'config.pbtxt'),
-    `platform: "ensemble"\nmax_batch_size: 8\n${tensors('input')}\n${tensors('output')}\n${CACHE}\n` +
-      'ensemble_scheduling { step [ { model_name: "adder" model_version: -1 ' +
-      'input_map [ { key: "INPUT0" value: "INPUT0" }, { key: "INPUT1" value: "INPUT1" } ] ' +
-      'output_map [ { key: "OUTPUT0" value: "OUTPUT0" }, { key: "OUTPUT1" value: "OUTPUT1" } ] } ] }\n',
-  );
+  const ensemble = async (name: string, step: string, cache: string): Promise<void> => {
+    await cp(add, join(root, name), { recursive: true, filter: (path) => !path.endsWith('.js') });
+    await writeFile(
+      join(root, name, 'config.pbtxt'),
+      `platform: "ensemble"\nmax_batch_size: 8\n${tensors('input')}\n${tensors('output')}\n${cache}\n` +
+        `ensemble_scheduling { step [ { model_name: "${step}" model_version: -1 ` +
+        'input_map [ { key: "INPUT0" value: "INPUT0" }, { key: "INPUT1" value: "INPUT1" } ] ' +
+        'output_map [ { key: "OUTPUT0" value: "OUTPUT0" }, { key: "OUTPUT1" value: "OUTPUT1" } ] } ] }\n',
+    );
+  };
+  await ensemble('cached_pipeline', 'adder', CACHE);
+  await ensemble('pipeline_of_cached', 'cached_adder', '');
   const stream = join(EXAMPLES, 'word_stream');
   await cp(stream, join(root, 'cached_stream'), { recursive: true });
   await writeFile(join(root, 'cached_stream', 'config.pbtxt'), `${await readFile(join(stream, 'config.pbtxt'), 'utf8')}\n${CACHE}\n`);
@@ -150,6 +155,19 @@ describe('the response cache (--cache-config local,size=BYTES)', () => {
       const pipeline = await statsOf(server, 'cached_pipeline');
       assert.deepEqual([pipeline.inference_stats.cache_hit.count, pipeline.inference_stats.cache_miss.count, pipeline.inference_stats.success.count], [2, 1, 3]);
       assert.equal((await statsOf(server, 'adder')).execution_count, adderBefore.execution_count);
+    });
+
+    test("an ensemble without the cache runs its steps each time; a composing model's own cache answers them", async () => {
+      const before = await statsOf(server, 'cached_adder');
+      for (let i = 0; i < 3; i++) assert.deepEqual(await infer(server, 'pipeline_of_cached', addRequest(70)), [71, 72, 73, 74]);
+      const pipeline = await statsOf(server, 'pipeline_of_cached');
+      assert.deepEqual([pipeline.inference_stats.success.count, pipeline.inference_stats.cache_hit.count], [3, 0]);
+      const after = await statsOf(server, 'cached_adder');
+      assert.deepEqual(
+        [after.inference_stats.cache_hit.count - before.inference_stats.cache_hit.count, after.inference_stats.cache_miss.count - before.inference_stats.cache_miss.count],
+        [2, 1],
+      );
+      assert.equal(after.execution_count - before.execution_count, 1);
     });
 
     test('a decoupled model with the cache enabled is refused at load, as Triton refuses it', async () => {
