@@ -16,6 +16,9 @@ import { type Logger, createLogger } from './logging/logger.js';
 import { RecentLogLines } from './logging/recent-log-lines.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { RepositoryManager } from './repository/repository-manager.js';
+import { RateLimiter } from './scheduling/rate-limiter.js';
+import { RedisCache } from './scheduling/redis-cache.js';
+import { ResponseCache, type ResponseCacheStore } from './scheduling/response-cache.js';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -71,6 +74,19 @@ function warnIfExposed(logger: Logger, service: 'HTTP' | 'gRPC', address: string
   );
 }
 
+/**
+ * The response cache `--cache-config` asks for, or undefined. Redis is connected to before any model
+ * loads; when it cannot be reached the server starts all the same (the error is logged) and caches as
+ * soon as it connects, as Triton's redis cache falls back to serving without the cache.
+ */
+async function createResponseCache(options: ServerOptions, logger: Logger): Promise<ResponseCacheStore | undefined> {
+  if (options.responseCacheBytes !== undefined) return new ResponseCache(options.responseCacheBytes);
+  if (options.redisCache === undefined) return undefined;
+  const cache = new RedisCache({ ...options.redisCache, onError: (message) => logger.error('cache', message) });
+  if (await cache.connect()) logger.info('cache', `using the redis cache at ${options.redisCache.host}:${options.redisCache.port}`);
+  return cache;
+}
+
 /** Options for `startServer`: the repositories plus any ServerOptions to change from Triton's defaults. */
 export type StartOptions = Partial<ServerOptions> & { readonly modelRepositories: readonly string[]; readonly logger?: Logger };
 
@@ -90,6 +106,9 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     options.isMetricsAllowed ? loadTlsIdentity('metrics', options.metricsTls, logger) : undefined,
   ]);
   const tlsIdentities = [httpTls, grpcTls, metricsTls].filter((identity) => identity !== undefined);
+  // Issue 16, the response cache and the rate limiter: one of each for the whole server, as in Triton.
+  const responseCache = await createResponseCache(options, logger);
+  const rateLimiter = options.rateLimit === 'execution_count' ? new RateLimiter({ declared: options.rateLimitResources }) : undefined;
   const metrics: ServerMetrics | undefined = options.isMetricsAllowed
     ? new ServerMetrics({
         config: options.metricsConfig,
@@ -98,6 +117,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
           models: () => repository.readyModels(),
           loadedModelCount: () => repository.loadedModelCount,
           memoryEstimates: () => repository.memoryEstimates(),
+          ...(responseCache !== undefined ? { responseCache: () => responseCache.statistics() } : {}),
         },
         cpuIntervalMs: options.isCpuMetricsAllowed ? options.metricsIntervalMs : 0,
       })
@@ -125,6 +145,8 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       ...(options.modelMemoryBudgetBytes !== undefined ? { memoryBudgetBytes: options.modelMemoryBudgetBytes } : {}),
     },
     ...(metrics !== undefined ? { events: metrics.repositoryEvents } : {}),
+    ...(responseCache !== undefined ? { responseCache } : {}),
+    ...(rateLimiter !== undefined ? { rateLimiter } : {}),
     context: {
       logger,
       defaultMaxBatchSize: options.defaultMaxBatchSize,
@@ -141,6 +163,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   if (options.isExitOnError && failed.length > 0) {
     await repository.unloadAll();
     metrics?.close();
+    await responseCache?.close();
     throw new NereidError('UNAVAILABLE', `${failed.length} model(s) failed to load: ${failed.map((entry) => `'${entry.name}' (${entry.reason})`).join('; ')}`);
   }
   const core = new InferenceServer({
@@ -235,6 +258,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       await core.unloadAll({ isForced: isTimedOut });
       await metricsFrontend?.close();
       metrics?.close();
+      await responseCache?.close();
       for (const identity of tlsIdentities) identity.close();
       logger.info('server', 'all models are stopped; exiting');
     })());

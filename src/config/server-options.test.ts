@@ -229,3 +229,55 @@ test('--allow-dashboard: on by default, off with false, in the usage text', () =
   assert.throws(() => parseServeArgs(['--model-repository=m', '--allow-dashboard=maybe']), /allow-dashboard/);
   assert.match(serveUsage(), /--allow-dashboard BOOL +serve the live dashboard at \/dashboard on the HTTP port \(default true\)/);
 });
+
+test("issue 16: --cache-config local,size=BYTES and the deprecated --response-cache-byte-size, with Triton's format errors", () => {
+  const parse = (...flags: string[]): ServerOptions => parseServeArgs(['--model-repository=m', ...flags]) as ServerOptions;
+  assert.equal(parse().responseCacheBytes, undefined);
+  assert.equal(parse('--cache-config', 'local,size=1048576').responseCacheBytes, 1_048_576);
+  assert.equal(parse('--cache-config=local,size=10', '--cache-config=local,size=20').responseCacheBytes, 20);
+  assert.equal(parse('--response-cache-byte-size=4096').responseCacheBytes, 4096);
+  const errors: Array<[string[], string]> = [
+    [['--cache-config=size=10'], 'No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got size=10'],
+    [['--cache-config=,size=10'], 'No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ,size=10'],
+    [['--cache-config=local,size'], "--cache-config option format is '<cache name>,<setting>=<value>'. Got local,size"],
+    [['--cache-config=local,size='], "--cache-config option format is '<cache name>,<setting>=<value>'. Got local,size="],
+    [['--cache-config=local,bytes=10'], "--cache-config 'local,bytes=10': unknown setting 'bytes' of the local cache; it takes size"],
+    [['--cache-config=local,size=big'], "--cache-config local,size takes an integer from 1 to 9007199254740991, got 'big'"],
+    [['--cache-config=disk,size=10'], "--cache-config 'disk,size=10': unknown cache 'disk'; Nereid has the local and redis caches (--cache-config local,size=BYTES)"],
+    [['--cache-config=redis,host=localhost'], '--cache-config redis needs host and port: --cache-config redis,host=HOST --cache-config redis,port=PORT'],
+    [
+      ['--cache-config=redis,pool_size=4'],
+      "--cache-config 'redis,pool_size=4': unknown setting 'pool_size' of the redis cache; it takes host, port, user, password, db, connect_timeout, socket_timeout",
+    ],
+    [['--cache-config=redis,host=h', '--cache-config=redis,port=99999'], "--cache-config redis,port takes an integer from 1 to 65535, got '99999'"],
+    [['--cache-config=redis,host=h', '--cache-config=local,size=10'], '--cache-config configures one cache, local or redis, not both'],
+    [
+      ['--cache-config=local,size=10', '--response-cache-byte-size=10'],
+      'Incompatible flags --response-cache-byte-size and --cache-config both provided. Please provide one or the other.',
+    ],
+  ];
+  for (const [flags, message] of errors) assert.throws(() => parse(...flags), { message: `nereid serve: ${message}` });
+  assert.deepEqual(
+    parse('--cache-config=redis,host=cache.local', '--cache-config=redis,port=6380', '--cache-config=redis,password=p=w', '--cache-config=redis,connect_timeout=500').redisCache,
+    { host: 'cache.local', port: 6380, password: 'p=w', connectTimeoutMs: 500 },
+  );
+});
+
+test("issue 16: --rate-limit off|execution_count and --rate-limit-resource NAME:COUNT[:DEVICE], with Triton's errors", () => {
+  const parse = (...flags: string[]): ServerOptions => parseServeArgs(['--model-repository=m', ...flags]) as ServerOptions;
+  assert.equal(parse().rateLimit, 'off');
+  assert.equal(parse('--rate-limit=EXECUTION_COUNT').rateLimit, 'execution_count');
+  assert.deepEqual(parse('--rate-limit-resource=R1:4', '--rate-limit-resource', 'gpu:2:1').rateLimitResources, [
+    { name: 'R1', count: 4 },
+    { name: 'gpu', count: 2, device: 1 },
+  ]);
+  assert.throws(() => parse('--rate-limit=fast'), { message: "nereid serve: invalid argument for --rate-limit: takes off or execution_count, got 'fast'" });
+  for (const bad of ['R1', 'R1:1:2:3', ':4']) {
+    assert.throws(() => parse(`--rate-limit-resource=${bad}`), {
+      message: `nereid serve: --rate-limit-resource option format is '<resource_name>:<count>:<device>' or '<resource_name>:<count>'. Got ${bad}`,
+    });
+  }
+  for (const bad of ['R1:many', 'R1:2:gpu', 'R1:-1']) {
+    assert.throws(() => parse(`--rate-limit-resource=${bad}`), { message: `nereid serve: failed to parse '${bad}' as <str>:<int>:<int>` });
+  }
+});

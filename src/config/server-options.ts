@@ -101,6 +101,33 @@ export interface ServerOptions {
   readonly maxLoadedModels?: number;
   /** `--model-memory-budget`: the most estimated memory of the loaded models, in bytes; undefined: no limit. */
   readonly modelMemoryBudgetBytes?: number;
+  // Issue 16, the response cache and the rate limiter:
+  /** `--cache-config local,size=BYTES` (or the deprecated `--response-cache-byte-size`): the response cache's size; undefined: no cache. */
+  readonly responseCacheBytes?: number;
+  /** `--cache-config redis,host=H --cache-config redis,port=P ...`: Triton's redis cache instead; undefined: none. */
+  readonly redisCache?: RedisCacheConfig;
+  /** `--rate-limit`: `off` runs an instance as soon as it is free; `execution_count` waits for its resources, by priority. */
+  readonly rateLimit: 'off' | 'execution_count';
+  /** `--rate-limit-resource NAME:COUNT[:DEVICE]`: how many of each resource the server has; none: the most any instance asks for. */
+  readonly rateLimitResources: readonly RateLimitResource[];
+}
+
+/** The settings of Triton's redis cache (triton-inference-server/redis_cache), timeouts in milliseconds (0: none). */
+export interface RedisCacheConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly user?: string;
+  readonly password?: string;
+  readonly db?: number;
+  readonly connectTimeoutMs?: number;
+  readonly socketTimeoutMs?: number;
+}
+
+/** One `--rate-limit-resource`: a resource's count on one device, or on every device when `device` is undefined. */
+export interface RateLimitResource {
+  readonly name: string;
+  readonly count: number;
+  readonly device?: number;
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
@@ -150,6 +177,9 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   // Issue 19, many models:
   modelLoadThreadCount: 4,
   isLoadOnDemand: false,
+  // Issue 16, the response cache and the rate limiter:
+  rateLimit: 'off',
+  rateLimitResources: [],
 };
 
 /** Flags, what each takes, and one line of help. */
@@ -239,6 +269,19 @@ const FLAGS = {
   'load-on-demand': { type: 'string', help: 'BOOL  a request for a model that is not loaded loads it (default false)' },
   'max-loaded-models': { type: 'string', help: 'N  most models loaded at once; least recently used ones loaded on demand make room (default: no limit)' },
   'model-memory-budget': { type: 'string', help: 'SIZE  most estimated memory of loaded models, bytes or with KB/MB/GB (default: no limit)' },
+  // Issue 16, the response cache and the rate limiter:
+  'cache-config': {
+    type: 'string',
+    multiple: true,
+    help: 'CACHE,KEY=VALUE  the response cache of the models with response_cache { enable: true }: local,size=BYTES, or redis,host=H and redis,port=P (repeatable; default: none)',
+  },
+  'response-cache-byte-size': { type: 'string', help: 'BYTES  deprecated: the same as --cache-config local,size=BYTES' },
+  'rate-limit': { type: 'string', help: 'off|execution_count  execution_count: an instance executes once the resources its rate_limiter names are free, by priority (default off)' },
+  'rate-limit-resource': {
+    type: 'string',
+    multiple: true,
+    help: 'NAME:COUNT[:DEVICE]  how many of a resource there are (repeatable; default: the most any instance asks for)',
+  },
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
@@ -459,6 +502,10 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     isLoadOnDemand: parseBoolean('load-on-demand', string('load-on-demand'), defaults.isLoadOnDemand),
     ...(string('max-loaded-models') !== undefined ? { maxLoadedModels: parseInteger('max-loaded-models', string('max-loaded-models'), 0, 1, 2 ** 31 - 1) } : {}),
     ...(string('model-memory-budget') !== undefined ? { modelMemoryBudgetBytes: parseByteSize('model-memory-budget', string('model-memory-budget'))! } : {}),
+    // Issue 16, the response cache and the rate limiter:
+    ...parseCacheConfig((values['cache-config'] as string[] | undefined) ?? [], string('response-cache-byte-size')),
+    rateLimit: parseRateLimit(string('rate-limit')),
+    rateLimitResources: ((values['rate-limit-resource'] as string[] | undefined) ?? []).map(parseRateLimitResource),
   };
   if (options.authTokenFile === '') throw usageError('--auth-token-file takes the path of a file that holds the token, got an empty path');
   checkPortCollision(options);
@@ -488,6 +535,77 @@ function parseCorsOrigins(value: string | undefined): readonly string[] {
     }
   }
   return origins;
+}
+
+/**
+ * `--cache-config CACHE,KEY=VALUE` (repeatable) in Triton's format and with its messages
+ * (src/command_line_parser.cc ParseCacheConfigOption), and the deprecated `--response-cache-byte-size`.
+ * Nereid has Triton's two caches: `local` (setting `size`) and `redis` (the settings of Triton's
+ * redis_cache but its connection pool's: Nereid's client multiplexes one connection).
+ */
+function parseCacheConfig(entries: readonly string[], byteSize: string | undefined): Pick<ServerOptions, 'responseCacheBytes' | 'redisCache'> {
+  if (byteSize !== undefined && entries.length > 0) {
+    throw usageError('Incompatible flags --response-cache-byte-size and --cache-config both provided. Please provide one or the other.');
+  }
+  if (byteSize !== undefined) return { responseCacheBytes: parseInteger('response-cache-byte-size', byteSize, 0, 1, Number.MAX_SAFE_INTEGER) };
+  const settings = new Map<string, Map<string, string>>();
+  for (const entry of entries) {
+    const comma = entry.indexOf(',');
+    if (comma <= 0) throw usageError(`No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ${entry}`);
+    const equals = entry.indexOf('=', comma + 1);
+    const [cache, key, value] = [entry.slice(0, comma), entry.slice(comma + 1, equals), entry.slice(equals + 1)];
+    if (equals < 0 || key === '' || value === '') {
+      throw usageError(`--cache-config option format is '<cache name>,<setting>=<value>'. Got ${entry}`);
+    }
+    if (cache !== 'local' && cache !== 'redis') {
+      throw usageError(`--cache-config '${entry}': unknown cache '${cache}'; Nereid has the local and redis caches (--cache-config local,size=BYTES)`);
+    }
+    const known = cache === 'local' ? ['size'] : ['host', 'port', 'user', 'password', 'db', 'connect_timeout', 'socket_timeout'];
+    if (!known.includes(key)) throw usageError(`--cache-config '${entry}': unknown setting '${key}' of the ${cache} cache; it takes ${known.join(', ')}`);
+    if (!settings.has(cache)) settings.set(cache, new Map());
+    settings.get(cache)!.set(key, value);
+  }
+  if (settings.size > 1) throw usageError('--cache-config configures one cache, local or redis, not both');
+  const local = settings.get('local');
+  if (local !== undefined) return { responseCacheBytes: parseInteger('cache-config local,size', local.get('size'), 0, 1, Number.MAX_SAFE_INTEGER) };
+  const redis = settings.get('redis');
+  if (redis === undefined) return {};
+  const host = redis.get('host');
+  if (host === undefined || !redis.has('port')) throw usageError('--cache-config redis needs host and port: --cache-config redis,host=HOST --cache-config redis,port=PORT');
+  const optional = (key: string, name: keyof RedisCacheConfig, max: number): Partial<RedisCacheConfig> =>
+    redis.has(key) ? { [name]: parseInteger(`cache-config redis,${key}`, redis.get(key), 0, 0, max) } : {};
+  return {
+    redisCache: {
+      host,
+      port: parseInteger('cache-config redis,port', redis.get('port'), 0, 1, 65535),
+      ...(redis.has('user') ? { user: redis.get('user')! } : {}),
+      ...(redis.has('password') ? { password: redis.get('password')! } : {}),
+      ...optional('db', 'db', 2 ** 31 - 1),
+      ...optional('connect_timeout', 'connectTimeoutMs', 2 ** 31 - 1),
+      ...optional('socket_timeout', 'socketTimeoutMs', 2 ** 31 - 1),
+    },
+  };
+}
+
+function parseRateLimit(value: string | undefined): ServerOptions['rateLimit'] {
+  if (value === undefined) return DEFAULT_SERVER_OPTIONS.rateLimit;
+  const mode = value.toLowerCase();
+  if (mode !== 'off' && mode !== 'execution_count') throw usageError(`invalid argument for --rate-limit: takes off or execution_count, got '${value}'`);
+  return mode;
+}
+
+/** `--rate-limit-resource NAME:COUNT[:DEVICE]` with Triton's messages (ParseRateLimiterResourceOption). */
+function parseRateLimitResource(entry: string): RateLimitResource {
+  const parts = entry.split(':');
+  if (parts.length < 2 || parts.length > 3 || parts[0] === '') {
+    throw usageError(`--rate-limit-resource option format is '<resource_name>:<count>:<device>' or '<resource_name>:<count>'. Got ${entry}`);
+  }
+  const [name, count, device] = parts as [string, string, string | undefined];
+  const isInteger = (text: string | undefined): boolean => text === undefined || /^[0-9]+$/.test(text);
+  if (!isInteger(count) || !isInteger(device) || Number(count) > 2 ** 31 - 1 || Number(device ?? 0) > 2 ** 31 - 1) {
+    throw usageError(`failed to parse '${entry}' as <str>:<int>:<int>`);
+  }
+  return { name, count: Number(count), ...(device !== undefined ? { device: Number(device) } : {}) };
 }
 
 /** Two services on one port cannot both listen (Triton's CheckPortCollision); port 0 picks free ones. */

@@ -69,18 +69,16 @@ test('sequence_batching loads with both strategies, controls and states; iterati
   );
 });
 
-test('response_cache is refused when enabled and loads when it is the default', () => {
-  assert.equal(
-    refusalOf('response_cache { enable: true }'),
-    "response_cache | model 'm': config field 'response_cache' is not supported yet (Nereid has no response cache); remove it, or set enable: false, to load the model without caching",
-  );
+test('response_cache and rate_limiter load, with every field inside them', () => {
+  assert.equal(refusalOf('response_cache { enable: true }'), undefined);
   assert.equal(refusalOf('response_cache { enable: false }'), undefined);
+  assert.equal(refusalOf('instance_group [{ count: 1 rate_limiter { resources [{ name: "R" global: true count: 2 }] priority: 3 } }]'), undefined);
 });
 
 test('a nested field is named by its path, with the index of its item', () => {
   assert.equal(
-    refusalOf('instance_group [{ count: 1 }, { count: 1 rate_limiter { resources [{ name: "R" count: 1 }] } }]'),
-    "instance_group[1].rate_limiter | model 'm': config field 'instance_group[1].rate_limiter' is not supported yet (Nereid has no rate limiter); remove it to let every instance execute whenever it is free",
+    refusalOf('instance_group [{ count: 1 }, { count: 1 host_policy: "numa0" }]'),
+    "instance_group[1].host_policy | model 'm': config field 'instance_group[1].host_policy' is not supported yet (Nereid has no host policies); remove it to load the model",
   );
   assert.equal(
     refusalOf('input [{ name: "A" data_type: TYPE_FP32 dims: [1] }, { name: "B" data_type: TYPE_FP32 dims: [1] allow_ragged_batch: true }]'),

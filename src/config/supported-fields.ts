@@ -53,7 +53,8 @@ export const SUPPORTED_FIELDS: Readonly<Record<string, Readonly<Record<string, F
     model_operations: refused('Nereid loads no custom operation libraries'),
     model_transaction_policy: supported,
     model_repository_agents: refused('Nereid has no repository agents'),
-    response_cache: refused('Nereid has no response cache', 'remove it, or set enable: false, to load the model without caching'),
+    // Used with the server's --cache-config; without one the model loads uncached (Triton needs both too) and a warning says so.
+    response_cache: supported,
     model_metrics: refused('Nereid applies no per-model metric settings', 'remove it to load the model with the server-wide metric settings'),
   },
   'inference.ModelVersionPolicy': { latest: supported, all: supported, specific: supported },
@@ -160,7 +161,8 @@ export const SUPPORTED_FIELDS: Readonly<Record<string, Readonly<Record<string, F
     // KIND_GPU is refused by validation (the server has no GPUs); the other kinds run on the CPU.
     kind: supported,
     count: supported,
-    rate_limiter: refused('Nereid has no rate limiter', 'remove it to let every instance execute whenever it is free'),
+    // Applied with --rate-limit=execution_count; with the default off, Triton too ignores it.
+    rate_limiter: supported,
     gpus: refused(NO_GPU),
     secondary_devices: refused(NO_GPU),
     profile: refused(TENSORRT_ONLY),
@@ -171,6 +173,9 @@ export const SUPPORTED_FIELDS: Readonly<Record<string, Readonly<Record<string, F
   'inference.ModelWarmup': { name: supported, batch_size: supported, inputs: supported, count: supported },
   'inference.ModelWarmup.Input': { data_type: supported, dims: supported, zero_data: supported, random_data: supported, input_data_file: supported },
   'inference.ModelTransactionPolicy': { decoupled: supported },
+  'inference.ModelResponseCache': { enable: supported },
+  'inference.ModelRateLimiter': { resources: supported, priority: supported },
+  'inference.ModelRateLimiter.Resource': { name: supported, global: supported, count: supported },
 };
 
 /**

@@ -22,6 +22,11 @@ export interface ExecuteResult {
   /** One entry per request, in request order: its output tensors, or its error. */
   readonly responses: ReadonlyArray<readonly Tensor[] | NereidError>;
   readonly timing: ComputeTiming;
+  /**
+   * Time the execution waited for the rate limiter's resources after leaving the scheduler's queue
+   * (scheduling/rate-limited-instance.ts); the statistics count it as queue time, as Triton does.
+   */
+  readonly waitNs?: number;
 }
 
 export interface ModelInstance {

@@ -61,6 +61,8 @@ export class ModelStatistics {
   readonly #computeInput = zero();
   readonly #computeInfer = zero();
   readonly #computeOutput = zero();
+  readonly #cacheHit = zero();
+  readonly #cacheMiss = zero();
   readonly #batches = new Map<number, { computeInput: RunningDuration; computeInfer: RunningDuration; computeOutput: RunningDuration }>();
 
   readonly #observer: StatisticsObserver | undefined;
@@ -83,6 +85,27 @@ export class ModelStatistics {
       this.#failuresByReason[outcome]++;
     }
     this.#observer?.onRequest(outcome === 'SUCCESS', ns);
+  }
+
+  /**
+   * A request answered from the response cache (Triton's UpdateSuccessCacheHit): a success taking
+   * `requestNs`, a queue count with the time before the lookup (none: the lookup is the first thing
+   * the model does), and a cache hit taking `lookupNs`; no inference or execution is counted.
+   */
+  recordCacheHit(requestNs: number, lookupNs: number): void {
+    add(this.#success, Math.max(0, Math.round(requestNs)));
+    add(this.#queue, 0);
+    add(this.#cacheHit, Math.max(0, Math.round(lookupNs)));
+  }
+
+  /**
+   * A successful request that missed the cache and was executed (Triton's UpdateSuccessCacheMiss): the
+   * lookup and the insertion, `missNs` in all, are a cache miss and are added to the request's duration.
+   */
+  recordCacheMiss(missNs: number): void {
+    const ns = Math.max(0, Math.round(missNs));
+    this.#success.ns += ns;
+    add(this.#cacheMiss, ns);
   }
 
   /** An execution with at least one successful request finished. */
@@ -121,8 +144,8 @@ export class ModelStatistics {
         computeInput: copy(this.#computeInput),
         computeInfer: copy(this.#computeInfer),
         computeOutput: copy(this.#computeOutput),
-        cacheHit: zero(),
-        cacheMiss: zero(),
+        cacheHit: copy(this.#cacheHit),
+        cacheMiss: copy(this.#cacheMiss),
       },
       batchStats: [...this.#batches]
         .sort(([a], [b]) => a - b)

@@ -30,3 +30,55 @@ test('counters come from the statistics at scrape time, failures by reason, pend
   assert.doesNotMatch(text, /nv_inference_request_summary_us/, 'summaries are opt-in');
   metrics.close();
 });
+
+test('with a response cache: per-model hit and miss counters for the models that use it, and the global gauges', async () => {
+  const cached = new ModelStatistics('cached', 1);
+  const plain = new ModelStatistics('plain', 1);
+  cached.recordCacheHit(3000, 2000);
+  cached.recordCacheHit(4000, 2000);
+  cached.recordCacheMiss(5000);
+  const models = [
+    { statistics: cached, pendingCount: 0, isResponseCacheEnabled: true },
+    { statistics: plain, pendingCount: 0, isResponseCacheEnabled: false },
+  ];
+  const cache = {
+    lookupCount: 3,
+    hitCount: 2,
+    missCount: 1,
+    insertionFailureCount: 1,
+    lookupNs: 6000,
+    insertionNs: 1000,
+    store: { entryCount: 1, usedBytes: 256, sizeBytes: 1024, evictionCount: 0 },
+  };
+  const metrics = new ServerMetrics({ config: DEFAULT_METRICS_CONFIG, source: { models: () => models, responseCache: () => cache }, cpuIntervalMs: 0 });
+  const text = await metrics.text();
+  for (const line of [
+    'nv_cache_num_hits_per_model{model="cached",version="1"} 2',
+    'nv_cache_num_misses_per_model{model="cached",version="1"} 1',
+    'nv_cache_hit_duration_per_model{model="cached",version="1"} 4',
+    'nv_cache_miss_duration_per_model{model="cached",version="1"} 5',
+    'nv_inference_request_success{model="cached",version="1"} 2',
+    'nv_inference_request_duration_us{model="cached",version="1"} 12',
+    'nv_cache_num_entries 1',
+    'nv_cache_num_lookups 3',
+    'nv_cache_num_hits 2',
+    'nv_cache_num_misses 1',
+    'nv_cache_num_evictions 0',
+    'nv_cache_lookup_duration 6',
+    'nv_cache_insertion_duration 1',
+    'nv_cache_util 0.25',
+    'nereid_cache_insertion_failures 1',
+    '# TYPE nv_cache_num_hits_per_model counter',
+    '# TYPE nv_cache_num_entries gauge',
+  ]) {
+    assert.ok(text.includes(`${line}\n`), `missing: ${line}\n${text}`);
+  }
+  assert.doesNotMatch(text, /nv_cache_num_hits_per_model\{model="plain"/);
+  metrics.close();
+});
+
+test('without a response cache there are no nv_cache_* metrics', async () => {
+  const metrics = new ServerMetrics({ config: DEFAULT_METRICS_CONFIG, source: { models: () => [] }, cpuIntervalMs: 0 });
+  assert.doesNotMatch(await metrics.text(), /nv_cache_/);
+  metrics.close();
+});

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
 import { CpuSampler } from './cpu-metrics.js';
 import { type Execution, FAILURE_REASONS, type ModelStatistics, type StatisticsObserver } from './model-statistics.js';
+import type { ResponseCacheStatistics } from './response-cache-statistics.js';
 
 /** `--metrics-config` settings, with Triton's defaults. */
 export interface MetricsConfig {
@@ -24,7 +25,9 @@ export const DEFAULT_METRICS_CONFIG: MetricsConfig = {
 
 /** What the metrics read at each scrape: every loaded model version. */
 export interface MetricsSource {
-  models(): Iterable<{ readonly statistics: ModelStatistics; readonly pendingCount: number }>;
+  models(): Iterable<{ readonly statistics: ModelStatistics; readonly pendingCount: number; readonly isResponseCacheEnabled?: boolean }>;
+  /** The response cache's counters (`--cache-config`); absent: the server has no cache and no nv_cache_* metrics. */
+  responseCache?(): ResponseCacheStatistics;
   /** Models with a version loaded. */
   loadedModelCount?(): number;
   /** The estimated memory of each loaded version, as `--model-memory-budget` counts it. */
@@ -132,6 +135,7 @@ export class ServerMetrics {
         computeOutput: summary('nv_inference_compute_output_summary_us', 'Summary of compute output durations in microseconds'),
       };
     }
+    if (source.responseCache !== undefined) this.#addCacheMetrics(source.responseCache.bind(source));
     this.#batchSize = new Histogram({
       name: 'nereid_inference_batch_size',
       help: 'Batch sizes executed (inferences per model execution): what the batching settings actually do',
@@ -174,6 +178,76 @@ export class ServerMetrics {
       },
     });
     if (options.cpuIntervalMs > 0) this.#startCpuMetrics();
+  }
+
+  /**
+   * The response cache's metrics (docs/user_guide/metrics.md, "Response Cache Metrics"): per model with
+   * the cache enabled, hit and miss counts and their cumulative microseconds (the statistics' cache_hit
+   * and cache_miss); for the whole cache, the gauges Triton's local cache reports (with Redis, those about
+   * lookups and insertions). Beyond Triton: nereid_cache_insertion_failures, responses not stored.
+   */
+  #addCacheMetrics(read: () => ResponseCacheStatistics): void {
+    const registers = [this.registry];
+    const source = this.#options.source;
+    const perModel = (name: string, help: string, value: (stats: ReturnType<ModelStatistics['snapshot']>) => number): void => {
+      new Counter({
+        name,
+        help,
+        labelNames: LABELS,
+        registers,
+        collect() {
+          this.reset();
+          for (const { statistics, isResponseCacheEnabled } of source.models()) {
+            if (isResponseCacheEnabled !== true) continue;
+            const snapshot = statistics.snapshot();
+            this.inc({ model: snapshot.name, version: snapshot.version }, value(snapshot));
+          }
+        },
+      });
+    };
+    const us = (ns: number): number => Math.round(ns / 1000);
+    perModel('nv_cache_num_hits_per_model', 'Number of response cache hits per model', (s) => s.inferenceStats.cacheHit.count);
+    perModel('nv_cache_num_misses_per_model', 'Number of response cache misses per model', (s) => s.inferenceStats.cacheMiss.count);
+    perModel(
+      'nv_cache_hit_duration_per_model',
+      'Cumulative time requests spend retrieving a cached response per model on cache hits (microseconds)',
+      (s) => us(s.inferenceStats.cacheHit.ns),
+    );
+    perModel(
+      'nv_cache_miss_duration_per_model',
+      'Cumulative time requests spend looking up and inserting responses into the cache on a cache miss (microseconds)',
+      (s) => us(s.inferenceStats.cacheMiss.ns),
+    );
+    const gauge = (name: string, help: string, value: (stats: ResponseCacheStatistics) => number): void => {
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(value(read()));
+        },
+      });
+    };
+    gauge('nv_cache_num_lookups', 'Number of cache lookups in response cache', (c) => c.lookupCount);
+    gauge('nv_cache_num_hits', 'Number of cache hits in response cache', (c) => c.hitCount);
+    gauge('nv_cache_num_misses', 'Number of cache misses in response cache', (c) => c.missCount);
+    gauge('nv_cache_lookup_duration', 'Total cache lookup duration (hit and miss), in microseconds', (c) => us(c.lookupNs));
+    gauge('nv_cache_insertion_duration', 'Total cache insertion duration, in microseconds', (c) => us(c.insertionNs));
+    // What the store holds: the local cache only (a Redis server keeps its own numbers).
+    if (read().store !== undefined) {
+      gauge('nv_cache_num_entries', 'Number of responses stored in response cache', (c) => c.store!.entryCount);
+      gauge('nv_cache_num_evictions', 'Number of cache evictions in response cache', (c) => c.store!.evictionCount);
+      gauge('nv_cache_util', 'Cache utilization [0.0 - 1.0]', (c) => c.store!.usedBytes / c.store!.sizeBytes);
+    }
+    new Counter({
+      name: 'nereid_cache_insertion_failures',
+      help: 'Responses not stored in the response cache: larger than the whole local cache, or refused by Redis (the requests were answered)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(read().insertionFailureCount);
+      },
+    });
   }
 
   #startCpuMetrics(): void {

@@ -6,9 +6,13 @@ import type { InferRequest } from '../kernel/infer-request.js';
 import type { ModelSpec } from '../kernel/model-spec.js';
 import type { Tensor } from '../kernel/tensor.js';
 import { ModelStatistics, type StatisticsObserver } from '../metrics/model-statistics.js';
+import { CachingScheduler } from '../scheduling/caching-scheduler.js';
 import { type SequenceSchedulingOptions, createScheduler } from '../scheduling/create-scheduler.js';
 import { loadStateSpecs } from '../scheduling/sequence-states.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
+import { RateLimitedInstance } from '../scheduling/rate-limited-instance.js';
+import type { InstanceRateLimit, RateLimiter, RateLimiterRegistration } from '../scheduling/rate-limiter.js';
+import type { ResponseCacheStore } from '../scheduling/response-cache.js';
 import { abortable } from '../util/abortable.js';
 import { warmUp } from './warmup.js';
 import type { CloseOptions, Scheduler } from '../scheduling/scheduler.js';
@@ -28,6 +32,27 @@ export interface LoadModelOptions {
    * started or was starting is stopped (see SupervisedInstance.start for a worker still initializing).
    */
   readonly signal?: AbortSignal;
+  /** `--cache-config`: the server's response cache, used when the config has `response_cache { enable: true }`. */
+  readonly responseCache?: ResponseCacheStore;
+  /** `--rate-limit=execution_count`: every instance then executes only with its resources allocated. */
+  readonly rateLimiter?: RateLimiter;
+}
+
+/**
+ * Numbers each load of a model version, so that a reload never hits responses of the files it replaced
+ * in the local cache. A shared cache (Redis) cannot tell loads apart: its keys are the same on every
+ * server, and entries of replaced files stay until Redis evicts them (as in Triton).
+ */
+let nextLoadId = 1;
+
+/** What one instance group asks of the rate limiter (every Nereid instance runs on the CPU, device 0). */
+function rateLimitOf(group: ModelConfig['instanceGroup'][number]): InstanceRateLimit {
+  const limiter = group.rateLimiter;
+  return {
+    resources: (limiter?.resources ?? []).map((resource) => ({ name: resource.name, count: resource.count, isGlobal: resource.global })),
+    priority: limiter?.priority ?? 0,
+    deviceId: 0,
+  };
 }
 
 /** A loaded model version: its configuration, its instances and the scheduler that feeds them. */
@@ -46,13 +71,19 @@ export class Model {
     instances: readonly ModelInstance[],
     observer: StatisticsObserver | undefined,
     sequence: SequenceSchedulingOptions,
+    responseCache: ResponseCacheStore | undefined,
   ) {
     this.config = config;
     this.spec = spec;
     this.statistics = new ModelStatistics(spec.name, spec.version, observer);
     this.#backendModel = backendModel;
     this.#instances = instances;
-    this.#scheduler = backendModel.createScheduler?.(this.statistics) ?? createScheduler(config, new InstancePool(instances), this.statistics, sequence);
+    const scheduler = backendModel.createScheduler?.(this.statistics) ?? createScheduler(config, new InstancePool(instances), this.statistics, sequence);
+    // Validation refuses the cache for decoupled models and sequence batching, as Triton does.
+    this.#scheduler =
+      responseCache !== undefined && config.responseCache?.enable === true
+        ? new CachingScheduler({ scheduler, cache: responseCache, statistics: this.statistics, version: spec.version, loadId: responseCache.isShared ? 0 : nextLoadId++ })
+        : scheduler;
   }
 
   get name(): string {
@@ -64,7 +95,7 @@ export class Model {
   }
 
   /** Loads the backend model, starts every instance of every instance group, and warms them up. */
-  static async load({ files, config, backend, context, observer, maxInputBytes, signal }: LoadModelOptions): Promise<Model> {
+  static async load({ files, config, backend, context, observer, maxInputBytes, signal, responseCache, rateLimiter }: LoadModelOptions): Promise<Model> {
     const spec = await loadModelSpec(config, files.version, files.modelDir);
     const stateSpecs = await loadStateSpecs(config, files.modelDir);
     const loading = backend.loadModel(files, config, backendSpecOf(config, spec), context);
@@ -78,24 +109,38 @@ export class Model {
     }
     const instanceCount = config.instanceGroup.reduce((sum, group) => sum + group.count, 0);
     const started: Array<Promise<ModelInstance>> = [];
+    const limits: InstanceRateLimit[] = [];
     // Validation has already refused KIND_GPU groups: every group here runs on the CPU.
     for (const group of config.instanceGroup) {
       for (let index = 0; index < group.count; index++) {
         started.push(backendModel.createInstance({ name: `${group.name}_${index}`, instanceCount, signal }));
+        limits.push(rateLimitOf(group));
       }
     }
     const results = await Promise.allSettled(started);
     const instances = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     const failure = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    let registrations: RateLimiterRegistration[] = [];
     let stopping: Promise<void> | undefined;
     const stop = (): Promise<void> =>
       (stopping ??= (async () => {
+        for (const registration of registrations) registration.unregister();
         await Promise.all(instances.map((instance) => instance.close()));
         await backendModel.unload();
       })());
     if (failure !== undefined) {
       await stop();
       throw failure.reason;
+    }
+    // Registered before the warmup, so that resources the server lacks fail the load at once (Triton
+    // registers each instance with the rate limiter as it creates it). The warmup runs unlimited.
+    if (rateLimiter !== undefined && instances.length > 0) {
+      try {
+        registrations = rateLimiter.register(instances.map((instance, index) => ({ label: `${config.name}/${instance.name}`, limit: limits[index]! })));
+      } catch (error) {
+        await stop();
+        throw error;
+      }
     }
     // Stopping the instances fails a warmup run still executing, which ends the warmup.
     const stopOnAbort = (): void => void stop();
@@ -108,7 +153,16 @@ export class Model {
     } finally {
       signal?.removeEventListener('abort', stopOnAbort);
     }
-    return new Model(config, spec, backendModel, instances, observer, { stateSpecs, logger: context.logger });
+    if (config.responseCache?.enable === true && responseCache === undefined) {
+      context.logger.warning('model', `model '${config.name}' enables response_cache, but the server has no cache (--cache-config local,size=BYTES): its responses are not cached`);
+    }
+    const scheduled = registrations.length > 0 ? instances.map((instance, index) => new RateLimitedInstance(instance, registrations[index]!)) : instances;
+    return new Model(config, spec, backendModel, scheduled, observer, { stateSpecs, logger: context.logger }, responseCache);
+  }
+
+  /** Whether its requests go through the response cache (the per-model nv_cache_* metrics are shown then). */
+  get isResponseCacheEnabled(): boolean {
+    return this.#scheduler instanceof CachingScheduler;
   }
 
   /** False while one of its instances is down and being restarted. */

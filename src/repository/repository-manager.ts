@@ -26,6 +26,8 @@ import { RepositoryPoller } from './repository-poller.js';
 import { findModelFolders, findVersions, fingerprintFolders, scanRepositories } from './repository-scan.js';
 import { selectVersions } from './version-policy.js';
 import type { ModelControlMode } from '../config/server-options.js';
+import type { RateLimiter } from '../scheduling/rate-limiter.js';
+import type { ResponseCacheStore } from '../scheduling/response-cache.js';
 
 
 export interface RepositoryOptions {
@@ -60,6 +62,11 @@ export interface RepositoryOptions {
   readonly limits?: BudgetLimits;
   /** Who hears of each load and eviction (the metrics). */
   readonly events?: RepositoryEvents;
+  // Issue 16, the response cache and the rate limiter:
+  /** `--cache-config`: the response cache every model with `response_cache { enable: true }` shares. */
+  readonly responseCache?: ResponseCacheStore;
+  /** `--rate-limit=execution_count`: the rate limiter every instance asks before it executes. */
+  readonly rateLimiter?: RateLimiter;
 }
 
 /** What the repository tells the metrics. */
@@ -418,6 +425,8 @@ export class RepositoryManager {
               observer: this.#options.observerFor?.(name, version),
               maxInputBytes: this.#options.maxInputBytes,
               signal,
+              ...(this.#options.responseCache !== undefined ? { responseCache: this.#options.responseCache } : {}),
+              ...(this.#options.rateLimiter !== undefined ? { rateLimiter: this.#options.rateLimiter } : {}),
             });
             entry.versions.set(version, { version, state: 'READY', reason: '', model, memoryBytes: versionBytes[selected.indexOf(version)]! });
             logger.info('repository', `successfully loaded '${name}' version ${version}`);

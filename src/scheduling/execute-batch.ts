@@ -35,7 +35,8 @@ export interface ExecuteBatchOptions {
  * the batch. Never throws: a failure of the whole execution fails each request with it.
  * - each request: success, or fail (reason BACKEND), timed from enqueue to its response;
  * - the execution: its batch size counts every request that ran in it, its inferences only those that
- *   succeeded; queue and compute times are counted for the successful requests.
+ *   succeeded; queue and compute times are counted for the successful requests, the queue time with
+ *   any wait for the rate limiter's resources.
  */
 export async function executeBatch({ instance, batch, statistics, clock, startUs }: ExecuteBatchOptions): Promise<void> {
   let result: ExecuteResult;
@@ -61,7 +62,7 @@ export async function executeBatch({ instance, batch, statistics, clock, startUs
     statistics.recordExecution({
       batchSize: batch.reduce((sum, queued) => sum + (queued.isPadding === true ? 0 : queued.batchSize), 0),
       inferenceCount: succeeded.reduce((sum, queued) => sum + queued.batchSize, 0),
-      queueNs: succeeded.map((queued) => Math.max(0, (startUs - queued.enqueuedUs) * 1000)),
+      queueNs: succeeded.map((queued) => Math.max(0, (startUs - queued.enqueuedUs) * 1000) + (result.waitNs ?? 0)),
       timing: result.timing,
     });
   }

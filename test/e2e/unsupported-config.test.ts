@@ -10,16 +10,14 @@ import { EXAMPLES, startTestServer } from '../helpers/server.js';
 /** The reason each model is refused, exactly as the index, the load API and the log give it. */
 const REASONS: Record<string, string> = {
   seq: "model 'seq': config field 'sequence_batching.iterative_sequence' is not supported yet (the sequence batcher cannot reschedule a request for another iteration); remove it to run each request of a sequence once",
-  cached:
-    "model 'cached': config field 'response_cache' is not supported yet (Nereid has no response cache); remove it, or set enable: false, to load the model without caching",
-  limited:
-    "model 'limited': config field 'instance_group[0].rate_limiter' is not supported yet (Nereid has no rate limiter); remove it to let every instance execute whenever it is free",
+  agents: "model 'agents': config field 'model_repository_agents' is not supported yet (Nereid has no repository agents); remove it to load the model",
+  hosted: "model 'hosted': config field 'instance_group[0].host_policy' is not supported yet (Nereid has no host policies); remove it to load the model",
 };
 
 const ADDITIONS: Record<string, string> = {
   seq: 'sequence_batching { max_sequence_idle_microseconds: 5000000 iterative_sequence: true }',
-  cached: 'response_cache { enable: true }',
-  limited: 'instance_group [{ kind: KIND_CPU count: 1 rate_limiter { resources [{ name: "R1" count: 2 }] } }]',
+  agents: 'model_repository_agents { agents [{ name: "checksum" }] }',
+  hosted: 'instance_group [{ kind: KIND_CPU count: 1 host_policy: "numa0" }]',
 };
 
 /** A repository with the simple model as it is and three copies that each set one unimplemented field. */
@@ -56,8 +54,8 @@ describe('configuration fields Nereid does not implement', () => {
     try {
       const index = (await (await server.post('/v2/repository/index', '')).json()) as unknown[];
       assert.deepEqual(index, [
-        { name: 'cached', state: 'UNAVAILABLE', reason: REASONS.cached },
-        { name: 'limited', state: 'UNAVAILABLE', reason: REASONS.limited },
+        { name: 'agents', state: 'UNAVAILABLE', reason: REASONS.agents },
+        { name: 'hosted', state: 'UNAVAILABLE', reason: REASONS.hosted },
         { name: 'seq', state: 'UNAVAILABLE', reason: REASONS.seq },
         { name: 'simple', version: '1', state: 'READY' },
       ]);

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { NereidError } from '../kernel/errors.js';
+import type { InferRequest } from '../kernel/infer-request.js';
+import type { Tensor } from '../kernel/tensor.js';
+import { ModelStatistics } from '../metrics/model-statistics.js';
+import { FakeClock } from '../../test/helpers/fake-clock.js';
+import { CachingScheduler } from './caching-scheduler.js';
+import { ResponseCache } from './response-cache.js';
+import type { Scheduler } from './scheduler.js';
+
+/** A scheduler that doubles its input, taking 100 µs of the fake clock, and fails a negative one. */
+class DoublingScheduler implements Scheduler {
+  runs = 0;
+  closed = false;
+  readonly inflightCount = 0;
+  readonly queuedCount = 0;
+  constructor(readonly clock: FakeClock) {}
+  async enqueue(request: InferRequest): Promise<readonly Tensor[]> {
+    if (this.closed) throw new NereidError('UNAVAILABLE', 'closed');
+    this.runs++;
+    this.clock.advance(100);
+    const value = (request.inputs[0]!.data as Int32Array)[0]!;
+    if (value < 0) throw new NereidError('INVALID_ARG', 'negative');
+    return [{ name: 'OUT', dataType: 'INT32', shape: [1], data: new Int32Array([value * 2]) }];
+  }
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+const request = (value: number): InferRequest => ({
+  modelName: 'm',
+  id: '',
+  parameters: {},
+  inputs: [{ name: 'IN', dataType: 'INT32', shape: [1], data: new Int32Array([value]) }],
+});
+
+function setUp(sizeBytes = 1024) {
+  const clock = new FakeClock();
+  const inner = new DoublingScheduler(clock);
+  const statistics = new ModelStatistics('m', 1);
+  const cache = new ResponseCache(sizeBytes);
+  return { inner, statistics, cache, scheduler: new CachingScheduler({ scheduler: inner, cache, statistics, version: 1, loadId: 1, clock }) };
+}
+
+test('a repeated request is answered from the cache: counted as a success and a hit, not executed', async () => {
+  const { inner, statistics, scheduler } = setUp();
+  for (const value of [1, 2, 1, 1, 2, 3]) {
+    assert.deepEqual([...((await scheduler.enqueue(request(value)))[0]!.data as Int32Array)], [value * 2]);
+  }
+  assert.equal(inner.runs, 3);
+  // The misses' successes and queue times are the model's scheduler's to count (this one counts none).
+  const { success, cacheHit, cacheMiss, queue } = statistics.snapshot().inferenceStats;
+  assert.deepEqual({ hits: cacheHit.count, misses: cacheMiss.count, success: success.count, queue: queue.count }, { hits: 3, misses: 3, success: 3, queue: 3 });
+});
+
+test('a failed request is neither stored nor counted as a miss, and fails alone', async () => {
+  const { inner, statistics, scheduler } = setUp();
+  await assert.rejects(scheduler.enqueue(request(-1)), /negative/);
+  await assert.rejects(scheduler.enqueue(request(-1)), /negative/);
+  assert.equal(inner.runs, 2);
+  assert.equal(statistics.snapshot().inferenceStats.cacheMiss.count, 0);
+});
+
+test('a response larger than the cache is answered, counted as a miss and as an insertion failure', async () => {
+  const { inner, statistics, cache, scheduler } = setUp(2);
+  assert.deepEqual([...((await scheduler.enqueue(request(5)))[0]!.data as Int32Array)], [10]);
+  assert.deepEqual([...((await scheduler.enqueue(request(5)))[0]!.data as Int32Array)], [10]);
+  assert.equal(inner.runs, 2);
+  assert.equal(statistics.snapshot().inferenceStats.cacheMiss.count, 2);
+  assert.equal(cache.statistics().insertionFailureCount, 2);
+});
+
+test('once closed, even a cached request is refused by the model', async () => {
+  const { scheduler } = setUp();
+  await scheduler.enqueue(request(1));
+  await scheduler.close();
+  await assert.rejects(scheduler.enqueue(request(1)), /closed/);
+});

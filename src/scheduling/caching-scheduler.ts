@@ -1,0 +1,71 @@
+import type { InferRequest } from '../kernel/infer-request.js';
+import type { Tensor } from '../kernel/tensor.js';
+import type { ModelStatistics } from '../metrics/model-statistics.js';
+import { responseCacheKey } from './cache-key.js';
+import { type Clock, systemClock } from './clock.js';
+import type { ResponseCacheStore } from './response-cache.js';
+import type { CloseOptions, Scheduler } from './scheduler.js';
+
+export interface CachingSchedulerOptions {
+  /** The model's own scheduler, which runs the requests that miss. */
+  readonly scheduler: Scheduler;
+  readonly cache: ResponseCacheStore;
+  readonly statistics: ModelStatistics;
+  readonly version: number;
+  /** Tells this load of the version from earlier ones with the same number (see responseCacheKey). */
+  readonly loadId: number;
+  readonly clock?: Clock;
+}
+
+/**
+ * A model's scheduler with the response cache in front (`response_cache { enable: true }` and
+ * `--cache-config`), as Triton looks the cache up when a request reaches the model's scheduler:
+ * - a hit is answered at once with the stored outputs, without queuing or executing (statistics: a
+ *   success and a cache hit; no inference, no execution);
+ * - a miss runs on the model's scheduler; when it succeeds, its outputs are stored and the lookup and
+ *   insertion time is counted as a cache miss and added to the request's duration. A failed request
+ *   is neither stored nor counted as a miss (Triton reports the miss with the successful response),
+ *   and an entry the cache cannot hold leaves the request answered all the same.
+ */
+export class CachingScheduler implements Scheduler {
+  readonly #options: CachingSchedulerOptions;
+  readonly #clock: Clock;
+  #isClosed = false;
+
+  constructor(options: CachingSchedulerOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  get inflightCount(): number {
+    return this.#options.scheduler.inflightCount;
+  }
+
+  get queuedCount(): number {
+    return this.#options.scheduler.queuedCount;
+  }
+
+  async enqueue(request: InferRequest): Promise<readonly Tensor[]> {
+    // A closing model answers nothing more, from the cache either: its scheduler gives the refusal.
+    if (this.#isClosed) return this.#options.scheduler.enqueue(request);
+    const { cache, statistics, scheduler, version, loadId } = this.#options;
+    const startUs = this.#clock.nowUs();
+    const key = responseCacheKey(request, version, loadId);
+    const cached = await cache.lookup(key);
+    const lookupUs = this.#clock.nowUs() - startUs;
+    if (cached !== undefined) {
+      statistics.recordCacheHit(lookupUs * 1000, lookupUs * 1000);
+      return cached;
+    }
+    const outputs = await scheduler.enqueue(request);
+    const insertStartUs = this.#clock.nowUs();
+    await cache.insert(key, outputs);
+    statistics.recordCacheMiss((lookupUs + this.#clock.nowUs() - insertStartUs) * 1000);
+    return outputs;
+  }
+
+  close(options?: CloseOptions): Promise<void> {
+    this.#isClosed = true;
+    return this.#options.scheduler.close(options);
+  }
+}

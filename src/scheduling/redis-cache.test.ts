@@ -1,0 +1,31 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Tensor } from '../kernel/tensor.js';
+import { decodeEntry, encodeEntry } from './redis-cache.js';
+
+test('an entry keeps each output: name, type, shape and data, BYTES and 64-bit integers included', () => {
+  const outputs: Tensor[] = [
+    { name: 'F', dataType: 'FP32', shape: [1, 2], data: new Float32Array([1.5, -2]) },
+    { name: 'S', dataType: 'BYTES', shape: [2], data: [new TextEncoder().encode('a b'), new Uint8Array(0)] },
+    { name: 'I', dataType: 'INT64', shape: [1], data: new BigInt64Array([-(2n ** 62n)]) },
+  ];
+  const decoded = decodeEntry(encodeEntry(outputs))!;
+  assert.deepEqual(
+    decoded.map((output) => [output.name, output.dataType, output.shape]),
+    [
+      ['F', 'FP32', [1, 2]],
+      ['S', 'BYTES', [2]],
+      ['I', 'INT64', [1]],
+    ],
+  );
+  assert.deepEqual([...(decoded[0]!.data as Float32Array)], [1.5, -2]);
+  assert.deepEqual((decoded[1]!.data as Uint8Array[]).map((element) => Buffer.from(element).toString()), ['a b', '']);
+  assert.deepEqual([...(decoded[2]!.data as BigInt64Array)], [-(2n ** 62n)]);
+});
+
+test("a value that is not an entry (another program's key, a cut-off value) is a miss", () => {
+  const entry = encodeEntry([{ name: 'F', dataType: 'FP32', shape: [1], data: new Float32Array([1]) }]);
+  assert.equal(decodeEntry(Buffer.from('hello world')), undefined);
+  assert.equal(decodeEntry(entry.subarray(0, entry.byteLength - 1)), undefined);
+  assert.equal(decodeEntry(Buffer.alloc(0)), undefined);
+});

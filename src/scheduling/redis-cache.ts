@@ -1,0 +1,182 @@
+import { RESP_TYPES, createClient } from '@redis/client';
+import type { Tensor } from '../kernel/tensor.js';
+import type { ResponseCacheStatistics } from '../metrics/response-cache-statistics.js';
+import type { DataType } from '../protocol/data-type.js';
+import { type BytesElements, type FixedSizeArray, asBytes, deserializeBytes, serializeBytes, viewFixedSize } from '../protocol/tensor-data.js';
+import type { InsertOutcome, ResponseCacheStore } from './response-cache.js';
+
+/** `--cache-config redis,KEY=VALUE` settings, with the names of Triton's redis_cache. */
+export interface RedisCacheOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly user?: string;
+  readonly password?: string;
+  readonly db?: number;
+  /** 0: wait for ever (Triton's default). */
+  readonly connectTimeoutMs?: number;
+  /** 0: wait for ever (Triton's default). */
+  readonly socketTimeoutMs?: number;
+  /** Told when Redis cannot be reached, once per outage (requests are answered without the cache meanwhile). */
+  readonly onError: (message: string) => void;
+}
+
+const nowNs = (): number => Number(process.hrtime.bigint());
+
+interface StoredTensor {
+  readonly name: string;
+  readonly dataType: DataType;
+  readonly shape: readonly number[];
+  readonly byteLength: number;
+}
+
+/** One Redis value: a 4-byte length, a JSON list of the outputs, then each output's bytes (BYTES serialized). */
+export function encodeEntry(outputs: readonly Tensor[]): Buffer {
+  const data = outputs.map((output) =>
+    output.dataType === 'BYTES' ? serializeBytes(output.data as BytesElements) : asBytes(output.data as FixedSizeArray),
+  );
+  const header = Buffer.from(
+    JSON.stringify(outputs.map((output, index): StoredTensor => ({ name: output.name, dataType: output.dataType, shape: output.shape, byteLength: data[index]!.byteLength }))),
+  );
+  const length = Buffer.alloc(4);
+  length.writeUInt32LE(header.byteLength);
+  return Buffer.concat([length, header, ...data]);
+}
+
+/** The outputs of an entry encodeEntry wrote, or undefined when the value is not one (another program's key). */
+export function decodeEntry(value: Buffer): Tensor[] | undefined {
+  try {
+    const headerLength = value.readUInt32LE(0);
+    const header = JSON.parse(value.toString('utf8', 4, 4 + headerLength)) as StoredTensor[];
+    let offset = 4 + headerLength;
+    const outputs = header.map((stored): Tensor => {
+      const bytes = value.subarray(offset, offset + stored.byteLength);
+      offset += stored.byteLength;
+      const data = stored.dataType === 'BYTES' ? deserializeBytes(bytes) : viewFixedSize(stored.dataType, bytes);
+      if (typeof data === 'string') throw new Error(data);
+      return { name: stored.name, dataType: stored.dataType, shape: stored.shape, data };
+    });
+    return offset === value.byteLength ? outputs : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Redis keys of Nereid's responses start with this, so that they never meet another program's. */
+const KEY_PREFIX = 'nereid:response:';
+
+/**
+ * Triton's `redis` cache (triton-inference-server/redis_cache): the responses live in a Redis server,
+ * which may be shared by several Nereid servers and outlives them; Redis's own `maxmemory-policy`
+ * evicts them. When Redis cannot be reached, requests are served as without a cache: a lookup is a
+ * miss and an insertion a counted failure, and `onError` is told (as Triton logs an error).
+ * NOTE: commands are not queued while the connection is down (disableOfflineQueue), so a request never
+ * waits for Redis to come back; the client reconnects by itself meanwhile.
+ */
+export class RedisCache implements ResponseCacheStore {
+  readonly isShared = true;
+  readonly #client;
+  readonly #onError: (message: string) => void;
+  readonly #address: string;
+  /** Set by a failure, cleared once connected: only the first failure of an outage is reported. */
+  #isFailing = false;
+  #lookupCount = 0;
+  #hitCount = 0;
+  #missCount = 0;
+  #insertionFailureCount = 0;
+  #lookupNs = 0;
+  #insertionNs = 0;
+
+  constructor(options: RedisCacheOptions) {
+    this.#onError = options.onError;
+    this.#address = `${options.host}:${options.port}`;
+    this.#client = createClient({
+      socket: {
+        host: options.host,
+        port: options.port,
+        ...(options.connectTimeoutMs ? { connectTimeout: options.connectTimeoutMs } : {}),
+        ...(options.socketTimeoutMs ? { socketTimeout: options.socketTimeoutMs } : {}),
+      },
+      ...(options.user !== undefined ? { username: options.user } : {}),
+      ...(options.password !== undefined ? { password: options.password } : {}),
+      ...(options.db !== undefined ? { database: options.db } : {}),
+      disableOfflineQueue: true,
+    }).withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
+    this.#client.on('error', (error: Error) => this.#fail(error));
+    this.#client.on('ready', () => {
+      this.#isFailing = false;
+    });
+  }
+
+  /**
+   * Connects: resolves true once connected, false at the first failure (reported through `onError`),
+   * after which the client keeps trying in the background and the cache serves as soon as it connects.
+   */
+  connect(): Promise<boolean> {
+    return new Promise((resolve) => {
+      const onFailure = (): void => resolve(false);
+      this.#client.once('error', onFailure);
+      this.#client.connect().then(
+        () => {
+          this.#client.off('error', onFailure);
+          resolve(true);
+        },
+        onFailure,
+      );
+    });
+  }
+
+  #fail(error: unknown): void {
+    if (this.#isFailing) return;
+    this.#isFailing = true;
+    this.#onError(
+      `the redis cache at ${this.#address} cannot be reached (${(error as Error).message}); requests are served without the cache until it can`,
+    );
+  }
+
+  async lookup(key: string): Promise<readonly Tensor[] | undefined> {
+    const startNs = nowNs();
+    this.#lookupCount++;
+    let outputs: Tensor[] | undefined;
+    try {
+      const value = await this.#client.get(KEY_PREFIX + key);
+      outputs = value === null ? undefined : decodeEntry(value as Buffer);
+    } catch (error) {
+      this.#fail(error);
+    }
+    if (outputs === undefined) this.#missCount++;
+    else this.#hitCount++;
+    this.#lookupNs += nowNs() - startNs;
+    return outputs;
+  }
+
+  async insert(key: string, outputs: readonly Tensor[]): Promise<InsertOutcome> {
+    const startNs = nowNs();
+    try {
+      const reply = await this.#client.set(KEY_PREFIX + key, encodeEntry(outputs), { condition: 'NX' });
+      return reply === null ? 'present' : 'inserted';
+    } catch (error) {
+      this.#insertionFailureCount++;
+      this.#fail(error);
+      return 'failed';
+    } finally {
+      this.#insertionNs += nowNs() - startNs;
+    }
+  }
+
+  statistics(): ResponseCacheStatistics {
+    return {
+      lookupCount: this.#lookupCount,
+      hitCount: this.#hitCount,
+      missCount: this.#missCount,
+      insertionFailureCount: this.#insertionFailureCount,
+      lookupNs: this.#lookupNs,
+      insertionNs: this.#insertionNs,
+    };
+  }
+
+  /** Waits for the replies still due when connected; drops the connection attempts otherwise. */
+  async close(): Promise<void> {
+    if (this.#client.isReady) await this.#client.close();
+    else if (this.#client.isOpen) this.#client.destroy();
+  }
+}
