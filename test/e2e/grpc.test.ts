@@ -215,8 +215,6 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
   test('calls whose features are not built, or not allowed in this mode, answer UNIMPLEMENTED with a reason', async () => {
     const cuda = 'CUDA shared memory is not supported: this server has no GPU support';
     for (const [method, details] of [
-      ['RepositoryModelLoad', 'cannot load models: the model control mode is NONE; start the server with --model-control-mode=explicit to load and unload through the API'],
-      ['RepositoryModelUnload', 'cannot unload models: the model control mode is NONE; start the server with --model-control-mode=explicit to load and unload through the API'],
       ['SystemSharedMemoryStatus', 'SystemSharedMemoryStatus (the system shared memory extension) is not implemented by this server yet'],
       ['SystemSharedMemoryRegister', 'SystemSharedMemoryRegister (the system shared memory extension) is not implemented by this server yet'],
       ['SystemSharedMemoryUnregister', 'SystemSharedMemoryUnregister (the system shared memory extension) is not implemented by this server yet'],
@@ -227,6 +225,10 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
       ['LogSettings', 'this server was started with a logger whose settings cannot be changed'],
     ] as const) {
       await assert.rejects(call(client, method, {}), { code: status.UNIMPLEMENTED, details });
+    }
+    for (const [method, action] of [['RepositoryModelLoad', 'load'], ['RepositoryModelUnload', 'unload']] as const) {
+      const details = `explicit model load / unload is not allowed if polling is enabled; cannot ${action} models: the model control mode is NONE; start the server with --model-control-mode=explicit to load and unload through the API`;
+      await assert.rejects(call(client, method, {}), { code: status.UNAVAILABLE, details });
     }
   });
 
