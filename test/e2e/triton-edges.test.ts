@@ -134,6 +134,14 @@ describe("Triton's answers at the edges (EXPLICIT mode)", () => {
       });
     });
 
+    test("a negative dimension is Triton's 'Unable to parse 'shape''", async () => {
+      const inputs = [{ ...simpleInputs[0], shape: [1, -16] }, simpleInputs[1]];
+      assert.deepEqual(await errorOf(await server.post('/v2/models/simple/infer', { inputs })), {
+        status: 400,
+        error: "Unable to parse 'shape': input 'INPUT0': 'shape' must be an array of non-negative integers, got [1,-16]",
+      });
+    });
+
     test('raw binary requests: the shape deduced as Triton does, or its text when it cannot be', async () => {
       assert.deepEqual(await errorOf(await server.post('/v2/models/simple/infer', new Uint8Array(128), { headers: RAW })), {
         status: 400,

@@ -54,7 +54,7 @@ function toParameters(json: JsonObject | undefined, where: string): Parameters {
 function readShape(input: JsonObject, name: string): number[] {
   const shape = input.shape;
   if (!Array.isArray(shape) || !shape.every((dim) => typeof dim === 'number' && Number.isInteger(dim) && dim >= 0)) {
-    throw new NereidError('INVALID_ARG', `input '${name}': 'shape' must be an array of non-negative integers, got ${describeJson(shape)}`);
+    throw new NereidError('INVALID_ARG', `Unable to parse 'shape': input '${name}': 'shape' must be an array of non-negative integers, got ${describeJson(shape)}`);
   }
   return shape as number[];
 }
