@@ -73,6 +73,8 @@ export type StartOptions = Partial<ServerOptions> & { readonly modelRepositories
 export async function startServer(startOptions: StartOptions): Promise<RunningServer> {
   const options: ServerOptions = { ...DEFAULT_SERVER_OPTIONS, ...startOptions };
   const logger = startOptions.logger ?? createLogger(options.log);
+  // Issue 23: the Triton flags given that have no effect here.
+  for (const warning of options.startupWarnings) logger.warning('server', warning);
   // Issue 24, restricted APIs and token authentication: read before any model loads, so a bad file fails at once.
   const authToken = options.authTokenFile !== undefined ? await AuthToken.fromFile(options.authTokenFile) : undefined;
   // Issue 24, TLS: every certificate is read and checked before any model loads or any port listens.

@@ -1,10 +1,11 @@
 import { NereidError } from '../kernel/errors.js';
 import type { LoggerOptions } from '../logging/logger.js';
 import { DEFAULT_METRICS_CONFIG, type MetricsConfig } from '../metrics/server-metrics.js';
-import { parseFlags } from './parse-flags.js';
+import { type FlagSpec, parseFlags } from './parse-flags.js';
 import type { RestrictedFeatures } from '../protocol/restricted-category.js';
 import { parseRestrictedFeatures } from './restricted-features.js';
 import { type TlsFiles, type TlsService, resolveTlsFiles } from './tls-flags.js';
+import { TRITON_ONLY_FLAGS, checkTritonOnlyFlags } from './triton-flags.js';
 
 /**
  * Triton's --model-control-mode: load everything at start (NONE), load and unload through the API
@@ -93,6 +94,9 @@ export interface ServerOptions {
   readonly maxLoadedModels?: number;
   /** `--model-memory-budget`: the most estimated memory of the loaded models, in bytes; undefined: no limit. */
   readonly modelMemoryBudgetBytes?: number;
+  // Issue 23, Triton's flags:
+  /** One line per Triton flag given that has no effect here (triton-flags.ts), logged as a warning at start-up. */
+  readonly startupWarnings: readonly string[];
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
@@ -140,6 +144,8 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   // Issue 19, many models:
   modelLoadThreadCount: 4,
   isLoadOnDemand: false,
+  // Issue 23, Triton's flags:
+  startupWarnings: [],
 };
 
 /** Flags, what each takes, and one line of help. */
@@ -175,7 +181,7 @@ const FLAGS = {
     help: 'KEY=VALUE  counter_latencies, summary_latencies, histogram_latencies (BOOL), summary_quantiles=0.5:0.05,0.9:0.01',
   },
   'exit-timeout-secs': { type: 'string', help: 'SECS  how long shutdown waits for in-flight requests (default 30)' },
-  'strict-readiness': { type: 'string', help: 'BOOL  ready only when every model is ready (default true)' },
+  'strict-readiness': { type: 'string', help: 'BOOL  ready only when every model loaded, loading or failed is ready (default true)' },
   'exit-on-error': { type: 'string', help: 'BOOL  exit when a model fails to load at start-up (default false)' },
   'disable-auto-complete-config': { type: 'boolean', help: '  take config.pbtxt as written; fill nothing from the model' },
   'strict-model-config': { type: 'string', help: 'BOOL  deprecated: true is --disable-auto-complete-config' },
@@ -230,13 +236,52 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
+/** Triton's flags Nereid ignores or refuses (triton-flags.ts), parsed with the others. */
+const TRITON_ONLY_FLAG_SPECS = Object.fromEntries(
+  Object.entries(TRITON_ONLY_FLAGS).map(([name, flag]) => [
+    name,
+    {
+      type: 'string',
+      ...(flag.isRepeatable === true ? { multiple: true } : {}),
+      help: `${flag.argument}  ${flag.disposition === 'ignored' ? 'ignored, with a warning' : `refused${flag.defaultValue !== undefined ? ` unless ${flag.defaultValue}` : ''}`}: ${flag.reason}`,
+    },
+  ]),
+) as Readonly<Record<string, FlagSpec>>;
+
+const HELP_COLUMN = 44;
+const HELP_WIDTH = 120;
+
+/** One flag's help: the flag, then its text in the column, wrapped at HELP_WIDTH; a flag too long for the column puts its text on the next line. */
+function helpLines(name: string, help: string): string[] {
+  const [arg, ...rest] = help.split('  ');
+  const flag = `  --${name}${arg ? ` ${arg}` : ''}`;
+  const words = rest.join('  ').split(' ').filter((word) => word !== '');
+  const lines: string[] = [];
+  let line = '';
+  for (const word of words) {
+    if (line !== '' && HELP_COLUMN + line.length + 1 + word.length > HELP_WIDTH) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line === '' ? word : `${line} ${word}`;
+    }
+  }
+  if (line !== '') lines.push(line);
+  const indent = ' '.repeat(HELP_COLUMN);
+  const text = lines.map((textLine) => indent + textLine);
+  if (flag.length + 2 > HELP_COLUMN) return [flag, ...text];
+  return [(flag.padEnd(HELP_COLUMN) + (lines[0] ?? '')).trimEnd(), ...text.slice(1)];
+}
+
 export function serveUsage(): string {
-  const lines = Object.entries(FLAGS).map(([name, flag]) => {
-    const [arg, ...text] = flag.help.split('  ');
-    // A flag longer than the column still gets two spaces before its text.
-    return `${`  --${name}${arg ? ` ${arg}` : ''}`.padEnd(42)}  ${text.join('  ')}`;
-  });
-  return `Usage: nereid serve --model-repository DIR [flags]\n\nFlags (Triton's names and defaults):\n${lines.join('\n')}\n`;
+  const section = (flags: Readonly<Record<string, { readonly help: string }>>): string =>
+    Object.entries(flags)
+      .flatMap(([name, flag]) => helpLines(name, flag.help))
+      .join('\n');
+  return (
+    `Usage: nereid serve --model-repository DIR [flags]\n\nFlags (Triton's names and defaults):\n${section(FLAGS)}\n\n` +
+    `Triton's flags that have no effect here (accepted with a warning) or ask for what Nereid lacks (refused):\n${section(TRITON_ONLY_FLAG_SPECS)}\n`
+  );
 }
 
 /** Triton's prefix of the metadata keys `--grpc-restricted-protocol` names (src/grpc/grpc_server.h: gRPC wants lowercase keys). */
@@ -329,7 +374,7 @@ function parseBackendConfig(entries: readonly string[]): Pick<ServerOptions, 'de
  * an unknown flag is an error that suggests the closest known one. Returns 'help' for --help.
  */
 export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' {
-  const values = parseFlags(args, FLAGS, 'serve', usageError);
+  const values = parseFlags(args, { ...FLAGS, ...TRITON_ONLY_FLAG_SPECS }, 'serve', usageError);
   if (values.help === true) return 'help';
   const string = (name: keyof typeof FLAGS): string | undefined => values[name] as string | undefined;
   const repositories = [...((values['model-repository'] as string[]) ?? []), ...((values['model-store'] as string[]) ?? [])];
@@ -445,6 +490,8 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     isLoadOnDemand: parseBoolean('load-on-demand', string('load-on-demand'), defaults.isLoadOnDemand),
     ...(string('max-loaded-models') !== undefined ? { maxLoadedModels: parseInteger('max-loaded-models', string('max-loaded-models'), 0, 1, 2 ** 31 - 1) } : {}),
     ...(string('model-memory-budget') !== undefined ? { modelMemoryBudgetBytes: parseByteSize('model-memory-budget', string('model-memory-budget'))! } : {}),
+    // Issue 23, Triton's flags:
+    startupWarnings: checkTritonOnlyFlags(values, usageError),
   };
   if (options.authTokenFile === '') throw usageError('--auth-token-file takes the path of a file that holds the token, got an empty path');
   checkPortCollision(options);
