@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_SERVER_OPTIONS, type ServerOptions } from './config/server-options.js';
 import type { TlsFiles, TlsService } from './config/tls-flags.js';
-import { InferenceServer, NereidError, RequestRouter } from './core/index.js';
+import { InferenceServer, NereidError, RequestRouter, TraceManager } from './core/index.js';
 import { AuthToken } from './frontends/auth-token.js';
 import { GrpcFrontend } from './frontends/grpc/grpc-server.js';
 import { HttpFrontend } from './frontends/http/http-server.js';
@@ -137,7 +137,17 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     metrics?.close();
     throw new NereidError('UNAVAILABLE', `${failed.length} model(s) failed to load: ${failed.map((entry) => `'${entry.name}' (${entry.reason})`).join('; ')}`);
   }
-  const core = new InferenceServer({ repository, router, id: options.id, version: PACKAGE_VERSION, isStrictReadiness: options.isStrictReadiness, logger, isLogFileUpdateAllowed: options.isLogFileUpdateAllowed });
+  const core = new InferenceServer({
+    repository,
+    router,
+    id: options.id,
+    version: PACKAGE_VERSION,
+    isStrictReadiness: options.isStrictReadiness,
+    logger,
+    isLogFileUpdateAllowed: options.isLogFileUpdateAllowed,
+    // Issue 23, the trace extension:
+    traceManager: new TraceManager({ initial: options.traceSettings, logger }),
+  });
 
   let http: HttpFrontend | undefined;
   let httpUrl: string | undefined;
@@ -204,6 +214,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       grpc?.forceClose();
       await closed;
       await core.unloadAll({ isForced: isTimedOut });
+      await core.flushTraces();
       await metricsFrontend?.close();
       metrics?.close();
       for (const identity of tlsIdentities) identity.close();

@@ -6,6 +6,8 @@ import type { RestrictedFeatures } from '../protocol/restricted-category.js';
 import { parseRestrictedFeatures } from './restricted-features.js';
 import { type TlsFiles, type TlsService, resolveTlsFiles } from './tls-flags.js';
 import { TRITON_ONLY_FLAGS, checkTritonOnlyFlags } from './triton-flags.js';
+import { parseTraceConfig } from './trace-config.js';
+import { DEFAULT_TRACE_SETTINGS, type TraceSettings } from '../kernel/trace-settings.js';
 
 /**
  * Triton's --model-control-mode: load everything at start (NONE), load and unload through the API
@@ -97,6 +99,8 @@ export interface ServerOptions {
   // Issue 23, Triton's flags:
   /** One line per Triton flag given that has no effect here (triton-flags.ts), logged as a warning at start-up. */
   readonly startupWarnings: readonly string[];
+  /** `--trace-config` (and Triton's deprecated --trace-* flags): the trace settings at start-up. */
+  readonly traceSettings: TraceSettings;
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = {
@@ -146,6 +150,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   isLoadOnDemand: false,
   // Issue 23, Triton's flags:
   startupWarnings: [],
+  traceSettings: DEFAULT_TRACE_SETTINGS,
 };
 
 /** Flags, what each takes, and one line of help. */
@@ -233,6 +238,17 @@ const FLAGS = {
   'load-on-demand': { type: 'string', help: 'BOOL  a request for a model that is not loaded loads it (default false)' },
   'max-loaded-models': { type: 'string', help: 'N  most models loaded at once; least recently used ones loaded on demand make room (default: no limit)' },
   'model-memory-budget': { type: 'string', help: 'SIZE  most estimated memory of loaded models, bytes or with KB/MB/GB (default: no limit)' },
+  // Issue 23, the trace extension:
+  'trace-config': {
+    type: 'string',
+    multiple: true,
+    help: '[triton,]KEY=VALUE  tracing: level=OFF|TIMESTAMPS|TENSORS (repeatable), rate=N (default 1000), count=N (default -1: no limit), triton,file=FILE, triton,log-frequency=N (default 0: at shutdown)',
+  },
+  'trace-file': { type: 'string', help: 'FILE  deprecated: --trace-config triton,file=FILE' },
+  'trace-level': { type: 'string', multiple: true, help: 'LEVEL  deprecated: --trace-config level=LEVEL' },
+  'trace-rate': { type: 'string', help: 'N  deprecated: --trace-config rate=N' },
+  'trace-count': { type: 'string', help: 'N  deprecated: --trace-config count=N' },
+  'trace-log-frequency': { type: 'string', help: 'N  deprecated: --trace-config triton,log-frequency=N' },
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
@@ -380,6 +396,17 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
   const repositories = [...((values['model-repository'] as string[]) ?? []), ...((values['model-store'] as string[]) ?? [])];
   if (repositories.length === 0) throw usageError('--model-repository is required (a folder of models, e.g. examples/model_repository)');
   const defaults = DEFAULT_SERVER_OPTIONS;
+  const trace = parseTraceConfig(
+    {
+      config: (values['trace-config'] as string[] | undefined) ?? [],
+      ...(string('trace-file') !== undefined ? { file: string('trace-file')! } : {}),
+      ...(values['trace-level'] !== undefined ? { level: values['trace-level'] as string[] } : {}),
+      ...(string('trace-rate') !== undefined ? { rate: string('trace-rate')! } : {}),
+      ...(string('trace-count') !== undefined ? { count: string('trace-count')! } : {}),
+      ...(string('trace-log-frequency') !== undefined ? { logFrequency: string('trace-log-frequency')! } : {}),
+    },
+    usageError,
+  );
   const logFormat = string('log-format') ?? defaults.log.format;
   if (logFormat !== 'default' && logFormat !== 'ISO8601') throw usageError(`--log-format takes default or ISO8601, got '${logFormat}'`);
   const logFile = string('log-file');
@@ -490,8 +517,9 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     isLoadOnDemand: parseBoolean('load-on-demand', string('load-on-demand'), defaults.isLoadOnDemand),
     ...(string('max-loaded-models') !== undefined ? { maxLoadedModels: parseInteger('max-loaded-models', string('max-loaded-models'), 0, 1, 2 ** 31 - 1) } : {}),
     ...(string('model-memory-budget') !== undefined ? { modelMemoryBudgetBytes: parseByteSize('model-memory-budget', string('model-memory-budget'))! } : {}),
-    // Issue 23, Triton's flags:
-    startupWarnings: checkTritonOnlyFlags(values, usageError),
+    // Issue 23, Triton's flags and the trace extension:
+    startupWarnings: [...checkTritonOnlyFlags(values, usageError), ...trace.warnings],
+    traceSettings: trace.settings,
   };
   if (options.authTokenFile === '') throw usageError('--auth-token-file takes the path of a file that holds the token, got an empty path');
   checkPortCollision(options);

@@ -221,7 +221,6 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
       ['CudaSharedMemoryStatus', cuda],
       ['CudaSharedMemoryRegister', cuda],
       ['CudaSharedMemoryUnregister', cuda],
-      ['TraceSetting', 'TraceSetting (the trace extension) is not implemented by this server yet'],
       ['LogSettings', 'this server was started with a logger whose settings cannot be changed'],
     ] as const) {
       await assert.rejects(call(client, method, {}), { code: status.UNIMPLEMENTED, details });

@@ -98,6 +98,10 @@ const HTTP_ENDPOINTS: Record<string, ReadonlyArray<readonly [string, string, str
     ['GET', '/v2/models/stats', undefined, 200],
     ['GET', '/v2/models/simple/stats', undefined, 200],
   ],
+  trace: [
+    ['GET', '/v2/trace/setting', undefined, 200],
+    ['GET', '/v2/models/simple/trace/setting', undefined, 200],
+  ],
   logging: [['GET', '/v2/logging', undefined, 200]],
 };
 
@@ -123,7 +127,7 @@ const GRPC_RPCS: Record<string, ReadonlyArray<readonly [string, object, number]>
     ['RepositoryModelLoad', { model_name: 'simple' }, status.OK],
   ],
   statistics: [['ModelStatistics', { name: 'simple' }, status.OK]],
-  trace: [['TraceSetting', {}, status.UNIMPLEMENTED]],
+  trace: [['TraceSetting', {}, status.OK]],
   logging: [['LogSettings', {}, status.OK]],
 };
 
@@ -164,8 +168,8 @@ describe("Triton's restricted APIs (--http-restricted-api) and protocols (--grpc
     });
   }
 
-  test('HTTP shared-memory and trace: Nereid has no such endpoints, so they stay 404 whatever the restriction', async () => {
-    for (const path of ['/v2/systemsharedmemory/status', '/v2/cudasharedmemory/status', '/v2/trace/setting']) {
+  test('HTTP shared-memory: Nereid has no such endpoints, so they stay 404 whatever the restriction', async () => {
+    for (const path of ['/v2/systemsharedmemory/status', '/v2/cudasharedmemory/status']) {
       assert.equal((await fetch(server.url + path)).status, 404, path);
     }
   });

@@ -31,6 +31,8 @@ export function categoryOfRoute(route: Route): RestrictedCategory {
       return 'model-repository';
     case 'logging':
       return 'logging';
+    case 'trace-setting':
+      return 'trace';
     case 'model':
       return MODEL_ACTION_CATEGORY[route.action];
   }

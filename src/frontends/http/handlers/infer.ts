@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { type InferenceServer, NereidError } from '../../../core/index.js';
+import { type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
 import { decodeInferRequest, decodeRawInferRequest, encodeInferResponse } from '../infer-codec.js';
 import type { Reply } from '../reply.js';
 
@@ -21,6 +21,7 @@ export async function handleInfer(
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
   headers: IncomingHttpHeaders,
   body: Buffer,
+  trace?: RequestTrace,
 ): Promise<Reply> {
   const headerLength = readHeaderLength(headers);
   const { request, encoding } =
@@ -31,7 +32,7 @@ export async function handleInfer(
           return decodeRawInferRequest(body, target, metadata, isBatching);
         })()
       : await decodeInferRequest(body, target, headerLength);
-  const response = await server.infer(request);
+  const response = await server.infer(trace === undefined ? request : { ...request, trace });
   const encoded = await encodeInferResponse(response, encoding);
   const responseHeaders =
     encoded.headerLength === undefined
