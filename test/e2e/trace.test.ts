@@ -63,7 +63,7 @@ describe('the trace extension, Triton mode', () => {
     server = await startTestServer({
       modelRepositories: [EXAMPLES, EDGES],
       modelControlMode: 'explicit',
-      startupModels: ['simple', 'text_length', 'length_pipeline'],
+      startupModels: ['simple', 'text_length', 'length_pipeline', 'length_caller'],
       traceSettings: { ...DEFAULT_TRACE_SETTINGS, level: { timestamps: true, tensors: false }, rate: 1, file },
     });
     client = new InferenceClient(server.grpcUrl!, credentials.createInsecure());
@@ -121,7 +121,7 @@ describe('the trace extension, Triton mode', () => {
     }, "null resets the server's level to its start-up value");
   });
 
-  test('HTTP and gRPC requests leave Triton’s timestamps; an ensemble step is a child trace; rate and count are honoured', async () => {
+  test('HTTP and gRPC requests leave Triton’s timestamps; an ensemble step and a model-to-model call are child traces; rate and count are honoured', async () => {
     assert.equal((await server.post('/v2/models/simple/infer', simpleRequest('over-http'))).status, 200);
     await call(client, 'ModelInfer', {
       model_name: 'simple',
@@ -134,6 +134,8 @@ describe('the trace extension, Triton mode', () => {
     });
     const pipeline = await server.post('/v2/models/length_pipeline/infer', { id: 'ensemble', inputs: [{ name: 'TEXT', shape: [1, 1], datatype: 'BYTES', data: ['four'] }] });
     assert.equal(pipeline.status, 200);
+    const caller = await server.post('/v2/models/length_caller/infer', { id: 'caller', inputs: [{ name: 'TEXT', shape: [1], datatype: 'BYTES', data: ['seven'] }] });
+    assert.equal(caller.status, 200, await caller.clone().text());
     // TENSORS for one model only, then a rate of 2 with a count of 2: of five requests, the 2nd and 4th are traced.
     await server.post('/v2/models/simple/trace/setting', { trace_level: ['TIMESTAMPS', 'TENSORS'] });
     await server.post('/v2/models/simple/trace/setting', { trace_rate: '2', trace_count: '2' });
@@ -158,6 +160,11 @@ describe('the trace extension, Triton mode', () => {
     const step = traces.find((trace) => trace[0]!.parent_id === ensemble[0]!.id)!;
     assert.deepEqual(step[0], { id: step[0]!.id, model_name: 'text_length', model_version: 1, request_id: 'ensemble', parent_id: ensemble[0]!.id });
     assert.deepEqual(timestampNames(step), core);
+    const calling = byRequest('caller');
+    assert.equal(calling[0]!.model_name, 'length_caller');
+    const called = traces.find((trace) => trace[0]!.parent_id === calling[0]!.id)!;
+    assert.deepEqual(called[0], { id: called[0]!.id, model_name: 'text_length', model_version: 1, parent_id: calling[0]!.id }, 'a model-to-model call naming its parent request is a child trace');
+    assert.deepEqual(timestampNames(called), core);
 
     assert.deepEqual(
       traces.map((trace) => trace[0]!.request_id).filter((id) => id?.startsWith('sampled-')),
