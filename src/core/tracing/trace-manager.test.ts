@@ -43,3 +43,17 @@ test('the settings parser takes Triton’s texts and passes unknown keys and lev
     message: "Unable to parse 'trace_count', value is out of range [ -1, 2147483647 ], got: -3000000000",
   });
 });
+
+test('traces waiting for shutdown are bounded: past the bound they are dropped, with one warning', async () => {
+  const warnings: string[] = [];
+  const logger = { ...silentLogger, warning: (_: string, message: string) => void warnings.push(message) };
+  const traces = new TraceManager({ initial: { ...DEFAULT_TRACE_SETTINGS, level: TIMESTAMPS, rate: 1 }, logger, maxCollectedBytes: 200 });
+  for (let i = 0; i < 5; i++) {
+    const trace = traces.sample('m')!;
+    trace.setModel('m', 1, `r${i}`);
+    trace.timestamp('REQUEST_START', 1n);
+    trace.end();
+  }
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0]!, /^1 traces \(\d+ bytes\) wait to be written; further traces are dropped/);
+});

@@ -16,7 +16,11 @@ export interface TraceManagerOptions {
   /** The settings given at start-up (`--trace-config`): the server's, and what `null` resets it to. */
   readonly initial: TraceSettings;
   readonly logger: Logger;
+  /** The most bytes of traces kept in memory before they are written; past it, traces are dropped (default 64 MiB). */
+  readonly maxCollectedBytes?: number;
 }
+
+const DEFAULT_MAX_COLLECTED_BYTES = 64 * 2 ** 20;
 
 /**
  * Triton's trace manager (server src/tracer.cc `TraceManager`) in its Triton mode: the server's
@@ -35,6 +39,8 @@ export class TraceManager {
   readonly #samplers = new Map<string, Sampler>();
   #nextId = 1;
   #collected: string[][] = [];
+  #collectedBytes = 0;
+  #isDropping = false;
   #fileIndex = 0;
   #writes: Promise<void> = Promise.resolve();
 
@@ -126,7 +132,21 @@ export class TraceManager {
   }
 
   #complete(settings: TraceSettings, records: string[]): void {
+    const bytes = records.reduce((sum, record) => sum + record.length, 0);
+    // NOTE: with log_frequency 0 traces wait for shutdown; a client that turns tracing on for every
+    // request must not be able to fill the memory, so past the bound further traces are dropped.
+    if (this.#collectedBytes + bytes > (this.#options.maxCollectedBytes ?? DEFAULT_MAX_COLLECTED_BYTES)) {
+      if (!this.#isDropping) {
+        this.#options.logger.warning(
+          'trace',
+          `${this.#collected.length} traces (${this.#collectedBytes} bytes) wait to be written; further traces are dropped until they are (set --trace-config triton,log-frequency=N to write them as they come)`,
+        );
+      }
+      this.#isDropping = true;
+      return;
+    }
     this.#collected.push(records);
+    this.#collectedBytes += bytes;
     const frequency = this.#server.logFrequency;
     if (frequency > 0 && this.#collected.length >= frequency) {
       this.#write(`${settings.file}.${this.#fileIndex++}`, this.#collected.splice(0));
@@ -134,6 +154,8 @@ export class TraceManager {
   }
 
   #write(file: string, traces: string[][]): void {
+    this.#collectedBytes = 0;
+    this.#isDropping = false;
     if (file === '' || traces.length === 0) return;
     const text = `[${traces.flat().join(',')}]\n`;
     this.#writes = this.#writes.then(() =>
