@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_SERVER_OPTIONS, type ServerOptions } from './config/server-options.js';
 import type { TlsFiles, TlsService } from './config/tls-flags.js';
-import { InferenceServer, NereidError, RequestRouter } from './core/index.js';
+import { InferenceServer, NereidError, RequestRouter, TraceManager } from './core/index.js';
 import { AuthToken } from './frontends/auth-token.js';
 import { GrpcFrontend } from './frontends/grpc/grpc-server.js';
 import { HttpFrontend } from './frontends/http/http-server.js';
@@ -97,6 +97,8 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   const recentLogLines = options.isHttpAllowed && options.isDashboardAllowed ? new RecentLogLines() : undefined;
   const baseLogger = startOptions.logger ?? createLogger(options.log);
   const logger = recentLogLines?.record(baseLogger) ?? baseLogger;
+  // Issue 23: the Triton flags given that have no effect here.
+  for (const warning of options.startupWarnings) logger.warning('server', warning);
   // Issue 24, restricted APIs and token authentication: read before any model loads, so a bad file fails at once.
   const authToken = options.authTokenFile !== undefined ? await AuthToken.fromFile(options.authTokenFile) : undefined;
   // Issue 24, TLS: every certificate is read and checked before any model loads or any port listens.
@@ -175,6 +177,8 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     logger,
     isLogFileUpdateAllowed: options.isLogFileUpdateAllowed,
     isSharedMemoryServed: options.isClientShmAllowed,
+    // Issue 23, the trace extension:
+    traceManager: new TraceManager({ initial: options.traceSettings, logger }),
   });
   // Issue 13, the system shared memory extension: one registry for both front ends.
   const memoryChoice = chooseRegionMemoryProvider();
@@ -256,6 +260,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       await closed;
       sharedMemory.unregisterAll();
       await core.unloadAll({ isForced: isTimedOut });
+      await core.flushTraces();
       await metricsFrontend?.close();
       metrics?.close();
       await responseCache?.close();

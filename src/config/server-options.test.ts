@@ -151,7 +151,9 @@ test("TLS flags: Triton's --grpc-use-ssl[-mutual] and its file flags, the same f
   assert.deepEqual(web.metricsTls, { certFile: 'm.crt', keyFile: 'm.key', rootCertFile: 'ca.crt', isMutual: true });
   assert.equal(web.grpcTls, undefined);
   for (const service of ['grpc', 'http', 'metrics']) {
-    assert.match(serveUsage(), new RegExp(`--${service}-use-ssl-mutual BOOL .+\\n  --${service}-server-cert FILE .+\\n  --${service}-server-key FILE .+\\n  --${service}-root-cert FILE `));
+    const flagLines = serveUsage().split('\n').filter((line) => line.startsWith('  --')).map((line) => line.split(' ').slice(2, 4).join(' '));
+    const at = flagLines.indexOf(`--${service}-use-ssl-mutual BOOL`);
+    assert.deepEqual(flagLines.slice(at, at + 4), [`--${service}-use-ssl-mutual BOOL`, `--${service}-server-cert FILE`, `--${service}-server-key FILE`, `--${service}-root-cert FILE`]);
   }
   // A root certificate without mutual TLS asks clients for nothing; it is accepted, as Triton takes it.
   assert.equal(parse('--http-use-ssl=true', '--http-server-cert=h.crt', '--http-server-key=h.key', '--http-root-cert=ca.crt').httpTls?.rootCertFile, 'ca.crt');
@@ -280,4 +282,38 @@ test("issue 16: --rate-limit off|execution_count and --rate-limit-resource NAME:
   for (const bad of ['R1:many', 'R1:2:gpu', 'R1:-1']) {
     assert.throws(() => parse(`--rate-limit-resource=${bad}`), { message: `nereid serve: failed to parse '${bad}' as <str>:<int>:<int>` });
   }
+});
+
+test("issue 23: Triton's flags with no effect here start the server with a warning each; those asking for what Nereid lacks are refused", () => {
+  const options = parseServeArgs(['--model-repository', 'm', '--http-thread-count', '16', '--grpc-infer-allocation-pool-size=8', '--host-policy', 'gpu0,numa-node=0', '--host-policy', 'gpu1,numa-node=1']);
+  assert.notEqual(options, 'help');
+  assert.deepEqual((options as ServerOptions).startupWarnings, [
+    "--http-thread-count 16 is accepted for Triton's sake and has no effect: Node.js serves every connection on its event loop; it has no pool of Triton's front-end threads to size",
+    "--grpc-infer-allocation-pool-size 8 is accepted for Triton's sake and has no effect: grpc-js allocates a request and its response per call; there is no pool of them to keep",
+    "--host-policy gpu0,numa-node=0 gpu1,numa-node=1 is accepted for Triton's sake and has no effect: instances are not pinned to NUMA nodes or cores (--backend-config onnxruntime,execution-thread-count sizes the ONNX Runtime threads)",
+  ]);
+  assert.deepEqual((parseServeArgs(['--model-repository', 'm']) as ServerOptions).startupWarnings, []);
+  assert.deepEqual((parseServeArgs(['--model-repository', 'm', '--model-namespacing=false', '--allow-sagemaker', 'false', '--model-load-retry-count=0']) as ServerOptions).startupWarnings, [], "a refused flag given Triton's default asks for nothing");
+  assert.throws(() => parseServeArgs(['--model-repository', 'm', '--model-namespacing=true']), {
+    message: "nereid serve: --model-namespacing is one of Triton's flags that Nereid refuses: model names are unique across the repositories; namespaces are not implemented",
+  });
+  assert.throws(() => parseServeArgs(['--model-repository', 'm', '--http-header-forward-pattern', 'x-.*']), {
+    message: "nereid serve: --http-header-forward-pattern is one of Triton's flags that Nereid refuses: forwarding HTTP headers as request parameters is not implemented",
+  });
+});
+
+test('--help keeps every description in its column: a long flag puts its text on the next line, long texts wrap', () => {
+  const lines = serveUsage().split('\n');
+  const column = lines.find((line) => line.startsWith('  --model-repository '))!.indexOf('a model repository');
+  for (const line of lines.filter((l) => l.startsWith('  '))) {
+    if (line.startsWith('  --')) {
+      const isFlagAlone = !line.slice(2).includes('  ');
+      assert.ok(isFlagAlone || (line.slice(column - 2, column) === '  ' && line[column] !== ' '), `text out of its column: ${line}`);
+    } else {
+      assert.equal(line.slice(0, column).trim(), '', `a continuation starts in the column: ${line}`);
+    }
+    assert.ok(line.length <= 120, `wider than 120 characters: ${line}`);
+  }
+  assert.ok(lines.includes('  --grpc-http2-min-recv-ping-interval-without-data MS'), 'a flag longer than the column stands alone');
+  assert.ok(lines.some((line) => line.startsWith('  --http-thread-count N') && line.includes('ignored, with a warning')));
 });

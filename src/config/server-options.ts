@@ -1,10 +1,13 @@
 import { NereidError } from '../kernel/errors.js';
 import type { LoggerOptions } from '../logging/logger.js';
 import { DEFAULT_METRICS_CONFIG, type MetricsConfig } from '../metrics/server-metrics.js';
-import { parseFlags } from './parse-flags.js';
+import { type FlagSpec, parseFlags } from './parse-flags.js';
 import type { RestrictedFeatures } from '../protocol/restricted-category.js';
 import { parseRestrictedFeatures } from './restricted-features.js';
 import { type TlsFiles, type TlsService, resolveTlsFiles } from './tls-flags.js';
+import { TRITON_ONLY_FLAGS, checkTritonOnlyFlags } from './triton-flags.js';
+import { parseTraceConfig } from './trace-config.js';
+import { DEFAULT_TRACE_SETTINGS, type TraceSettings } from '../kernel/trace-settings.js';
 
 /**
  * Triton's --model-control-mode: load everything at start (NONE), load and unload through the API
@@ -110,6 +113,11 @@ export interface ServerOptions {
   readonly rateLimit: 'off' | 'execution_count';
   /** `--rate-limit-resource NAME:COUNT[:DEVICE]`: how many of each resource the server has; none: the most any instance asks for. */
   readonly rateLimitResources: readonly RateLimitResource[];
+  // Issue 23, Triton's flags:
+  /** One line per Triton flag given that has no effect here (triton-flags.ts), logged as a warning at start-up. */
+  readonly startupWarnings: readonly string[];
+  /** `--trace-config` (and Triton's deprecated --trace-* flags): the trace settings at start-up. */
+  readonly traceSettings: TraceSettings;
 }
 
 /** The settings of Triton's redis cache (triton-inference-server/redis_cache), timeouts in milliseconds (0: none). */
@@ -180,6 +188,9 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   // Issue 16, the response cache and the rate limiter:
   rateLimit: 'off',
   rateLimitResources: [],
+  // Issue 23, Triton's flags:
+  startupWarnings: [],
+  traceSettings: DEFAULT_TRACE_SETTINGS,
 };
 
 /** Flags, what each takes, and one line of help. */
@@ -216,7 +227,7 @@ const FLAGS = {
     help: 'KEY=VALUE  counter_latencies, summary_latencies, histogram_latencies (BOOL), summary_quantiles=0.5:0.05,0.9:0.01',
   },
   'exit-timeout-secs': { type: 'string', help: 'SECS  how long shutdown waits for in-flight requests (default 30)' },
-  'strict-readiness': { type: 'string', help: 'BOOL  ready only when every model is ready (default true)' },
+  'strict-readiness': { type: 'string', help: 'BOOL  ready only when every model loaded, loading or failed is ready (default true)' },
   'allow-client-shm': { type: 'string', help: 'BOOL  let clients register system shared memory regions and pass tensors in them (default false)' },
   'exit-on-error': { type: 'string', help: 'BOOL  exit when a model fails to load at start-up (default false)' },
   'disable-auto-complete-config': { type: 'boolean', help: '  take config.pbtxt as written; fill nothing from the model' },
@@ -282,16 +293,66 @@ const FLAGS = {
     multiple: true,
     help: 'NAME:COUNT[:DEVICE]  how many of a resource there are (repeatable; default: the most any instance asks for)',
   },
+  // Issue 23, the trace extension:
+  'trace-config': {
+    type: 'string',
+    multiple: true,
+    help: '[triton,]KEY=VALUE  tracing: level=OFF|TIMESTAMPS|TENSORS (repeatable), rate=N (default 1000), count=N (default -1: no limit), triton,file=FILE, triton,log-frequency=N (default 0: at shutdown)',
+  },
+  'trace-file': { type: 'string', help: 'FILE  deprecated: --trace-config triton,file=FILE' },
+  'trace-level': { type: 'string', multiple: true, help: 'LEVEL  deprecated: --trace-config level=LEVEL' },
+  'trace-rate': { type: 'string', help: 'N  deprecated: --trace-config rate=N' },
+  'trace-count': { type: 'string', help: 'N  deprecated: --trace-config count=N' },
+  'trace-log-frequency': { type: 'string', help: 'N  deprecated: --trace-config triton,log-frequency=N' },
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
+/** Triton's flags Nereid ignores or refuses (triton-flags.ts), parsed with the others. */
+const TRITON_ONLY_FLAG_SPECS = Object.fromEntries(
+  Object.entries(TRITON_ONLY_FLAGS).map(([name, flag]) => [
+    name,
+    {
+      type: 'string',
+      ...(flag.isRepeatable === true ? { multiple: true } : {}),
+      help: `${flag.argument}  ${flag.disposition === 'ignored' ? 'ignored, with a warning' : `refused${flag.defaultValue !== undefined ? ` unless ${flag.defaultValue}` : ''}`}: ${flag.reason}`,
+    },
+  ]),
+) as Readonly<Record<string, FlagSpec>>;
+
+const HELP_COLUMN = 44;
+const HELP_WIDTH = 120;
+
+/** One flag's help: the flag, then its text in the column, wrapped at HELP_WIDTH; a flag too long for the column puts its text on the next line. */
+function helpLines(name: string, help: string): string[] {
+  const [arg, ...rest] = help.split('  ');
+  const flag = `  --${name}${arg ? ` ${arg}` : ''}`;
+  const words = rest.join('  ').split(' ').filter((word) => word !== '');
+  const lines: string[] = [];
+  let line = '';
+  for (const word of words) {
+    if (line !== '' && HELP_COLUMN + line.length + 1 + word.length > HELP_WIDTH) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line === '' ? word : `${line} ${word}`;
+    }
+  }
+  if (line !== '') lines.push(line);
+  const indent = ' '.repeat(HELP_COLUMN);
+  const text = lines.map((textLine) => indent + textLine);
+  if (flag.length + 2 > HELP_COLUMN) return [flag, ...text];
+  return [(flag.padEnd(HELP_COLUMN) + (lines[0] ?? '')).trimEnd(), ...text.slice(1)];
+}
+
 export function serveUsage(): string {
-  const lines = Object.entries(FLAGS).map(([name, flag]) => {
-    const [arg, ...text] = flag.help.split('  ');
-    // A flag longer than the column still gets two spaces before its text.
-    return `${`  --${name}${arg ? ` ${arg}` : ''}`.padEnd(42)}  ${text.join('  ')}`;
-  });
-  return `Usage: nereid serve --model-repository DIR [flags]\n\nFlags (Triton's names and defaults):\n${lines.join('\n')}\n`;
+  const section = (flags: Readonly<Record<string, { readonly help: string }>>): string =>
+    Object.entries(flags)
+      .flatMap(([name, flag]) => helpLines(name, flag.help))
+      .join('\n');
+  return (
+    `Usage: nereid serve --model-repository DIR [flags]\n\nFlags (Triton's names and defaults):\n${section(FLAGS)}\n\n` +
+    `Triton's flags that have no effect here (accepted with a warning) or ask for what Nereid lacks (refused):\n${section(TRITON_ONLY_FLAG_SPECS)}\n`
+  );
 }
 
 /** Triton's prefix of the metadata keys `--grpc-restricted-protocol` names (src/grpc/grpc_server.h: gRPC wants lowercase keys). */
@@ -384,12 +445,23 @@ function parseBackendConfig(entries: readonly string[]): Pick<ServerOptions, 'de
  * an unknown flag is an error that suggests the closest known one. Returns 'help' for --help.
  */
 export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' {
-  const values = parseFlags(args, FLAGS, 'serve', usageError);
+  const values = parseFlags(args, { ...FLAGS, ...TRITON_ONLY_FLAG_SPECS }, 'serve', usageError);
   if (values.help === true) return 'help';
   const string = (name: keyof typeof FLAGS): string | undefined => values[name] as string | undefined;
   const repositories = [...((values['model-repository'] as string[]) ?? []), ...((values['model-store'] as string[]) ?? [])];
   if (repositories.length === 0) throw usageError('--model-repository is required (a folder of models, e.g. examples/model_repository)');
   const defaults = DEFAULT_SERVER_OPTIONS;
+  const trace = parseTraceConfig(
+    {
+      config: (values['trace-config'] as string[] | undefined) ?? [],
+      ...(string('trace-file') !== undefined ? { file: string('trace-file')! } : {}),
+      ...(values['trace-level'] !== undefined ? { level: values['trace-level'] as string[] } : {}),
+      ...(string('trace-rate') !== undefined ? { rate: string('trace-rate')! } : {}),
+      ...(string('trace-count') !== undefined ? { count: string('trace-count')! } : {}),
+      ...(string('trace-log-frequency') !== undefined ? { logFrequency: string('trace-log-frequency')! } : {}),
+    },
+    usageError,
+  );
   const logFormat = string('log-format') ?? defaults.log.format;
   if (logFormat !== 'default' && logFormat !== 'ISO8601') throw usageError(`--log-format takes default or ISO8601, got '${logFormat}'`);
   const logFile = string('log-file');
@@ -506,6 +578,9 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     ...parseCacheConfig((values['cache-config'] as string[] | undefined) ?? [], string('response-cache-byte-size')),
     rateLimit: parseRateLimit(string('rate-limit')),
     rateLimitResources: ((values['rate-limit-resource'] as string[] | undefined) ?? []).map(parseRateLimitResource),
+    // Issue 23, Triton's flags and the trace extension:
+    startupWarnings: [...checkTritonOnlyFlags(values, usageError), ...trace.warnings],
+    traceSettings: trace.settings,
   };
   if (options.authTokenFile === '') throw usageError('--auth-token-file takes the path of a file that holds the token, got an empty path');
   checkPortCollision(options);

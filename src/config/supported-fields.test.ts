@@ -94,10 +94,13 @@ test('a nested field is named by its path, with the index of its item', () => {
   );
 });
 
+test('ensemble_scheduling.max_inflight_requests is taken: with no decoupled step, each step runs one request per ensemble request', () => {
+  assert.equal(refusalOf('platform: "ensemble"\nensemble_scheduling { max_inflight_requests: 4 }'), undefined);
+});
+
 test('the other refusals the issue lists name their field', () => {
   const cases: Array<[string, string]> = [
     ['model_repository_agents { agents [{ name: "checksum" }] }', 'model_repository_agents'],
-    ['platform: "ensemble"\nensemble_scheduling { max_inflight_requests: 4 }', 'ensemble_scheduling.max_inflight_requests'],
     ['batch_input [{ target_name: "X" source_input: "A" }]', 'batch_input'],
     ['batch_output [{ target_name: "Y" source_input: "A" }]', 'batch_output'],
     ['model_operations { op_library_filename: "libops.so" }', 'model_operations'],

@@ -147,7 +147,11 @@ export const SUPPORTED_FIELDS: Readonly<Record<string, Readonly<Record<string, F
   },
   'inference.ModelEnsembling': {
     step: supported,
-    max_inflight_requests: refused('the ensemble scheduler does not limit the requests in flight', 'remove it to run every step as soon as its inputs are ready'),
+    // Triton's limit of the requests in flight at each step of one ensemble request, which only a
+    // decoupled step (many responses, so many requests downstream) can pass. Nereid's ensembles refuse
+    // decoupled steps (ensemble-plan.ts), so each step runs one request per ensemble request and any
+    // limit (0 is none) is kept as it is.
+    max_inflight_requests: supported,
   },
   'inference.ModelEnsembling.Step': {
     model_name: supported,

@@ -1,6 +1,9 @@
 /** The core's public surface: front ends import from here and nowhere else in the core. */
 export { InferenceServer } from './inference-server.js';
-export type { InferenceServerOptions } from './inference-server.js';
+export type { InferenceServerOptions, TraceSettingsMessage } from './inference-server.js';
+export type { RequestTrace } from '../kernel/request-trace.js';
+export { TraceManager } from './tracing/trace-manager.js';
+export { type TraceSettings, type TraceSettingsUpdate, DEFAULT_TRACE_SETTINGS, parseTraceSettingsUpdate } from '../kernel/trace-settings.js';
 export { RequestRouter } from './request-router.js';
 export type { ModelCaller } from '../kernel/model-caller.js';
 export type { ModelSpec, TensorSpec } from '../kernel/model-spec.js';

@@ -9,6 +9,9 @@ import type { ModelSpec } from '../kernel/model-spec.js';
 import type { ModelMetadata, ServerMetadata } from '../protocol/metadata.js';
 import type { RepositoryIndexEntry } from '../protocol/repository-index.js';
 import type { ModelStatistics } from '../protocol/statistics.js';
+import type { RequestTrace } from '../kernel/request-trace.js';
+import { TraceManager } from './tracing/trace-manager.js';
+import { DEFAULT_TRACE_SETTINGS, type TraceSettingsUpdate, traceSettingsMessage } from '../kernel/trace-settings.js';
 
 export interface InferenceServerOptions {
   readonly repository: RepositoryManager;
@@ -28,7 +31,12 @@ export interface InferenceServerOptions {
    * them (system_shared_memory, and cuda_shared_memory, which a Triton without GPU support lists too).
    */
   readonly isSharedMemoryServed?: boolean;
+  /** The trace extension (`--trace-config`); without it, tracing starts OFF with Triton's default settings. */
+  readonly traceManager?: TraceManager;
 }
+
+/** The trace settings by Triton's wire names (docs/protocol/extension_trace.md). */
+export type TraceSettingsMessage = ReturnType<typeof traceSettingsMessage>;
 
 /**
  * Protocol extensions Nereid implements, as listed in server metadata. Only what works end to end
@@ -42,6 +50,7 @@ const EXTENSIONS = [
   'binary_tensor_data',
   'model_configuration',
   'statistics',
+  'trace',
   'logging',
   'parameters',
 ] as const;
@@ -60,8 +69,11 @@ export class InferenceServer {
   readonly #options: InferenceServerOptions;
   #isShuttingDown = false;
 
+  readonly #traces: TraceManager;
+
   constructor(options: InferenceServerOptions) {
     this.#options = options;
+    this.#traces = options.traceManager ?? new TraceManager({ initial: DEFAULT_TRACE_SETTINGS, logger: options.logger });
   }
 
   isLive(): boolean {
@@ -186,6 +198,32 @@ export class InferenceServer {
     if (this.#isShuttingDown) throw new NereidError('UNAVAILABLE', 'the server is shutting down and takes no new requests');
     const version = request.modelVersion === undefined ? '' : ` version ${request.modelVersion}`;
     this.#options.logger.verbose(1, 'server', `[request id: ${request.id || '<id_unknown>'}] infer for model '${request.modelName}'${version}`);
+  }
+
+  /**
+   * A trace for a request to `modelName` when the trace settings sample it (the trace extension);
+   * undefined for most requests. The front end that starts a trace ends it once its answer is sent.
+   */
+  startTrace(modelName: string): RequestTrace | undefined {
+    return this.#traces.sample(modelName);
+  }
+
+  /**
+   * The trace settings of the server, or of one model (its overrides over the server's), after
+   * applying `update` when one is given: a value sets a setting, null clears it (a model's falls back
+   * to the server's, the server's to its start-up value). A model must be ready, as in Triton.
+   */
+  traceSettings(modelName?: string, update?: TraceSettingsUpdate): TraceSettingsMessage {
+    if (modelName !== undefined && !this.isModelReady(modelName)) {
+      throw new NereidError('INVALID_ARG', `Request for unknown model : ${modelName}`);
+    }
+    if (update !== undefined) this.#traces.update(modelName, update);
+    return traceSettingsMessage(this.#traces.settings(modelName));
+  }
+
+  /** Writes the traces still in memory to the trace file (at shutdown). */
+  flushTraces(): Promise<void> {
+    return this.#traces.flush();
   }
 
   /** Requests accepted and not yet answered, across all models. */

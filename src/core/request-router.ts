@@ -38,22 +38,54 @@ export class RequestRouter implements ModelCaller {
   // NOTE: after `prepare`, the lookup and the enqueue (`model.infer`) run in one synchronous step, so a
   // request never lands on a version that a reload or an unload has started closing.
   async infer(request: InferRequest): Promise<InferResponse> {
-    await this.#models.prepare(request.modelName);
-    const { model, validated, counts } = this.#prepare(request);
-    if (model.spec.isDecoupled) {
-      throw new NereidError(
-        'UNSUPPORTED',
-        `model '${model.spec.name}' is decoupled: it may send any number of responses to a request, so it needs a streaming call (gRPC ModelStreamInfer, POST /v2/models/${model.spec.name}/generate_stream, or inferStream from a model)`,
-      );
+    const { trace } = request;
+    trace?.timestamp('REQUEST_START');
+    try {
+      await this.#models.prepare(request.modelName);
+      const { model, validated, counts } = this.#prepare(request);
+      if (model.spec.isDecoupled) {
+        throw new NereidError(
+          'UNSUPPORTED',
+          `model '${model.spec.name}' is decoupled: it may send any number of responses to a request, so it needs a streaming call (gRPC ModelStreamInfer, POST /v2/models/${model.spec.name}/generate_stream, or inferStream from a model)`,
+        );
+      }
+      const response = this.#respond(model.spec, request, counts, await this.#enqueue(model, validated));
+      trace?.timestamp('INFER_RESPONSE_COMPLETE');
+      return response;
+    } finally {
+      trace?.timestamp('REQUEST_END');
     }
-    return this.#respond(model.spec, request, counts, await model.infer(validated));
   }
 
   async inferStream(request: InferRequest, onResponse: (response: InferResponse) => void): Promise<void> {
+    const { trace } = request;
+    trace?.timestamp('REQUEST_START');
+    try {
+      await this.#inferStream(request, (response) => {
+        trace?.timestamp('INFER_RESPONSE_COMPLETE');
+        onResponse(response);
+      });
+    } finally {
+      trace?.timestamp('REQUEST_END');
+    }
+  }
+
+  /** Enqueues a validated request on its model; a traced one records the queue's start and its inputs (Triton's QUEUE_START, TENSOR_QUEUE_INPUT). */
+  #enqueue(model: RoutableModel, request: InferRequest): Promise<readonly Tensor[]> {
+    const { trace } = request;
+    if (trace !== undefined) {
+      trace.setModel(model.spec.name, model.spec.version, request.id);
+      trace.timestamp('QUEUE_START');
+      trace.tensors('TENSOR_QUEUE_INPUT', request.inputs);
+    }
+    return model.infer(request);
+  }
+
+  async #inferStream(request: InferRequest, onResponse: (response: InferResponse) => void): Promise<void> {
     await this.#models.prepare(request.modelName);
     const { model, validated, counts } = this.#prepare(request);
     if (!model.spec.isDecoupled) {
-      onResponse(this.#respond(model.spec, request, counts, await model.infer(validated)));
+      onResponse(this.#respond(model.spec, request, counts, await this.#enqueue(model, validated)));
       return;
     }
     // A response the router cannot shape (classification of a bad output) fails the request once it ends.
@@ -66,7 +98,7 @@ export class RequestRouter implements ModelCaller {
         failure = error;
       }
     };
-    const rest = await model.infer({ ...validated, onResponse: deliver });
+    const rest = await this.#enqueue(model, { ...validated, onResponse: deliver });
     if (rest.length > 0) deliver(rest);
     if (failure !== undefined) throw failure;
   }

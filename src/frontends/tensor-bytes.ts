@@ -13,8 +13,8 @@ export interface BytesSource {
 /**
  * A tensor's data from its raw little-endian bytes, as the binary data extension and gRPC raw contents
  * carry it: fixed-size types as a view of the bytes (a copy only when misaligned), BYTES split by
- * their 4-byte length prefixes (yielding to the event loop between slices of elements). Checks the size
- * or element count against the shape.
+ * their 4-byte length prefixes (yielding to the event loop between slices of elements). Checks the byte
+ * size of fixed-size types against the shape.
  */
 export async function tensorDataFromBytes(
   name: string,
@@ -23,19 +23,13 @@ export async function tensorDataFromBytes(
   bytes: Uint8Array,
   source: BytesSource,
 ): Promise<Tensor['data']> {
-  const count = elementCount(shape);
   if (dataType === 'BYTES') {
+    // The element count is checked against the shape by the core, in Triton's words (validate-request.ts).
     const elements = await deserializeBytesSliced(bytes);
     if (typeof elements === 'string') throw new NereidError('INVALID_ARG', `input '${name}': malformed BYTES ${source.name}: ${elements}`);
-    if (elements.length !== count) {
-      throw new NereidError(
-        'INVALID_ARG',
-        `unexpected number of elements for input '${name}': its shape has ${count} elements but the ${source.name} holds ${elements.length}`,
-      );
-    }
     return elements;
   }
-  const expected = count * dataTypeByteSize(dataType);
+  const expected = elementCount(shape) * dataTypeByteSize(dataType);
   if (bytes.byteLength !== expected) {
     throw new NereidError(
       'INVALID_ARG',

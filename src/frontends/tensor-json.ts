@@ -5,14 +5,16 @@ import { type JsonValue, describeJson } from '../protocol/json-body.js';
 
 /**
  * Converts the `data` of a JSON tensor (flat or nested, row major) to the data type's typed array,
- * checking the element count against the shape and every value against the type's range.
+ * checking the element count of fixed-size types against the shape and every value against the
+ * type's range.
  */
 export function tensorDataFromJson(name: string, dataType: DataType, count: number, data: JsonValue): TensorData {
   const flat = Array.isArray(data) ? (data.flat(Infinity as 1) as JsonValue[]) : [data];
-  if (flat.length !== count) {
+  // BYTES elements are counted against the shape by the core, in Triton's words (validate-request.ts).
+  if (flat.length !== count && dataType !== 'BYTES') {
     throw new NereidError(
       'INVALID_ARG',
-      `unexpected number of elements for input '${name}': its shape has ${count} elements but 'data' holds ${flat.length}`,
+      `Unable to parse 'data': Shape does not match true shape of 'data' field; input '${name}': its shape has ${count} elements but 'data' holds ${flat.length}`,
     );
   }
   const fail = (index: number, expected: string): never => {
@@ -25,8 +27,8 @@ export function tensorDataFromJson(name: string, dataType: DataType, count: numb
     );
   }
   if (dataType === 'BYTES') {
-    const elements: BytesElements = new Array(count);
-    for (let i = 0; i < count; i++) {
+    const elements: BytesElements = new Array(flat.length);
+    for (let i = 0; i < flat.length; i++) {
       const value = flat[i];
       if (typeof value !== 'string') fail(i, 'strings');
       elements[i] = Buffer.from(value as string, 'utf8');

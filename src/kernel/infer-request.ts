@@ -1,4 +1,5 @@
 import type { Parameters } from '../protocol/parameters.js';
+import type { RequestTrace } from './request-trace.js';
 import type { Tensor } from './tensor.js';
 
 /** An output the client asked for, with its per-output parameters (for example `binary_data`). */
@@ -26,6 +27,8 @@ export interface InferRequest {
    * models only). The request is complete when its scheduler settles it.
    */
   readonly onResponse?: (outputs: readonly Tensor[]) => void;
+  /** Set when the request was sampled for tracing (the trace extension); its creator ends it. */
+  readonly trace?: RequestTrace;
 }
 
 export interface InferResponse {

@@ -1,6 +1,7 @@
 import { NereidError } from './errors.js';
 import type { InferRequest, RequestedOutput } from './infer-request.js';
 import type { ModelSpec } from './model-spec.js';
+import { elementCount } from '../protocol/tensor-data.js';
 
 const formatShape = (shape: readonly number[]): string => `[${shape.join(',')}]`;
 
@@ -30,7 +31,7 @@ export function validateRequest(spec: ModelSpec, request: InferRequest): InferRe
         `unexpected inference input '${input.name}' for ${model}; the model's inputs are ${spec.inputs.map((i) => `'${i.name}'`).join(', ')}`,
       );
     }
-    if (seen.has(input.name)) throw new NereidError('INVALID_ARG', `input '${input.name}' is given more than once for ${model}`);
+    if (seen.has(input.name)) throw new NereidError('INVALID_ARG', `input '${input.name}' already exists in request`);
     seen.add(input.name);
     if (input.dataType !== inputSpec.dataType) {
       throw new NereidError(
@@ -71,6 +72,7 @@ export function validateRequest(spec: ModelSpec, request: InferRequest): InferRe
         `unexpected shape for input '${input.name}' for ${model}. Expected ${formatShape(expected)}, got ${formatShape(input.shape)}`,
       );
     }
+    if (input.dataType === 'BYTES') checkBytesElementCount(input.name, spec.name, elementCount(input.shape), (input.data as unknown[]).length);
   }
   const missing = spec.inputs.filter((input) => !input.isOptional && !seen.has(input.name));
   if (missing.length > 0) {
@@ -102,9 +104,30 @@ function checkSequenceParameters(request: InferRequest): void {
   }
 }
 
+/**
+ * A BYTES input holds as many elements as its shape says, in Triton's words (core src/infer_request.cc
+ * `ValidateBytesInputs`, which stops reading at the first element past the expected count).
+ */
+function checkBytesElementCount(name: string, modelName: string, expected: number, actual: number): void {
+  if (actual < expected) {
+    throw new NereidError('INVALID_ARG', `expected ${expected} string elements for inference input '${name}' for model '${modelName}', got ${actual}`);
+  }
+  if (actual > expected) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `unexpected number of string elements ${expected + 1} for inference input '${name}' for model '${modelName}', expecting ${expected}`,
+    );
+  }
+}
+
+/**
+ * The outputs to compute. An output requested twice is computed once with its first request's
+ * parameters, as Triton does (core src/infer_request.cc keeps the requested names in a set, and the
+ * front ends keep the first entry of each name).
+ */
 function resolveOutputs(spec: ModelSpec, outputs: readonly RequestedOutput[] | undefined): readonly RequestedOutput[] {
   if (outputs === undefined || outputs.length === 0) return spec.outputs.map((output) => ({ name: output.name }));
-  const seen = new Set<string>();
+  const byName = new Map<string, RequestedOutput>();
   for (const output of outputs) {
     if (!spec.outputByName.has(output.name)) {
       throw new NereidError(
@@ -112,8 +135,7 @@ function resolveOutputs(spec: ModelSpec, outputs: readonly RequestedOutput[] | u
         `unexpected inference output '${output.name}' for model '${spec.name}'; the model's outputs are ${spec.outputs.map((o) => `'${o.name}'`).join(', ')}`,
       );
     }
-    if (seen.has(output.name)) throw new NereidError('INVALID_ARG', `output '${output.name}' is requested more than once for model '${spec.name}'`);
-    seen.add(output.name);
+    if (!byName.has(output.name)) byName.set(output.name, output);
   }
-  return outputs;
+  return byName.size === outputs.length ? outputs : [...byName.values()];
 }

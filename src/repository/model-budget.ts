@@ -66,7 +66,7 @@ function formatBytes(bytes: number): string {
  * by no model that stays (an ensemble's steps go only with the ensemble, or once it has gone). The
  * victims stop counting at once, so parallel loads never pick the same victim nor overshoot together.
  * When no victim is left and a limit would still be passed, the load is refused (UNAVAILABLE); the
- * message is the reason, which the repository puts after Triton's `failed to load '<m>': `.
+ * message is the reason, which the repository puts after Triton's `load failed for model '<m>': `.
  */
 export class ModelBudget {
   readonly #limits: BudgetLimits;

@@ -71,12 +71,14 @@ test('the index lists every version, or the whole model when it failed before an
   ]);
 });
 
-test('every model is ready when each version is READY and no instance is down', () => {
+test("every model is ready when each version is READY and no instance is down (Triton's strict readiness)", () => {
   assert.equal(lookup(entry('m', [version('m', 1, 'READY')])).isEveryModelReady(), true);
-  assert.equal(lookup(entry('m', [version('m', 1, 'READY')]), entry('n', [], 'unloaded')).isEveryModelReady(), false);
+  assert.equal(lookup().isEveryModelReady(), true, 'no model loaded (EXPLICIT mode before any load) is ready, as in Triton');
   const notLoaded = { ...entry('n', [version('n', 1, 'UNAVAILABLE', 'unloaded to stay within --max-loaded-models 1 (least recently used)')]), isUnloaded: true };
-  assert.equal(lookup(entry('m', [version('m', 1, 'READY')]), notLoaded).isEveryModelReady(true), true, 'with loading on demand, a model not loaded can still be served');
-  assert.equal(lookup(entry('m', [version('m', 1, 'READY')]), entry('n', [], 'broken')).isEveryModelReady(true), false);
+  assert.equal(lookup(entry('m', [version('m', 1, 'READY')]), notLoaded).isEveryModelReady(), true, 'a model not loaded on purpose does not count');
+  assert.equal(lookup(entry('m', [version('m', 2, 'READY'), version('m', 1, 'UNAVAILABLE', 'unloaded')])).isEveryModelReady(), true, 'a version unloaded does not count');
+  assert.equal(lookup(entry('m', [version('m', 1, 'READY')]), entry('n', [], 'broken')).isEveryModelReady(), false);
+  assert.equal(lookup(entry('m', [version('m', 1, 'READY'), version('m', 2, 'LOADING')])).isEveryModelReady(), false);
   assert.deepEqual(lookup(entry('m', [version('m', 1, 'READY')]), notLoaded, entry('n2', [], 'broken')).failures(), [{ name: 'n2', version: '', state: 'UNAVAILABLE', reason: 'broken' }]);
   assert.equal(lookup(entry('m', [version('m', 1, 'READY', '', fakeModel('m', 1, { isHealthy: false }))])).isEveryModelReady(), false);
 });

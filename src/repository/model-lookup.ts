@@ -86,13 +86,16 @@ export class ModelLookup {
   }
 
   /**
-   * True when every model found has every selected version READY, with none of its instances down;
-   * with `isUnloadedIgnored` (loading on demand, where a model not loaded is served all the same),
-   * the models not loaded on purpose do not count.
+   * Triton's strict readiness (core src/server.cc `InferenceServer::IsReady`): true when every model
+   * that is loaded, loading or failed has its versions READY with none of its instances down. A model
+   * not loaded on purpose (never asked for in EXPLICIT mode, unloaded, evicted, or not yet loaded on
+   * demand) and a version UNAVAILABLE because it was unloaded do not count, so a server in EXPLICIT
+   * mode with no model loaded is ready.
    */
-  isEveryModelReady(isUnloadedIgnored = false): boolean {
-    const entries = this.#sortedEntries().filter((entry) => !isUnloadedIgnored || entry.isUnloaded !== true);
-    return entries.flatMap(indexEntries).every((entry) => entry.state === 'READY') && this.readyModels().every((model) => model.isHealthy);
+  isEveryModelReady(): boolean {
+    const entries = this.#sortedEntries().filter((entry) => entry.isUnloaded !== true);
+    const isVersionReady = (entry: RepositoryIndexEntry): boolean => entry.state === 'READY' || (entry.state === 'UNAVAILABLE' && entry.reason === 'unloaded');
+    return entries.flatMap(indexEntries).every(isVersionReady) && this.readyModels().every((model) => model.isHealthy);
   }
 
   /** The index lines of the models that were to load and have a version not READY (the models not loaded on purpose left out). */

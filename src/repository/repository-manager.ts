@@ -18,7 +18,7 @@ import type { ModelEntry } from './model-lifecycle.js';
 import { ModelLookup, hasReadyVersion, isReadyVersion } from './model-lookup.js';
 import { type LoadOverride, refuseCodeFiles, writeOverrideFiles } from './load-override.js';
 import { unloadVersions } from './unload-versions.js';
-import { modelNotPolledError, unknownModelUnloadError, validateModelName } from './model-name.js';
+import { modelNotPolledError, validateModelName } from './model-name.js';
 import { Model } from './model.js';
 import { prepareModelConfig } from './prepare-model-config.js';
 import { abortable } from '../util/abortable.js';
@@ -260,13 +260,13 @@ export class RepositoryManager {
    */
   async #replace(name: string, dirs: readonly string[], source: LoadSource): Promise<void> {
     const { entry, reservation } = await this.#load(name, dirs, source);
-    const failure = entry.error ?? [...entry.versions.values()].find((state) => !isReadyVersion(state))?.reason;
+    const failure = loadFailure(entry);
     if (failure !== undefined) {
       reservation?.cancel();
       await unloadVersions(entry);
       // A model that was not serving is listed with the reason; one that was keeps serving.
       if (!hasReadyVersion(this.#models.get(name))) this.#models.set(name, entry);
-      throw new NereidError(entry.errorStatus ?? 'INVALID_ARG', `failed to load '${name}': ${failure}`);
+      throw new NereidError(entry.errorStatus ?? 'INVALID_ARG', `load failed for model '${name}': ${failure}\n`);
     }
     reservation?.commit();
     this.#options.events?.onModelLoaded(name, source.origin);
@@ -292,13 +292,17 @@ export class RepositoryManager {
     this.#poller.start(intervalMs);
   }
 
-  /** Unloads one model once its accepted requests are done (the repository extension's unload). */
+  /**
+   * Unloads one model once its accepted requests are done (the repository extension's unload). A
+   * name no repository holds unloads nothing and succeeds, as in Triton (core
+   * `ModelRepositoryManager::LoadUnloadModel` finds no version to unload and returns success).
+   */
   unloadModel(name: string): Promise<void> {
     this.#checkExplicit('unload');
     validateModelName('unload', name);
     return this.#mutex.run(name, async () => {
       const entry = this.#models.get(name);
-      if (entry === undefined) throw unknownModelUnloadError(name);
+      if (entry === undefined) return;
       await unloadVersions(entry, this.#drainOptions());
       this.#budget.forget(name);
       this.#models.set(name, unloadedEntry(name, entry.modelDir));
@@ -346,10 +350,11 @@ export class RepositoryManager {
 
   #checkExplicit(action: 'load' | 'unload'): void {
     if (this.#options.controlMode !== 'explicit') {
-      // Triton refuses both in NONE and in POLL mode, where the repository's folders decide.
+      // Triton refuses both in NONE and in POLL mode, where the repository's folders decide, with this
+      // UNAVAILABLE (core ModelRepositoryManager::LoadUnloadModel); Nereid adds the mode and the fix.
       throw new NereidError(
-        'UNSUPPORTED',
-        `cannot ${action} models: the model control mode is ${this.#options.controlMode.toUpperCase()}; start the server with --model-control-mode=explicit to load and unload through the API`,
+        'UNAVAILABLE',
+        `explicit model load / unload is not allowed if polling is enabled; cannot ${action} models: the model control mode is ${this.#options.controlMode.toUpperCase()}; start the server with --model-control-mode=explicit to load and unload through the API`,
       );
     }
   }
@@ -469,11 +474,11 @@ export class RepositoryManager {
   }
 
   /**
-   * True when every model found has every selected version READY, with none of its instances down;
-   * with loading on demand, models not loaded (never asked for, or evicted) do not count.
+   * Triton's strict readiness: every model loaded, loading or failed has its versions READY with none
+   * of its instances down; models not loaded on purpose (never asked for, unloaded, evicted) do not count.
    */
   isEveryModelReady(): boolean {
-    return this.#models.isEveryModelReady(this.#options.isLoadOnDemand === true);
+    return this.#models.isEveryModelReady();
   }
 
   /** Triton's repository index: one entry per model version, sorted by name then version. */
@@ -510,6 +515,17 @@ export class RepositoryManager {
     this.#poller.stop();
     await Promise.all([...this.#models.entries()].map((entry) => unloadVersions(entry, options)));
   }
+}
+
+/**
+ * Why a load failed, in Triton's words after its `load failed for model '<m>': ` (core
+ * model_repository_manager.cc and model_lifecycle.cc): the model's own error, or the first version
+ * not READY as `version <v> is at UNAVAILABLE state: <reason>;`.
+ */
+function loadFailure(entry: ModelEntry): string | undefined {
+  if (entry.error !== undefined) return entry.error;
+  const version = [...entry.versions.values()].find((state) => !isReadyVersion(state));
+  return version === undefined ? undefined : `version ${version.version} is at ${version.state} state: ${version.reason};`;
 }
 
 /** A model found in a repository and not loaded (EXPLICIT mode, or loading on demand), as the index lists it. */

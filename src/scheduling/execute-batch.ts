@@ -40,8 +40,11 @@ export interface ExecuteBatchOptions {
  */
 export async function executeBatch({ instance, batch, statistics, clock, startUs }: ExecuteBatchOptions): Promise<void> {
   let result: ExecuteResult;
+  const isTraced = batch.some((queued) => queued.request.trace !== undefined);
+  const computeStartNs = isTraced ? process.hrtime.bigint() : 0n;
   try {
     result = await instance.execute(batch.map((queued) => queued.request));
+    if (isTraced) traceCompute(batch, result, computeStartNs);
   } catch (error) {
     const failure =
       error instanceof NereidError
@@ -71,5 +74,26 @@ export async function executeBatch({ instance, batch, statistics, clock, startUs
     const response = responses[index]!;
     if (queued.isPadding !== true) statistics.recordRequest(response instanceof NereidError ? 'BACKEND' : 'SUCCESS', (endUs - queued.enqueuedUs) * 1000);
     queued.settle(response);
+  });
+}
+
+/**
+ * Triton's compute timestamps of each traced request of a batch (core src/infer_request.cc
+ * `ReportStatistics`): the execution's start and end, the inputs ready after its input time, the
+ * outputs started before its end by its output time; and, at TENSORS level, the outputs it gave.
+ */
+function traceCompute(batch: readonly QueuedRequest[], result: ExecuteResult, startNs: bigint): void {
+  const endNs = process.hrtime.bigint();
+  const inputEndNs = startNs + BigInt(Math.round(result.timing.inputNs));
+  const outputStartNs = endNs - BigInt(Math.round(result.timing.outputNs));
+  batch.forEach((queued, index) => {
+    const { trace } = queued.request;
+    if (trace === undefined) return;
+    trace.timestamp('COMPUTE_START', startNs);
+    trace.timestamp('COMPUTE_INPUT_END', inputEndNs < endNs ? inputEndNs : endNs);
+    trace.timestamp('COMPUTE_OUTPUT_START', outputStartNs > startNs ? outputStartNs : startNs);
+    trace.timestamp('COMPUTE_END', endNs);
+    const response = result.responses[index];
+    if (response !== undefined && !(response instanceof NereidError)) trace.tensors('TENSOR_BACKEND_OUTPUT', response);
   });
 }

@@ -64,7 +64,7 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     title: 'element count that does not match the shape',
     body: { inputs: [input('INPUT0', [1, 16], ones(15)), good[1]] },
     status: 400,
-    error: "unexpected number of elements for input 'INPUT0': its shape has 16 elements but 'data' holds 15",
+    error: "Unable to parse 'data': Shape does not match true shape of 'data' field; input 'INPUT0': its shape has 16 elements but 'data' holds 15",
   },
   {
     title: 'value out of the type range',

@@ -166,6 +166,7 @@ describe('gRPC wire interop with Python grpcio', { skip }, () => {
       'binary_tensor_data',
       'model_configuration',
       'statistics',
+      'trace',
       'logging',
       'parameters',
     ]);

@@ -214,12 +214,13 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
 
   test('calls whose features are not built, or not allowed in this mode, answer UNIMPLEMENTED with a reason', async () => {
     for (const [method, details] of [
-      ['RepositoryModelLoad', 'cannot load models: the model control mode is NONE; start the server with --model-control-mode=explicit to load and unload through the API'],
-      ['RepositoryModelUnload', 'cannot unload models: the model control mode is NONE; start the server with --model-control-mode=explicit to load and unload through the API'],
-      ['TraceSetting', 'TraceSetting (the trace extension) is not implemented by this server yet'],
       ['LogSettings', 'this server was started with a logger whose settings cannot be changed'],
     ] as const) {
       await assert.rejects(call(client, method, {}), { code: status.UNIMPLEMENTED, details });
+    }
+    for (const [method, action] of [['RepositoryModelLoad', 'load'], ['RepositoryModelUnload', 'unload']] as const) {
+      const details = `explicit model load / unload is not allowed if polling is enabled; cannot ${action} models: the model control mode is NONE; start the server with --model-control-mode=explicit to load and unload through the API`;
+      await assert.rejects(call(client, method, {}), { code: status.UNAVAILABLE, details });
     }
   });
 

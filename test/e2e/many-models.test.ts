@@ -186,7 +186,7 @@ test('concurrent requests for a model not loaded wait for one load; a failed loa
   for (const error of errors) {
     assert.ok(error instanceof ServerError, String(error));
     assert.equal(error.status, 'INVALID_ARG');
-    assert.match(error.message, /^failed to load 'broken': .*max_batch_size/);
+    assert.match(error.message, /^load failed for model 'broken': .*max_batch_size/);
   }
   const broken = (await index(server)).find((entry) => entry.name === 'broken')!;
   assert.equal(broken.state, 'UNAVAILABLE');
@@ -228,7 +228,7 @@ test('EXPLICIT mode with both flags: --load-model and API loads are kept, load/u
   // Every loaded model is now kept: a request for another is refused with the reason.
   const refusal = await server.post('/v2/models/digits_2/infer', { inputs: [{ name: 'INPUT', shape: [1, 64], datatype: 'FP32', data: samples.images[0] }] });
   assert.equal(refusal.status, 503);
-  assert.match(((await refusal.json()) as { error: string }).error, /^failed to load 'digits_2': loading it would pass --max-loaded-models 3 \(3 models loaded or loading, 3\.0MB estimated in use\) and no loaded model can be unloaded to make room/);
+  assert.match(((await refusal.json()) as { error: string }).error, /^load failed for model 'digits_2': loading it would pass --max-loaded-models 3 \(3 models loaded or loading, 3\.0MB estimated in use\) and no loaded model can be unloaded to make room/);
   assert.equal(await control('/v2/repository/models/digits_6/load'), 400, 'a model in no repository');
 
   assert.equal(await control('/v2/repository/models/digits_1/unload'), 200);

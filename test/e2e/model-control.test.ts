@@ -20,14 +20,14 @@ type IndexEntry = { name: string; version?: string; state: string; reason?: stri
 const index = async (server: TestServer): Promise<IndexEntry[]> => (await (await server.post('/v2/repository/index', '')).json()) as IndexEntry[];
 
 describe('model control mode NONE', () => {
-  test('load and unload answer 501 with the mode', async () => {
+  test("load and unload answer Triton's 503 with the mode", async () => {
     const server = await startTestServer({ modelRepositories: [EXAMPLES] });
     try {
       for (const action of ['load', 'unload']) {
         const response = await server.post(`/v2/repository/models/simple/${action}`, '');
-        assert.equal(response.status, 501);
+        assert.equal(response.status, 503);
         assert.deepEqual(await response.json(), {
-          error: `cannot ${action} models: the model control mode is NONE; start the server with --model-control-mode=explicit to load and unload through the API`,
+          error: `explicit model load / unload is not allowed if polling is enabled; cannot ${action} models: the model control mode is NONE; start the server with --model-control-mode=explicit to load and unload through the API`,
         });
       }
     } finally {
@@ -78,7 +78,7 @@ describe('model control mode EXPLICIT', () => {
     assert.equal(refused.status, 400);
     const bad = await server.post('/v2/repository/models/simple/load', { parameters: { config: '{"max_batch_size": "two"}' } });
     assert.equal(bad.status, 400);
-    assert.match(((await bad.json()) as { error: string }).error, /^failed to load 'simple': load parameter 'config' of 'simple'/);
+    assert.match(((await bad.json()) as { error: string }).error, /^load failed for model 'simple': load parameter 'config' of 'simple'/);
     assert.equal((await server.post('/v2/models/simple/infer', simpleRequest)).status, 200, 'a failed reload keeps the loaded version');
   });
 
@@ -147,7 +147,7 @@ describe('load and unload over gRPC', () => {
       // JSON.parse's message quotes the text cut inside an emoji: the status used to crash the server (found by test/fuzz).
       await assert.rejects(call('RepositoryModelLoad', { model_name: 'grpc_emoji', parameters: { config: { string_param: '😀'.repeat(20) }, 'file:1/model.onnx': { bytes_param: Buffer.from([1]) } } }), (error: { code: number; details: string }) => {
         assert.equal(error.code, 3);
-        assert.match(error.details, /^failed to load 'grpc_emoji': load parameter 'config' of 'grpc_emoji': invalid JSON: Unexpected token '\uFFFD'/);
+        assert.match(error.details, /^load failed for model 'grpc_emoji': load parameter 'config' of 'grpc_emoji': invalid JSON: Unexpected token '\uFFFD'/);
         return true;
       });
       assert.equal((await server.get('/v2/health/live')).status, 200);
@@ -180,7 +180,7 @@ describe('reloading while requests flow', () => {
   test('a failed load keeps nothing half-loaded and reports the reason, in the index too', async () => {
     const response = await server.post('/v2/repository/models/broken_model/load', '');
     assert.equal(response.status, 400);
-    assert.match(((await response.json()) as { error: string }).error, /^failed to load 'broken_model': .*Protobuf parsing failed/);
+    assert.match(((await response.json()) as { error: string }).error, /^load failed for model 'broken_model': .*Protobuf parsing failed/);
     const entry = (await index(server)).find((e) => e.name === 'broken_model')!;
     assert.equal(entry.state, 'UNAVAILABLE');
     assert.match(entry.reason!, /Protobuf parsing failed/, 'the index shows why the load failed');

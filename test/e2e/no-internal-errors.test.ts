@@ -125,7 +125,7 @@ describe('no malformed request gets a 500', () => {
     const response = await server.post('/v2/models/simple/infer', '{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[9007199254740993],"data":[]}]}');
     assert.equal(response.status, 400);
     assert.deepEqual(await response.json(), {
-      error: "input 'INPUT0': 'shape' must be an array of non-negative integers, got [9007199254740993]",
+      error: "Unable to parse 'shape': input 'INPUT0': 'shape' must be an array of non-negative integers, got [9007199254740993]",
     });
   });
 });

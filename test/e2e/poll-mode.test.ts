@@ -58,7 +58,7 @@ describe('model control mode POLL', () => {
 
   test('load and unload through the API are refused in POLL mode', async () => {
     const response = await server.post('/v2/repository/models/model_a/load', '');
-    assert.equal(response.status, 501);
-    assert.match(((await response.json()) as { error: string }).error, /the model control mode is POLL/);
+    assert.equal(response.status, 503);
+    assert.match(((await response.json()) as { error: string }).error, /^explicit model load \/ unload is not allowed if polling is enabled; .*the model control mode is POLL/);
   });
 });

@@ -52,6 +52,7 @@ describe('simple (add/sub) over HTTP', () => {
       'binary_tensor_data',
       'model_configuration',
       'statistics',
+      'trace',
       'logging',
       'parameters',
     ]);

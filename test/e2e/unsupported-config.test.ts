@@ -79,7 +79,7 @@ describe('configuration fields Nereid does not implement', () => {
       for (const name of Object.keys(REASONS)) {
         const response = await server.post(`/v2/repository/models/${name}/load`, '');
         assert.equal(response.status, 400);
-        assert.deepEqual(await response.json(), { error: `failed to load '${name}': ${REASONS[name]}` });
+        assert.deepEqual(await response.json(), { error: `load failed for model '${name}': ${REASONS[name]}\n` });
         await assert.rejects(
           client.loadModel(name),
           (error: unknown) =>
@@ -87,7 +87,7 @@ describe('configuration fields Nereid does not implement', () => {
             error.status === 'INVALID_ARG' &&
             error.transport.protocol === 'grpc' &&
             error.transport.grpcCode === 3 &&
-            error.message === `failed to load '${name}': ${REASONS[name]}`,
+            error.message === `load failed for model '${name}': ${REASONS[name]}\n`,
         );
       }
     } finally {

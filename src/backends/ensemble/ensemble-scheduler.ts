@@ -86,6 +86,8 @@ export class EnsembleScheduler implements Scheduler {
       try {
         const fed = await Promise.all(step.inputs.map(({ modelInput, tensor }) => tensors.get(tensor)!.promise.then((value) => value && { ...value, name: modelInput })));
         const inputs = fed.filter((input): input is Tensor => input !== undefined);
+        // A traced ensemble request traces each step as a child trace, as Triton does.
+        const trace = request.trace?.child();
         const response = await this.#options.caller
           .infer({
             modelName: step.modelName,
@@ -94,11 +96,13 @@ export class EnsembleScheduler implements Scheduler {
             inputs,
             outputs: step.outputs.map(({ modelOutput }) => ({ name: modelOutput })),
             parameters: request.parameters,
+            ...(trace !== undefined ? { trace } : {}),
           })
           .catch((error: unknown) => {
             const cause = error instanceof NereidError ? error : new NereidError('INTERNAL', (error as Error).message);
             throw new NereidError(cause.status, `ensemble '${spec.name}' step ${step.index} (model '${step.modelName}'): ${cause.message}`);
-          });
+          })
+          .finally(() => trace?.end());
         for (const { modelOutput, tensor } of step.outputs) {
           const output = response.outputs.find((candidate) => candidate.name === modelOutput);
           tensors.get(tensor)!.resolve(output && { ...output, name: tensor });

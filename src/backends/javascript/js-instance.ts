@@ -153,6 +153,9 @@ export class JsInstance implements ModelInstance {
       };
       send({ type: 'call-response', callId, response: answer }, transfer);
     };
+    // A call serving a traced request is traced as its child (Triton's `trace=request.trace()`).
+    const parent = wire.parent === undefined ? undefined : this.#supervisor.peek(wire.parent.execution)?.requests[wire.parent.index];
+    const trace = parent?.trace?.child();
     Promise.resolve()
       .then(() => {
         const request: InferRequest = {
@@ -162,6 +165,7 @@ export class JsInstance implements ModelInstance {
           inputs: wire.inputs.map((input) => fromWire(input, `input '${input.name}' of the call to model '${wire.modelName}'`)),
           ...(wire.requestedOutputs !== undefined ? { outputs: wire.requestedOutputs.map((name) => ({ name })) } : {}),
           parameters: wire.parameters,
+          ...(trace !== undefined ? { trace } : {}),
         };
         return isStream ? this.#options.caller.inferStream(request, respond) : this.#options.caller.infer(request).then(respond);
       })
@@ -171,7 +175,8 @@ export class JsInstance implements ModelInstance {
           const failure = error instanceof NereidError ? error : new NereidError('INTERNAL', (error as Error).message);
           send({ type: 'call-end', callId, error: { status: failure.status, message: failure.message } });
         },
-      );
+      )
+      .finally(() => trace?.end());
   }
 
   /**

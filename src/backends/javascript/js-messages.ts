@@ -81,4 +81,6 @@ export interface WireCallRequest {
   readonly inputs: readonly WireTensor[];
   readonly requestedOutputs?: readonly string[];
   readonly parameters: Readonly<Record<string, ParameterValue>>;
+  /** The request of the calling model's execution that the call serves: its execution id and index. */
+  readonly parent?: { readonly execution: number; readonly index: number };
 }

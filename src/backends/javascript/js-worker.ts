@@ -77,6 +77,7 @@ function startCall(call: ModelCall, isStream: boolean, sink: CallSink): void {
     return;
   }
   calls.set(callId, sink);
+  const parent = call.parent === undefined ? undefined : origins.get(call.parent);
   post(
     {
       type: 'call',
@@ -89,6 +90,7 @@ function startCall(call: ModelCall, isStream: boolean, sink: CallSink): void {
         inputs,
         ...(call.outputs !== undefined ? { requestedOutputs: call.outputs } : {}),
         parameters: call.parameters ?? {},
+        ...(parent !== undefined ? { parent } : {}),
       },
     },
     transfer,
@@ -127,6 +129,9 @@ interface ExecutionRequest extends ModelRequest {
   readonly finished: Promise<WireError | undefined>;
 }
 
+/** Where each request `execute` received comes from, so that a call naming it as `parent` can say so. */
+const origins = new WeakMap<ModelRequest, { readonly execution: number; readonly index: number }>();
+
 function modelRequest(wire: WireRequest, executionId: number, index: number): ExecutionRequest {
   const inputs = wire.inputs.map(toModelTensor);
   const finished = deferred<WireError | undefined>();
@@ -148,7 +153,7 @@ function modelRequest(wire: WireRequest, executionId: number, index: number): Ex
       if (isFinal) finished.resolve(undefined);
     },
   };
-  return {
+  const request: ExecutionRequest = {
     id: wire.id,
     inputs,
     input: (name) => inputs.find((input) => input.name === name),
@@ -157,6 +162,8 @@ function modelRequest(wire: WireRequest, executionId: number, index: number): Ex
     responseSender,
     finished: finished.promise,
   };
+  origins.set(request, { execution: executionId, index });
+  return request;
 }
 
 async function execute(model: JavaScriptModel, id: number, wires: readonly WireRequest[]): Promise<void> {

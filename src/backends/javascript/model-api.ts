@@ -61,6 +61,11 @@ export interface ModelCall {
   readonly outputs?: readonly string[];
   readonly parameters?: Readonly<Record<string, string | number | boolean>>;
   readonly id?: string;
+  /**
+   * The request this call serves (one of those `execute` received). When that request is traced, the
+   * call is traced as its child, as Triton's Python backend does with `trace=request.trace()`.
+   */
+  readonly parent?: ModelRequest;
 }
 
 /** What a model call returns: the outputs, or the error that the called model (or validation) gave. */

@@ -17,19 +17,16 @@ function hasContents(contents: InferTensorContents | undefined): boolean {
 }
 
 function fromContents(name: string, dataType: DataType, shape: readonly number[], contents: InferTensorContents | undefined): Tensor['data'] {
-  const count = elementCount(shape);
   if (dataType === 'FP16' || dataType === 'BF16') {
     throw new NereidError('INVALID_ARG', `input '${name}': ${dataType} data cannot travel in typed contents; send it in raw_input_contents`);
   }
   if (dataType === 'BYTES') {
+    // The element count is checked against the shape by the core, in Triton's words (validate-request.ts).
     const elements = contents?.bytesContents ?? [];
-    if (elements.length !== count) {
-      throw new NereidError('INVALID_ARG', `unexpected number of elements for input '${name}': its shape has ${count} elements but bytes_contents holds ${elements.length}`);
-    }
     return elements.map((element) => new Uint8Array(element.buffer, element.byteOffset, element.byteLength));
   }
   const values: JsonValue[] = contents?.[CONTENTS_FIELD[dataType]] ?? [];
-  return tensorDataFromJson(name, dataType, count, values);
+  return tensorDataFromJson(name, dataType, elementCount(shape), values);
 }
 
 const RAW_CONTENTS = { name: 'raw contents', sizePhrase: 'its raw_input_contents holds' } as const;

@@ -1,6 +1,6 @@
 import { type MessageInitShape, create } from '@bufbuild/protobuf';
 import { type ServerUnaryCall, type sendUnaryData, status as GrpcStatus } from '@grpc/grpc-js';
-import { type InferenceServer, NereidError } from '../../core/index.js';
+import { type InferenceServer, NereidError, parseTraceSettingsUpdate } from '../../core/index.js';
 import type { TensorMetadata } from '../../protocol/metadata.js';
 import type { Duration, ModelStatistics as ReportedStatistics } from '../../protocol/statistics.js';
 import type { Logger } from '../../logging/logger.js';
@@ -25,6 +25,7 @@ import {
   ServerMetadataResponseSchema,
   ServerReadyResponseSchema,
   StatisticDurationSchema,
+  TraceSettingResponseSchema,
 } from '../../protocol/gen/grpc_service_pb.js';
 import { HealthCheckResponseSchema, HealthCheckResponse_ServingStatus } from '../../protocol/gen/health_pb.js';
 import { type HealthHandlers, type InferenceHandlers, undecodableReason } from '../../protocol/grpc-service.js';
@@ -98,8 +99,6 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
         );
     };
   const sharedMemoryHandlers = createSharedMemoryHandlers(sharedMemory);
-  const notImplemented = (what: string): Unary<unknown, never> => (_call, callback) =>
-    callback({ code: GrpcStatus.UNIMPLEMENTED, details: `${what} is not implemented by this server yet` });
 
   return {
     serverLive: unary(() => create(ServerLiveResponseSchema, { live: server.isLive() })),
@@ -124,14 +123,36 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
         modelStats: server.modelStatistics(request.name === '' ? undefined : request.name, parseModelVersion(request.version)).map(statisticsMessage),
       }),
     ),
-    modelInfer: unary(async (request) => {
+    modelInfer: (call, callback) => {
+      const trace = server.startTrace(call.request.modelName);
       const regions = new RequestRegions(sharedMemory);
-      try {
-        return await encodeModelInferResponse(await server.infer(await decodeModelInferRequest(request, regions)), regions);
-      } finally {
-        regions.releaseAll();
+      if (trace === undefined) {
+        unary(async (request: ModelInferRequest) => {
+          try {
+            return await encodeModelInferResponse(await server.infer(await decodeModelInferRequest(request, regions)), regions);
+          } finally {
+            regions.releaseAll();
+          }
+        })(call, callback);
+        return;
       }
-    }),
+      // A traced call: Triton's GRPC_WAITREAD_* around the decoding, GRPC_SEND_* around the answer.
+      trace.timestamp('GRPC_WAITREAD_START');
+      unary(async (request: ModelInferRequest) => {
+        try {
+          const decoded = await decodeModelInferRequest(request, regions);
+          trace.timestamp('GRPC_WAITREAD_END');
+          return await encodeModelInferResponse(await server.infer({ ...decoded, trace }), regions);
+        } finally {
+          regions.releaseAll();
+        }
+      })(call, (error, response) => {
+        trace.timestamp('GRPC_SEND_START');
+        callback(error, response);
+        trace.timestamp('GRPC_SEND_END');
+        trace.end();
+      });
+    },
     modelStreamInfer: (call) => streamInfer(server, logger, call, sharedMemory),
     repositoryIndex: unary((request) => create(RepositoryIndexResponseSchema, { models: server.repositoryIndex(request.ready) })),
     repositoryModelLoad: unary(async (request) => {
@@ -151,7 +172,14 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
     cudaSharedMemoryStatus: unary(sharedMemoryHandlers.cudaSharedMemoryStatus),
     cudaSharedMemoryRegister: unary(sharedMemoryHandlers.cudaSharedMemoryRegister),
     cudaSharedMemoryUnregister: unary(sharedMemoryHandlers.cudaSharedMemoryUnregister),
-    traceSetting: notImplemented('TraceSetting (the trace extension)'),
+    traceSetting: unary((request) => {
+      // An empty list of values clears a setting, as `null` does over HTTP.
+      const entries = Object.entries(request.settings).map(([key, { value }]) => [key, value.length === 0 ? null : value] as const);
+      const settings = server.traceSettings(request.modelName === '' ? undefined : request.modelName, entries.length === 0 ? undefined : parseTraceSettingsUpdate(Object.fromEntries(entries)));
+      return create(TraceSettingResponseSchema, {
+        settings: Object.fromEntries(Object.entries(settings).map(([key, value]) => [key, { value: Array.isArray(value) ? value : [value] }])),
+      });
+    }),
     logSettings: unary((request) => {
       const changes = Object.fromEntries(
         Object.entries(request.settings).flatMap(([key, { parameterChoice: choice }]) => (choice.case === undefined ? [] : [[key, choice.value]])),

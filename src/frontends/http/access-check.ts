@@ -33,6 +33,8 @@ export function categoryOfRoute(route: Route): RestrictedCategory {
       return 'logging';
     case 'shared-memory':
       return 'shared-memory';
+    case 'trace-setting':
+      return 'trace';
     case 'model':
       return MODEL_ACTION_CATEGORY[route.action];
   }

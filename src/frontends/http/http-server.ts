@@ -13,6 +13,7 @@ import { errorReply } from './errors.js';
 import { handleHealth, handleServerMetadata } from './handlers/health.js';
 import { handleGenerate, handleGenerateStream } from './handlers/generate.js';
 import { handleInfer } from './handlers/infer.js';
+import { handleTraceSetting } from './handlers/trace.js';
 import { handleModelConfig, handleModelMetadata, handleModelReady } from './handlers/models.js';
 import { handleLogging } from './handlers/logging.js';
 import { handleRepositoryIndex, handleRepositoryModel } from './handlers/repository.js';
@@ -96,10 +97,11 @@ export class HttpFrontend {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const receivedNs = process.hrtime.bigint();
     this.#inflight++;
     let reply: Reply;
     try {
-      reply = await this.#dispatch(req);
+      reply = await this.#dispatch(req, receivedNs);
     } catch (error) {
       if (error instanceof NereidError && error.reason === 'CLIENT_DISCONNECTED') {
         this.#options.logger.verbose(1, 'http', `${req.method ?? ''} ${req.url ?? ''}: ${error.message}`);
@@ -116,7 +118,7 @@ export class HttpFrontend {
     }
   }
 
-  async #dispatch(req: IncomingMessage): Promise<Reply> {
+  async #dispatch(req: IncomingMessage, receivedNs: bigint): Promise<Reply> {
     const { server } = this.#options;
     const path = (req.url ?? '/').split('?', 1)[0]!;
     const preflight = this.#cors.preflight(req);
@@ -144,6 +146,8 @@ export class HttpFrontend {
         if (this.#options.sharedMemory === undefined) throw new NereidError('UNSUPPORTED', 'this server has no system shared memory');
         return handleSystemSharedMemory(this.#options.sharedMemory, route, body);
       }
+      case 'trace-setting':
+        return handleTraceSetting(server, route.modelName, req.method === 'POST' ? await this.#readBody(req) : undefined);
       case 'model':
         switch (route.action) {
           case 'metadata':
@@ -153,11 +157,7 @@ export class HttpFrontend {
           case 'config':
             return handleModelConfig(server, route);
           case 'infer':
-            return handleInfer(server, route, {
-              headers: req.headers,
-              body: await this.#readBody(req),
-              ...(this.#options.sharedMemory !== undefined ? { sharedMemory: this.#options.sharedMemory } : {}),
-            });
+            return this.#infer(req, route, receivedNs);
           case 'generate':
             return handleGenerate(server, route, await this.#readBody(req));
           case 'generate_stream':
@@ -165,6 +165,22 @@ export class HttpFrontend {
           case 'stats':
             return handleStatistics(server, route);
         }
+    }
+  }
+
+  /** An inference request, traced when the trace settings sample it (Triton's HTTP_RECV_START and _END). */
+  async #infer(req: IncomingMessage, route: { readonly modelName: string; readonly modelVersion: number | undefined }, receivedNs: bigint): Promise<Reply> {
+    const trace = this.#options.server.startTrace(route.modelName);
+    const sharedMemory = this.#options.sharedMemory !== undefined ? { sharedMemory: this.#options.sharedMemory } : {};
+    if (trace === undefined) return handleInfer(this.#options.server, route, { headers: req.headers, body: await this.#readBody(req), ...sharedMemory });
+    trace.timestamp('HTTP_RECV_START', receivedNs);
+    try {
+      const body = await this.#readBody(req);
+      trace.timestamp('HTTP_RECV_END');
+      return { ...(await handleInfer(this.#options.server, route, { headers: req.headers, body, ...sharedMemory, trace })), trace };
+    } catch (error) {
+      trace.end();
+      throw error;
     }
   }
 
@@ -241,6 +257,12 @@ export class HttpFrontend {
     let length = 0;
     for (const chunk of chunks) length += chunk.byteLength;
     headers['content-length'] = length;
+    const { trace } = reply;
+    if (trace !== undefined) {
+      trace.timestamp('HTTP_SEND_START');
+      res.once('finish', () => trace.timestamp('HTTP_SEND_END'));
+      res.once('close', () => trace.end());
+    }
     res.writeHead(reply.status, headers);
     if (req.method === 'HEAD') {
       res.end();

@@ -55,7 +55,7 @@ function toParameters(json: JsonObject | undefined, where: string): Parameters {
 function readShape(input: JsonObject, name: string): number[] {
   const shape = input.shape;
   if (!Array.isArray(shape) || !shape.every((dim) => typeof dim === 'number' && Number.isInteger(dim) && dim >= 0)) {
-    throw new NereidError('INVALID_ARG', `input '${name}': 'shape' must be an array of non-negative integers, got ${describeJson(shape)}`);
+    throw new NereidError('INVALID_ARG', `Unable to parse 'shape': input '${name}': 'shape' must be an array of non-negative integers, got ${describeJson(shape)}`);
   }
   return shape as number[];
 }
@@ -164,6 +164,7 @@ export async function decodeInferRequest(
   let outputs: RequestedOutput[] | undefined;
   if (json.outputs !== undefined) {
     if (!Array.isArray(json.outputs)) throw new NereidError('INVALID_ARG', "'outputs' must be an array");
+    const requested = new Set<string>();
     outputs = json.outputs.map((output, index) => {
       if (!isObject(output) || typeof output.name !== 'string') throw new NereidError('INVALID_ARG', `outputs[${index}] needs a 'name' string`);
       const where = `output '${output.name}'`;
@@ -177,9 +178,12 @@ export async function decodeInferRequest(
       }
       const isBinary = readBoolean(outputParameters, 'binary_data', where);
       delete outputParameters.binary_data;
-      if (isBinary !== undefined) isBinaryByOutput.set(output.name, isBinary);
+      // The first request of an output decides how it comes back, as in Triton (its output map keeps the first entry).
+      const isFirst = !requested.has(output.name);
+      requested.add(output.name);
+      if (isBinary !== undefined && isFirst) isBinaryByOutput.set(output.name, isBinary);
       const region = takeHttpRegionReference(outputParameters);
-      if (region !== undefined) requireRegions(regions).addOutput(output.name, region);
+      if (region !== undefined && isFirst) requireRegions(regions).addOutput(output.name, region);
       return { name: output.name, parameters: outputParameters };
     });
   }
@@ -197,7 +201,9 @@ export async function decodeInferRequest(
 
 /**
  * Decodes a raw binary request (Inference-Header-Content-Length: 0): the whole body is the data of the
- * model's only input, for a batch of one, and every output comes back binary.
+ * model's only input, for a batch of one, and every output comes back binary. The shape is deduced as
+ * Triton's core does (src/infer_request.cc `Normalize`): at most one variable-sized dimension, sized
+ * from the body; a BYTES input only when its shape is [1], the body being its one element.
  */
 export async function decodeRawInferRequest(
   body: Buffer,
@@ -209,23 +215,28 @@ export async function decodeRawInferRequest(
   if (input === undefined || others.length > 0) {
     throw new NereidError(
       'INVALID_ARG',
-      `a raw binary request (Inference-Header-Content-Length: 0) needs a model with exactly one input; '${metadata.name}' has ${metadata.inputs.length}`,
+      `Raw request must only have 1 input (found 1) to be deduced but got ${metadata.inputs.length} inputs in '${metadata.name}' model configuration`,
     );
   }
   const dims = isBatching ? [1, ...input.shape.slice(1)] : [...input.shape];
-  const wildcards = dims.filter((dim) => dim === -1).length;
-  const size = dataTypeByteSize(input.datatype);
-  if (wildcards > 1 || (wildcards === 1 && size === 0)) {
+  if (dims.filter((dim) => dim === -1).length > 1) {
     throw new NereidError(
       'INVALID_ARG',
-      `a raw binary request cannot tell the shape of input '${input.name}' [${input.shape.join(',')}]; send a JSON header with the shape`,
+      `The shape of the raw input '${input.name}' can not be deduced because there are more than one variable-sized dimension`,
     );
   }
-  if (wildcards === 1) {
-    const known = dims.reduce((product, dim) => (dim === -1 ? product : product * dim), 1);
-    dims[dims.indexOf(-1)] = known === 0 ? 0 : Math.floor(body.byteLength / size / known);
+  const known = dims.reduce((product, dim) => (dim === -1 ? product : product * dim), 1);
+  let data: Tensor['data'];
+  if (input.datatype === 'BYTES') {
+    if (dims.includes(-1) || known !== 1) {
+      throw new NereidError('INVALID_ARG', `For BYTE datatype raw input '${input.name}', the model must have input shape [1]`);
+    }
+    data = [body];
+  } else {
+    const wildcard = dims.indexOf(-1);
+    if (wildcard !== -1) dims[wildcard] = known === 0 ? 0 : Math.floor(body.byteLength / known / dataTypeByteSize(input.datatype));
+    data = await tensorDataFromBytes(input.name, input.datatype, dims, body, BINARY_DATA);
   }
-  const data = await tensorDataFromBytes(input.name, input.datatype, dims, body, BINARY_DATA);
   const request: InferRequest = {
     modelName: target.modelName,
     ...(target.modelVersion !== undefined ? { modelVersion: target.modelVersion } : {}),

@@ -1,4 +1,5 @@
 import type { OutgoingHttpHeaders } from 'node:http';
+import type { RequestTrace } from '../../core/index.js';
 
 /** What a handler answers; the HTTP server adds Content-Length and, where allowed, compression. */
 export interface Reply {
@@ -12,6 +13,8 @@ export interface Reply {
   readonly isCompressible?: boolean;
   /** A body written piece by piece as it is produced (server-sent events), after `chunks`. */
   readonly stream?: AsyncIterable<Uint8Array>;
+  /** The request's trace (the trace extension): the server records the send and ends it once the reply is out. */
+  readonly trace?: RequestTrace;
 }
 
 export const emptyReply = (status: number): Reply => ({ status, chunks: [] });

@@ -7,6 +7,7 @@ export type Route =
   | { readonly kind: 'statistics'; readonly modelName: undefined; readonly modelVersion: undefined }
   | { readonly kind: 'repository-index' }
   | { readonly kind: 'logging' }
+  | { readonly kind: 'trace-setting'; readonly modelName: string | undefined }
   | { readonly kind: 'repository-model'; readonly action: 'load' | 'unload'; readonly modelName: string }
   | {
       readonly kind: 'shared-memory';
@@ -25,12 +26,14 @@ export type Route =
 const MODEL_PATH = /^\/v2\/models\/([^/]+)(?:\/versions\/([^/]+))?(?:\/(ready|config|infer|generate|generate_stream|stats))?\/?$/;
 const REPOSITORY_MODEL_PATH = /^\/v2\/repository\/models\/([^/]+)\/(load|unload)$/;
 const SHARED_MEMORY_PATH = /^\/v2\/(system|cuda)sharedmemory(?:\/region\/([^/]+))?\/(status|register|unregister)$/;
+const MODEL_TRACE_PATH = /^\/v2\/models\/([^/]+)\/trace\/setting$/;
 const METHODS: Record<string, 'GET' | 'POST'> = {
   'server-metadata': 'GET',
   health: 'GET',
   statistics: 'GET',
   'repository-index': 'POST',
   logging: 'GET',
+  'trace-setting': 'GET',
   'repository-model': 'POST',
   status: 'GET',
   register: 'POST',
@@ -62,6 +65,8 @@ export function matchRoute(method: string, path: string): Route {
   else if (path === '/v2/models/stats') route = { kind: 'statistics', modelName: undefined, modelVersion: undefined };
   else if (path === '/v2/repository/index') route = { kind: 'repository-index' };
   else if (path === '/v2/logging') route = { kind: 'logging' };
+  else if (path === '/v2/trace/setting') route = { kind: 'trace-setting', modelName: undefined };
+  else if (MODEL_TRACE_PATH.test(path)) route = { kind: 'trace-setting', modelName: decodeSegment(MODEL_TRACE_PATH.exec(path)![1]!) };
   else if (REPOSITORY_MODEL_PATH.test(path)) {
     const [, name, action] = REPOSITORY_MODEL_PATH.exec(path)!;
     route = { kind: 'repository-model', action: action as 'load' | 'unload', modelName: decodeSegment(name!) };
@@ -94,7 +99,8 @@ export function matchRoute(method: string, path: string): Route {
   }
   if (route === undefined) throw new NereidError('NOT_FOUND', `no endpoint at '${path}'; see the KServe v2 paths under /v2`);
   const allowed = METHODS[route.kind === 'model' || route.kind === 'shared-memory' ? route.action : route.kind]!;
-  const isLoggingUpdate = route.kind === 'logging' && method === 'POST';
+  // The logging and trace settings are read with GET and changed with POST.
+  const isLoggingUpdate = (route.kind === 'logging' || route.kind === 'trace-setting') && method === 'POST';
   if (method !== allowed && !(method === 'HEAD' && allowed === 'GET') && !isLoggingUpdate) {
     throw new NereidError('UNSUPPORTED', `'${path}' takes ${allowed}, not ${method}`, { reason: 'METHOD_NOT_ALLOWED', details: { allow: allowed } });
   }

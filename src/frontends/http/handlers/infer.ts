@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { type InferenceServer, NereidError } from '../../../core/index.js';
+import { type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
 import { decodeInferRequest, decodeRawInferRequest, encodeInferResponse } from '../infer-codec.js';
 import type { Reply } from '../reply.js';
 import type { SharedMemoryRegistry } from '../../shared-memory/shared-memory-registry.js';
@@ -24,11 +24,11 @@ function readHeaderLength(headers: IncomingHttpHeaders): number | undefined {
 export async function handleInfer(
   server: InferenceServer,
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
-  request: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly sharedMemory?: SharedMemoryRegistry },
+  request: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly sharedMemory?: SharedMemoryRegistry; readonly trace?: RequestTrace },
 ): Promise<Reply> {
   const regions = new RequestRegions(request.sharedMemory);
   try {
-    return await infer(server, target, request.headers, request.body, regions);
+    return await infer(server, target, request.headers, request.body, regions, request.trace);
   } finally {
     regions.releaseAll();
   }
@@ -40,6 +40,7 @@ async function infer(
   headers: IncomingHttpHeaders,
   body: Buffer,
   regions: RequestRegions,
+  trace: RequestTrace | undefined,
 ): Promise<Reply> {
   const headerLength = readHeaderLength(headers);
   const { request, encoding } =
@@ -50,7 +51,7 @@ async function infer(
           return decodeRawInferRequest(body, target, metadata, isBatching);
         })()
       : await decodeInferRequest(body, target, headerLength, regions);
-  const response = await server.infer(request);
+  const response = await server.infer(trace === undefined ? request : { ...request, trace });
   const encoded = await encodeInferResponse(response, encoding, regions);
   const responseHeaders =
     encoded.headerLength === undefined
