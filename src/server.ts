@@ -14,6 +14,7 @@ import { type Logger, createLogger } from './logging/logger.js';
 import { RecentLogLines } from './logging/recent-log-lines.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { RepositoryManager } from './repository/repository-manager.js';
+import { openRepositories } from './repository/storage/remote-repositories.js';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -103,8 +104,14 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     prepare: (name) => repository.prepareModel(name),
     lookup: (name, version) => repository.getModel(name, version),
   });
+  // Issue 18: object-storage repositories are copied into local folders before any model loads.
+  const repositories = await openRepositories(options.modelRepositories, { logger, env: process.env }).catch((error: unknown) => {
+    metrics?.close();
+    throw error;
+  });
   const repository: RepositoryManager = new RepositoryManager({
-    repositoryPaths: options.modelRepositories,
+    repositoryPaths: repositories.paths,
+    ...(repositories.sync !== undefined ? { syncRepositories: repositories.sync } : {}),
     controlMode: options.modelControlMode,
     startupModels: options.startupModels,
     unloadTimeoutMs: options.modelUnloadTimeoutMs,
@@ -137,6 +144,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   if (options.isExitOnError && failed.length > 0) {
     await repository.unloadAll();
     metrics?.close();
+    await repositories.close();
     throw new NereidError('UNAVAILABLE', `${failed.length} model(s) failed to load: ${failed.map((entry) => `'${entry.name}' (${entry.reason})`).join('; ')}`);
   }
   const core = new InferenceServer({ repository, router, id: options.id, version: PACKAGE_VERSION, isStrictReadiness: options.isStrictReadiness, logger, isLogFileUpdateAllowed: options.isLogFileUpdateAllowed });
@@ -209,6 +217,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       grpc?.forceClose();
       await closed;
       await core.unloadAll({ isForced: isTimedOut });
+      await repositories.close();
       await metricsFrontend?.close();
       metrics?.close();
       for (const identity of tlsIdentities) identity.close();

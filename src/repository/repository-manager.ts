@@ -60,6 +60,8 @@ export interface RepositoryOptions {
   readonly limits?: BudgetLimits;
   /** Who hears of each load and eviction (the metrics). */
   readonly events?: RepositoryEvents;
+  /** Issue 18: brings the local copies of object-storage repositories up to date before each scan; throws when a store cannot be read. */
+  readonly syncRepositories?: () => Promise<void>;
 }
 
 /** What the repository tells the metrics. */
@@ -152,7 +154,8 @@ export class RepositoryManager {
     });
   }
 
-  #scan(): Promise<Map<string, string[]>> {
+  async #scan(): Promise<Map<string, string[]>> {
+    await this.#options.syncRepositories?.();
     return scanRepositories(this.#options.repositoryPaths);
   }
 
