@@ -98,6 +98,15 @@ describe('a model repository in S3 (s3rver, a real S3 API server)', () => {
     await eventually("'model_b' is gone", async () => (await server.get('/v2/models/model_b/ready')).status === 400);
   });
 
+  test('POLL: an unreachable store is logged with its reason, and the models keep serving their copy', async () => {
+    await s3.close();
+    const reason = new RegExp(`^E repository\\] poll: cannot read model repository 's3://${s3.hostPort}/models/team/repo': .*ECONNREFUSED`);
+    await eventually('a failed poll is logged', async () => logger.lines.some((line) => reason.test(line)));
+    const response = await server.post('/v2/models/model_a/versions/3/infer', fp32);
+    assert.equal(response.status, 200);
+    assert.deepEqual(((await response.json()) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data, [3, 3, 3, 3]);
+  });
+
   test('no log line holds the key id or the secret', () => {
     assert.ok(logger.lines.some((line) => line.includes("model repository 's3://")), 'the copies were logged');
     for (const line of logger.lines) {

@@ -31,6 +31,7 @@ export interface TestS3Server {
   uploadFolder(bucket: string, prefix: string, dir: string): Promise<void>;
   put(bucket: string, key: string, body: string | Uint8Array): Promise<void>;
   remove(bucket: string, key: string): Promise<void>;
+  /** Stops the server (again: nothing). */
   close(): Promise<void>;
 }
 
@@ -46,6 +47,7 @@ export async function startS3Server(): Promise<TestS3Server> {
     // s3rver predates the checksums the SDK sends by default since 2025.
     requestChecksumCalculation: 'WHEN_REQUIRED',
   });
+  let isClosed = false;
   const put = async (bucket: string, key: string, body: string | Uint8Array): Promise<void> => {
     await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
   };
@@ -64,6 +66,8 @@ export async function startS3Server(): Promise<TestS3Server> {
       await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
     },
     close: async () => {
+      if (isClosed) return;
+      isClosed = true;
       client.destroy();
       await server.close();
       rmSync(directory, { recursive: true, force: true });
