@@ -2,9 +2,12 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Logger } from '../../logging/logger.js';
-import { isObjectStoragePath, parseObjectStoragePath } from './object-storage-path.js';
-import { S3Mirror } from './s3-mirror.js';
+import { resolveAzureSettings } from './azure-settings.js';
+import { AzureStore } from './azure-store.js';
+import { ObjectMirror } from './object-mirror.js';
+import { type ObjectStorageLocation, isObjectStoragePath, parseObjectStoragePath } from './object-storage-path.js';
 import { resolveS3Settings } from './s3-settings.js';
+import { S3Store } from './s3-store.js';
 
 /** The repositories as local folders, with what keeps the copies of object-storage ones up to date. */
 export interface LocalRepositories {
@@ -23,19 +26,20 @@ export interface LocalRepositoriesOptions {
 }
 
 /**
- * Turns `--model-repository` values into local folders. An `s3://` repository is copied, before any
- * model loads, into `TRITON_AWS_MOUNT_DIRECTORY` (kept at exit) or a temporary folder (deleted at exit),
- * as Triton does (server `docs/user_guide/model_repository.md`). A store that cannot be read at start-up
+ * Turns `--model-repository` values into local folders. An `s3://` or `as://` repository is copied,
+ * before any model loads, into `TRITON_AWS_MOUNT_DIRECTORY` or `TRITON_AZURE_MOUNT_DIRECTORY` (kept at
+ * exit) or a temporary folder (deleted at exit), as Triton does (server
+ * `docs/user_guide/model_repository.md`). A store that cannot be read at start-up
  * fails the start with its reason, as Triton's start-up does; later, `sync` throws and the poller logs
  * the reason while the models already loaded keep serving from their copy.
  */
 export async function openRepositories(paths: readonly string[], options: LocalRepositoriesOptions): Promise<LocalRepositories> {
   if (!paths.some(isObjectStoragePath)) return { paths, close: async () => {} };
   const locations = paths.map((path) => (isObjectStoragePath(path) ? parseObjectStoragePath(path) : undefined));
-  const mountDir = options.env.TRITON_AWS_MOUNT_DIRECTORY;
+  const mountDir = options.env.TRITON_AWS_MOUNT_DIRECTORY ?? options.env.TRITON_AZURE_MOUNT_DIRECTORY;
   const isTemporary = mountDir === undefined || mountDir === '';
-  const root = isTemporary ? await mkdtemp(join(tmpdir(), 'nereid-s3-')) : resolve(mountDir);
-  const mirrors: Array<{ readonly path: string; readonly mirror: S3Mirror }> = [];
+  const root = isTemporary ? await mkdtemp(join(tmpdir(), 'nereid-objects-')) : resolve(mountDir);
+  const mirrors: Array<{ readonly path: string; readonly mirror: ObjectMirror }> = [];
   const localPaths: string[] = [];
   for (const [index, path] of paths.entries()) {
     const location = locations[index];
@@ -45,7 +49,7 @@ export async function openRepositories(paths: readonly string[], options: LocalR
     }
     const localDir = join(root, String(index));
     await mkdir(localDir, { recursive: true });
-    mirrors.push({ path, mirror: new S3Mirror({ path, location, settings: await resolveS3Settings(path, options.env), localDir }) });
+    mirrors.push({ path, mirror: new ObjectMirror({ path, localDir, ...(await openStore(path, location, options.env)) }) });
     localPaths.push(localDir);
   }
   const close = async (): Promise<void> => {
@@ -70,4 +74,14 @@ export async function openRepositories(paths: readonly string[], options: LocalR
     throw error;
   }
   return { paths: localPaths, sync, close };
+}
+
+/** The store behind a location, with the secrets of its credentials. */
+async function openStore(path: string, location: ObjectStorageLocation, env: NodeJS.ProcessEnv): Promise<{ store: S3Store | AzureStore; secrets: readonly string[] }> {
+  if (location.kind === 'as') {
+    const settings = await resolveAzureSettings(path, env);
+    return { store: new AzureStore(location, settings), secrets: settings.secrets };
+  }
+  const settings = await resolveS3Settings(path, env);
+  return { store: new S3Store(location, settings), secrets: settings.secrets };
 }

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { redactSecrets, resolveS3Settings } from './s3-settings.js';
+import { redactSecrets } from './redact-secrets.js';
+import { resolveS3Settings } from './s3-settings.js';
 
 test('the environment: keys, session token and AWS_DEFAULT_REGION', async () => {
   const settings = await resolveS3Settings('s3://b/p', { AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'SECRET', AWS_SESSION_TOKEN: 'TOKEN', AWS_DEFAULT_REGION: 'eu-west-1' });

@@ -1,5 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import { NereidError } from '../../kernel/errors.js';
+import { readCredentialSection } from './credential-file.js';
 
 /** How one `s3://` repository is reached: its region and, when given, its credentials and profile. */
 export interface S3Settings {
@@ -31,7 +30,7 @@ const nonEmpty = (value: string | undefined): string | undefined => (value === u
  */
 export async function resolveS3Settings(path: string, env: NodeJS.ProcessEnv): Promise<S3Settings> {
   const file = nonEmpty(env.TRITON_CLOUD_CREDENTIAL_PATH);
-  const entry = file === undefined ? fromEnvironment(env) : matchEntry(path, await readCredentialFile(file));
+  const entry = file === undefined ? fromEnvironment(env) : await readCredentialSection<CredentialEntry>(file, 's3', path);
   const accessKeyId = nonEmpty(entry.key_id);
   const secretAccessKey = nonEmpty(entry.secret_key);
   const sessionToken = nonEmpty(entry.session_token);
@@ -53,30 +52,4 @@ function fromEnvironment(env: NodeJS.ProcessEnv): CredentialEntry {
     ...(env.AWS_SESSION_TOKEN !== undefined ? { session_token: env.AWS_SESSION_TOKEN } : {}),
     ...((env.AWS_DEFAULT_REGION ?? env.AWS_REGION) !== undefined ? { region: (env.AWS_DEFAULT_REGION ?? env.AWS_REGION)! } : {}),
   };
-}
-
-async function readCredentialFile(file: string): Promise<Record<string, CredentialEntry>> {
-  const text = await readFile(file, 'utf8').catch((error: Error) => {
-    throw new NereidError('INVALID_ARG', `cannot read the credential file named by TRITON_CLOUD_CREDENTIAL_PATH ('${file}'): ${error.message}`);
-  });
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // The parser's message may quote the file, and so a key: say only where.
-    throw new NereidError('INVALID_ARG', `the credential file named by TRITON_CLOUD_CREDENTIAL_PATH ('${file}') is not valid JSON`);
-  }
-  const s3 = (parsed as { s3?: unknown } | null)?.s3;
-  return typeof s3 === 'object' && s3 !== null ? (s3 as Record<string, CredentialEntry>) : {};
-}
-
-function matchEntry(path: string, entries: Record<string, CredentialEntry>): CredentialEntry {
-  const names = Object.keys(entries).filter((name) => path.startsWith(name));
-  const longest = names.sort((a, b) => b.length - a.length)[0];
-  return longest === undefined ? {} : (entries[longest] ?? {});
-}
-
-/** `message` with every secret replaced by `***`. */
-export function redactSecrets(message: string, secrets: readonly string[]): string {
-  return secrets.reduce((text, secret) => text.split(secret).join('***'), message);
 }
