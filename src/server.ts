@@ -19,6 +19,7 @@ import { RepositoryManager } from './repository/repository-manager.js';
 import { RateLimiter } from './scheduling/rate-limiter.js';
 import { RedisCache } from './scheduling/redis-cache.js';
 import { ResponseCache, type ResponseCacheStore } from './scheduling/response-cache.js';
+import { openRepositories } from './repository/storage/remote-repositories.js';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -129,8 +130,14 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     prepare: (name) => repository.prepareModel(name),
     lookup: (name, version) => repository.getModel(name, version),
   });
+  // Issue 18: object-storage repositories are copied into local folders before any model loads.
+  const repositories = await openRepositories(options.modelRepositories, { logger, env: process.env }).catch((error: unknown) => {
+    metrics?.close();
+    throw error;
+  });
   const repository: RepositoryManager = new RepositoryManager({
-    repositoryPaths: options.modelRepositories,
+    repositoryPaths: repositories.paths,
+    ...(repositories.sync !== undefined ? { syncRepositories: repositories.sync } : {}),
     controlMode: options.modelControlMode,
     startupModels: options.startupModels,
     unloadTimeoutMs: options.modelUnloadTimeoutMs,
@@ -166,6 +173,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     await repository.unloadAll();
     metrics?.close();
     await responseCache?.close();
+    await repositories.close();
     throw new NereidError('UNAVAILABLE', `${failed.length} model(s) failed to load: ${failed.map((entry) => `'${entry.name}' (${entry.reason})`).join('; ')}`);
   }
   const core = new InferenceServer({
@@ -261,6 +269,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       sharedMemory.unregisterAll();
       await core.unloadAll({ isForced: isTimedOut });
       await core.flushTraces();
+      await repositories.close();
       await metricsFrontend?.close();
       metrics?.close();
       await responseCache?.close();

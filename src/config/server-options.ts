@@ -195,7 +195,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
 
 /** Flags, what each takes, and one line of help. */
 const FLAGS = {
-  'model-repository': { type: 'string', multiple: true, help: 'DIR  a model repository (repeatable)' },
+  'model-repository': { type: 'string', multiple: true, help: 'DIR  a model repository: a folder, s3://[host:port/]bucket/path or as://account/container/path (repeatable)' },
   'model-store': { type: 'string', multiple: true, help: 'DIR  the same as --model-repository' },
   'model-control-mode': { type: 'string', help: 'none|explicit|poll  load all at start, through the API, or as the folders change (default none)' },
   'model-unload-timeout-secs': { type: 'string', help: 'SECS  how long an unload or reload waits for accepted requests (default 30)' },

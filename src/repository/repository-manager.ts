@@ -67,6 +67,8 @@ export interface RepositoryOptions {
   readonly responseCache?: ResponseCacheStore;
   /** `--rate-limit=execution_count`: the rate limiter every instance asks before it executes. */
   readonly rateLimiter?: RateLimiter;
+  /** Issue 18: brings the local copies of object-storage repositories up to date before each scan; throws when a store cannot be read. */
+  readonly syncRepositories?: () => Promise<void>;
 }
 
 /** What the repository tells the metrics. */
@@ -159,7 +161,8 @@ export class RepositoryManager {
     });
   }
 
-  #scan(): Promise<Map<string, string[]>> {
+  async #scan(): Promise<Map<string, string[]>> {
+    await this.#options.syncRepositories?.();
     return scanRepositories(this.#options.repositoryPaths);
   }
 
