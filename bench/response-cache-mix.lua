@@ -1,0 +1,30 @@
+-- wrk script for the response cache (issue 16): 90 % of the requests are one of the ten digits images of
+-- test/fixtures/digits_samples.json (written out below as JSON bodies), 10 % a fresh random image (pixels
+-- 0 to 16), as bench/response-cache.ts sends them, but from wrk, the external load generator:
+--
+--   wrk -t1 -c8 -d5s -s bench/response-cache-mix.lua http://127.0.0.1:8000/v2/models/digits/infer
+--
+-- against a server whose digits model has `response_cache { enable: true }`, with and without
+-- --cache-config local,size=16777216 (docs/benchmarks.md, "The response cache and the rate limiter").
+local bodies = {
+  '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[0,0,4,12,5,0,0,0,0,0,12,14,15,7,0,0,0,2,14,1,2,16,0,0,0,4,8,0,0,10,4,0,0,7,8,0,0,6,8,0,0,4,11,0,0,5,8,0,0,0,14,11,3,13,5,0,0,0,2,11,16,11,0,0]}]}',
+  '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[0,0,0,3,12,12,2,0,0,0,7,15,16,16,0,0,0,4,15,9,14,16,3,0,0,2,0,0,14,16,0,0,0,0,0,0,14,16,0,0,0,0,0,0,15,13,0,0,0,0,0,0,16,14,1,0,0,0,0,3,16,13,2,0]}]}',
+  '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[0,3,15,16,8,0,0,0,0,14,13,10,16,2,0,0,0,5,3,2,16,2,0,0,0,0,0,3,16,2,0,0,0,0,0,9,12,0,0,0,0,0,1,16,8,0,2,0,0,0,8,16,14,16,15,0,0,2,16,16,15,12,9,0]}]}',
+  '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[0,0,13,16,16,5,0,0,0,5,15,6,11,13,0,0,0,0,2,2,13,8,0,0,0,0,4,16,15,2,0,0,0,0,3,11,15,16,5,0,0,0,0,0,2,15,11,0,0,0,3,4,9,16,6,0,0,0,15,16,16,10,0,0]}]}',
+  '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[0,0,0,7,13,0,0,0,0,0,0,14,6,0,0,0,0,0,10,10,2,6,0,0,0,3,16,3,9,13,2,0,0,11,12,6,14,16,10,0,0,11,16,16,16,10,3,0,0,2,8,10,16,1,0,0,0,0,0,9,13,0,0,0]}]}',
+  '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[0,0,9,12,12,13,7,0,0,0,15,5,5,4,2,0,0,4,15,10,4,0,0,0,0,2,11,11,15,11,0,0,0,0,0,0,0,10,5,0,0,0,0,0,0,7,7,0,0,5,11,4,5,14,1,0,0,0,9,16,13,3,0,0]}]}',
+  '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[0,0,0,13,3,0,0,0,0,0,6,15,0,0,0,0,0,0,12,7,0,0,0,0,0,0,16,10,7,1,0,0,0,6,16,12,13,16,6,0,0,0,16,4,0,6,12,0,0,0,12,10,2,11,9,0,0,0,1,13,16,15,3,0]}]}',
+  '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[0,0,2,13,16,14,1,0,0,0,11,12,7,16,3,0,0,0,9,3,2,16,3,0,0,0,0,0,9,11,0,0,0,0,2,11,15,13,3,0,0,0,4,15,16,13,3,0,0,0,0,14,8,0,0,0,0,0,5,15,4,0,0,0]}]}',
+  '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[0,0,3,12,16,9,0,0,0,0,12,9,13,16,9,0,0,3,16,5,0,8,12,0,0,0,9,16,10,13,2,0,0,0,0,4,16,12,0,0,0,0,0,11,9,16,0,0,0,0,1,15,2,12,0,0,0,0,2,16,16,6,0,0]}]}',
+  '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[0,0,5,13,14,5,0,0,0,2,15,6,11,15,1,0,0,1,16,5,8,16,4,0,0,0,4,12,9,13,8,0,0,0,0,0,0,8,8,0,0,0,0,0,0,11,7,0,0,0,7,7,5,15,2,0,0,0,5,15,16,7,0,0]}]}'
+}
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  if math.random() < 0.9 then
+    return wrk.format(nil, nil, nil, bodies[math.random(#bodies)])
+  end
+  local pixels = {}
+  for i = 1, 64 do pixels[i] = tostring(math.random(0, 16)) end
+  return wrk.format(nil, nil, nil, '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[' .. table.concat(pixels, ",") .. ']}]}')
+end
