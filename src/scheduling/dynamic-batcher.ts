@@ -7,6 +7,7 @@ import { batchSizeOf } from './batch.js';
 import { type QueuedRequest, executeBatch } from './execute-batch.js';
 import { InflightRequests } from './inflight-requests.js';
 import type { InstancePool } from './instance-pool.js';
+import { OrderedDelivery } from './ordered-delivery.js';
 import { PriorityQueue, type PriorityQueueOptions, type QueueEntry } from './priority-queue.js';
 import type { CloseOptions, Scheduler } from './scheduler.js';
 
@@ -66,9 +67,7 @@ export class DynamicBatcher implements Scheduler {
   readonly #preferred: ReadonlySet<number>;
   readonly #maxPreferred: number;
   #timer: unknown;
-  #nextSequence = 0;
-  #nextDelivery = 0;
-  readonly #held = new Map<number, () => void>();
+  readonly #delivery = new OrderedDelivery();
   readonly #inflight: InflightRequests;
 
   constructor(options: DynamicBatcherOptions) {
@@ -124,22 +123,12 @@ export class DynamicBatcher implements Scheduler {
           };
           // Requests that never left the queue (timed out, unloaded) are answered at once.
           if (entry.sequence === undefined || !this.#options.preserveOrdering) finish();
-          else this.#deliver(entry.sequence, finish);
+          else this.#delivery.deliver(entry.sequence, finish);
         },
       };
       this.#queue.push(levelNumber, entry);
       this.#schedule();
     });
-  }
-
-  /** With preserve_ordering: hands results back in the order their requests left the queue. */
-  #deliver(sequence: number, deliver: () => void): void {
-    this.#held.set(sequence, deliver);
-    for (let next = this.#held.get(this.#nextDelivery); next !== undefined; next = this.#held.get(this.#nextDelivery)) {
-      this.#held.delete(this.#nextDelivery);
-      this.#nextDelivery++;
-      next();
-    }
   }
 
   /** Applies timeouts, sends every batch that is due to idle instances, and arms the next wake-up. */
@@ -214,7 +203,7 @@ export class DynamicBatcher implements Scheduler {
 
   #dispatch(batch: readonly Entry[], nowUs: number): void {
     this.#queue.remove(batch);
-    for (const entry of batch) entry.sequence = this.#nextSequence++;
+    for (const entry of batch) entry.sequence = this.#delivery.next();
     const instance = this.#options.pool.tryAcquire()!;
     void executeBatch({ instance, batch, statistics: this.#options.statistics, clock: this.#clock, startUs: nowUs }).finally(() => {
       this.#options.pool.release(instance);

@@ -7,6 +7,7 @@ import { type Clock, systemClock } from './clock.js';
 import { type QueuedRequest, executeBatch } from './execute-batch.js';
 import { InflightRequests } from './inflight-requests.js';
 import type { InstancePool } from './instance-pool.js';
+import { OrderedDelivery } from './ordered-delivery.js';
 import type { CloseOptions, Scheduler } from './scheduler.js';
 import { type CorrelationId, type SequenceControls, type SequenceFlags, correlationKeyOf, formatCorrelationId, sequenceFlagsOf } from './sequence-controls.js';
 import { type Runner as RunnerOf, type Sequence as SequenceOf, SequenceSlots, type Slot as SlotOf } from './sequence-slots.js';
@@ -97,9 +98,7 @@ export class SequenceBatcher implements Scheduler {
   readonly #maxPreferred: number;
   #queuedCount = 0;
   #timer: unknown;
-  #nextOrder = 0;
-  #nextDelivery = 0;
-  readonly #held = new Map<number, () => void>();
+  readonly #delivery = new OrderedDelivery();
   readonly #initialStatesKey: string;
 
   constructor(options: SequenceBatcherOptions) {
@@ -159,7 +158,7 @@ export class SequenceBatcher implements Scheduler {
           };
           const { strategy } = this.#options;
           if (entry.order === undefined || strategy.kind !== 'oldest' || !strategy.preserveOrdering) finish();
-          else this.#deliver(entry.order, finish);
+          else this.#delivery.deliver(entry.order, finish);
         },
       };
       this.#route(entry, nowUs);
@@ -198,16 +197,6 @@ export class SequenceBatcher implements Scheduler {
         'sequence-batcher',
         `sequence ${formatCorrelationId(entry.flags.correlationId)} for model '${this.#options.modelName}' has a conflict. The previous sequence did not end before this sequence start. Previous sequence will be terminated early.`,
       );
-    }
-  }
-
-  /** With preserve_ordering: hands results back in the order their requests left the queues. */
-  #deliver(order: number, deliver: () => void): void {
-    this.#held.set(order, deliver);
-    for (let next = this.#held.get(this.#nextDelivery); next !== undefined; next = this.#held.get(this.#nextDelivery)) {
-      this.#held.delete(this.#nextDelivery);
-      this.#nextDelivery++;
-      next();
     }
   }
 
@@ -293,7 +282,7 @@ export class SequenceBatcher implements Scheduler {
       const sequence = slot.sequence!;
       const entry = sequence.entries.shift()!;
       this.#queuedCount--;
-      entry.order = this.#nextOrder++;
+      entry.order = this.#delivery.next();
       ran.push(sequence);
       if (entry.flags.isStart || sequence.states === undefined) sequence.states = states.initial();
       const sequenceStates = sequence.states;
