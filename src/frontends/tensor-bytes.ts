@@ -1,6 +1,6 @@
 import { type DataType, dataTypeByteSize } from '../protocol/data-type.js';
-import { NereidError, type Tensor, deserializeBytesSliced } from '../core/index.js';
-import { elementCount, viewFixedSize } from '../protocol/tensor-data.js';
+import { NereidError, type Tensor, deserializeBytesSliced, serializeBytesSliced } from '../core/index.js';
+import { asBytes, elementCount, viewFixedSize } from '../protocol/tensor-data.js';
 
 /** How a protocol names the bytes it carries a tensor in, for error messages. */
 export interface BytesSource {
@@ -37,4 +37,12 @@ export async function tensorDataFromBytes(
     );
   }
   return viewFixedSize(dataType, bytes);
+}
+
+/**
+ * A tensor's raw little-endian bytes, the reverse of `tensorDataFromBytes`: fixed-size types as a view of
+ * their data, BYTES serialized with 4-byte length prefixes (yielding between slices of elements).
+ */
+export async function tensorBytes(data: Tensor['data']): Promise<Uint8Array> {
+  return Array.isArray(data) ? serializeBytesSliced(data) : asBytes(data as Exclude<Tensor['data'], Uint8Array[]>);
 }

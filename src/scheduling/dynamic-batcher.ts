@@ -8,6 +8,7 @@ import { type QueuedRequest, executeBatch } from './execute-batch.js';
 import { InflightRequests } from './inflight-requests.js';
 import type { InstancePool } from './instance-pool.js';
 import { OrderedDelivery } from './ordered-delivery.js';
+import { requestIdPrefix as idPrefix } from './request-id-prefix.js';
 import { PriorityQueue, type PriorityQueueOptions, type QueueEntry } from './priority-queue.js';
 import type { CloseOptions, Scheduler } from './scheduler.js';
 
@@ -37,9 +38,6 @@ function readInteger(request: InferRequest, key: 'priority' | 'timeout'): number
   const value = request.parameters[key];
   return value === undefined ? undefined : Number(value);
 }
-
-/** Triton prefixes a request's errors with its id (InferenceRequest::LogRequest). */
-const idPrefix = (request: InferRequest): string => (request.id !== '' ? `[request id: ${request.id}] ` : '');
 
 function shapeKeyOf(request: InferRequest): string {
   return request.inputs

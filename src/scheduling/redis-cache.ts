@@ -3,6 +3,7 @@ import type { Tensor } from '../kernel/tensor.js';
 import type { ResponseCacheStatistics } from '../metrics/response-cache-statistics.js';
 import type { DataType } from '../protocol/data-type.js';
 import { type BytesElements, type FixedSizeArray, asBytes, deserializeBytes, serializeBytes, viewFixedSize } from '../protocol/tensor-data.js';
+import { CacheCounters } from './cache-counters.js';
 import type { InsertOutcome, ResponseCacheStore } from './response-cache.js';
 
 /** `--cache-config redis,KEY=VALUE` settings, with the names of Triton's redis_cache. */
@@ -20,7 +21,6 @@ export interface RedisCacheOptions {
   readonly onError: (message: string) => void;
 }
 
-const nowNs = (): number => Number(process.hrtime.bigint());
 
 interface StoredTensor {
   readonly name: string;
@@ -79,12 +79,7 @@ export class RedisCache implements ResponseCacheStore {
   readonly #address: string;
   /** Set by a failure, cleared once connected: only the first failure of an outage is reported. */
   #isFailing = false;
-  #lookupCount = 0;
-  #hitCount = 0;
-  #missCount = 0;
-  #insertionFailureCount = 0;
-  #lookupNs = 0;
-  #insertionNs = 0;
+  readonly #counters = new CacheCounters();
 
   constructor(options: RedisCacheOptions) {
     this.#onError = options.onError;
@@ -134,8 +129,7 @@ export class RedisCache implements ResponseCacheStore {
   }
 
   async lookup(key: string): Promise<readonly Tensor[] | undefined> {
-    const startNs = nowNs();
-    this.#lookupCount++;
+    const startNs = this.#counters.startLookup();
     let outputs: Tensor[] | undefined;
     try {
       const value = await this.#client.get(KEY_PREFIX + key);
@@ -143,35 +137,26 @@ export class RedisCache implements ResponseCacheStore {
     } catch (error) {
       this.#fail(error);
     }
-    if (outputs === undefined) this.#missCount++;
-    else this.#hitCount++;
-    this.#lookupNs += nowNs() - startNs;
+    this.#counters.endLookup(startNs, outputs !== undefined);
     return outputs;
   }
 
   async insert(key: string, outputs: readonly Tensor[]): Promise<InsertOutcome> {
-    const startNs = nowNs();
+    const startNs = this.#counters.startInsertion();
     try {
       const reply = await this.#client.set(KEY_PREFIX + key, encodeEntry(outputs), { condition: 'NX' });
       return reply === null ? 'present' : 'inserted';
     } catch (error) {
-      this.#insertionFailureCount++;
+      this.#counters.countInsertionFailure();
       this.#fail(error);
       return 'failed';
     } finally {
-      this.#insertionNs += nowNs() - startNs;
+      this.#counters.endInsertion(startNs);
     }
   }
 
   statistics(): ResponseCacheStatistics {
-    return {
-      lookupCount: this.#lookupCount,
-      hitCount: this.#hitCount,
-      missCount: this.#missCount,
-      insertionFailureCount: this.#insertionFailureCount,
-      lookupNs: this.#lookupNs,
-      insertionNs: this.#insertionNs,
-    };
+    return this.#counters.statistics();
   }
 
   /** Waits for the replies still due when connected; drops the connection attempts otherwise. */

@@ -1,6 +1,7 @@
 import type { Tensor } from '../kernel/tensor.js';
 import type { ResponseCacheStatistics } from '../metrics/response-cache-statistics.js';
 import { type BytesElements, type FixedSizeArray, serializedByteLength } from '../protocol/tensor-data.js';
+import { CacheCounters } from './cache-counters.js';
 
 /** What `insert` did: stored the entry, found it already stored, or could not store it (larger than the cache, Redis down). */
 export type InsertOutcome = 'inserted' | 'present' | 'failed';
@@ -28,7 +29,6 @@ interface Entry {
   readonly bytes: number;
 }
 
-const nowNs = (): number => Number(process.hrtime.bigint());
 
 /** The bytes an entry holds: its output tensors' data, BYTES counted in Triton's serialized layout. */
 export function outputByteSize(outputs: readonly Tensor[]): number {
@@ -61,14 +61,9 @@ export class ResponseCache implements ResponseCacheStore {
   readonly isShared = false;
   readonly sizeBytes: number;
   readonly #entries = new Map<string, Entry>();
+  readonly #counters = new CacheCounters();
   #usedBytes = 0;
-  #lookupCount = 0;
-  #hitCount = 0;
-  #missCount = 0;
   #evictionCount = 0;
-  #insertionFailureCount = 0;
-  #lookupNs = 0;
-  #insertionNs = 0;
 
   constructor(sizeBytes: number) {
     this.sizeBytes = sizeBytes;
@@ -76,27 +71,24 @@ export class ResponseCache implements ResponseCacheStore {
 
   /** The outputs stored under `key` (read-only: shared by every hit), or undefined on a miss. */
   lookup(key: string): readonly Tensor[] | undefined {
-    const startNs = nowNs();
-    this.#lookupCount++;
+    const startNs = this.#counters.startLookup();
     const entry = this.#entries.get(key);
-    if (entry === undefined) this.#missCount++;
-    else {
-      this.#hitCount++;
+    if (entry !== undefined) {
       this.#entries.delete(key);
       this.#entries.set(key, entry);
     }
-    this.#lookupNs += nowNs() - startNs;
+    this.#counters.endLookup(startNs, entry !== undefined);
     return entry?.outputs;
   }
 
   /** Stores a copy of the outputs under `key`, evicting the least recently used entries to make room. */
   insert(key: string, outputs: readonly Tensor[]): InsertOutcome {
-    const startNs = nowNs();
+    const startNs = this.#counters.startInsertion();
     try {
       if (this.#entries.has(key)) return 'present';
       const bytes = outputByteSize(outputs);
       if (bytes > this.sizeBytes) {
-        this.#insertionFailureCount++;
+        this.#counters.countInsertionFailure();
         return 'failed';
       }
       for (const [oldest, entry] of this.#entries) {
@@ -109,7 +101,7 @@ export class ResponseCache implements ResponseCacheStore {
       this.#usedBytes += bytes;
       return 'inserted';
     } finally {
-      this.#insertionNs += nowNs() - startNs;
+      this.#counters.endInsertion(startNs);
     }
   }
 
@@ -120,12 +112,7 @@ export class ResponseCache implements ResponseCacheStore {
 
   statistics(): ResponseCacheStatistics {
     return {
-      lookupCount: this.#lookupCount,
-      hitCount: this.#hitCount,
-      missCount: this.#missCount,
-      insertionFailureCount: this.#insertionFailureCount,
-      lookupNs: this.#lookupNs,
-      insertionNs: this.#insertionNs,
+      ...this.#counters.statistics(),
       store: { entryCount: this.#entries.size, usedBytes: this.#usedBytes, sizeBytes: this.sizeBytes, evictionCount: this.#evictionCount },
     };
   }

@@ -8,6 +8,7 @@ import { type QueuedRequest, executeBatch } from './execute-batch.js';
 import { InflightRequests } from './inflight-requests.js';
 import type { InstancePool } from './instance-pool.js';
 import { OrderedDelivery } from './ordered-delivery.js';
+import { requestIdPrefix as idPrefix } from './request-id-prefix.js';
 import type { CloseOptions, Scheduler } from './scheduler.js';
 import { type CorrelationId, type SequenceControls, type SequenceFlags, correlationKeyOf, formatCorrelationId, sequenceFlagsOf } from './sequence-controls.js';
 import { type Runner as RunnerOf, type Sequence as SequenceOf, SequenceSlots, type Slot as SlotOf } from './sequence-slots.js';
@@ -60,8 +61,6 @@ type Runner = RunnerOf<Entry>;
 
 type Decision = { readonly slots: readonly Slot[] } | { readonly waitUntilUs: number } | undefined;
 
-const idPrefix = (request: InferRequest): string => (request.id !== '' ? `[request id: ${request.id}] ` : '');
-
 function shapeKeyOf(inputs: readonly Tensor[]): string {
   return inputs
     .map((input) => `${input.name}:${input.shape.join('x')}`)
@@ -95,6 +94,8 @@ export class SequenceBatcher implements Scheduler {
   readonly #inflight: InflightRequests;
   readonly #slots: SequenceSlots<Entry>;
   readonly #preferred: ReadonlySet<number>;
+  /** The preferred batch sizes, largest first. */
+  readonly #preferredDescending: readonly number[];
   readonly #maxPreferred: number;
   #queuedCount = 0;
   #timer: unknown;
@@ -110,6 +111,7 @@ export class SequenceBatcher implements Scheduler {
     this.#slots = new SequenceSlots(options.pool.instances, slotCount);
     const preferred = strategy.kind === 'oldest' ? strategy.preferredBatchSizes : [];
     this.#preferred = new Set(preferred);
+    this.#preferredDescending = [...this.#preferred].sort((a, b) => b - a);
     this.#maxPreferred = preferred.length > 0 ? Math.max(...preferred) : Math.max(1, options.maxBatchSize);
     this.#initialStatesKey = shapeKeyOf([...options.states.initial().values()]);
   }
@@ -263,7 +265,7 @@ export class SequenceBatcher implements Scheduler {
     const oldestUs = ready[0]!.sequence!.entries[0]!.enqueuedUs;
     const isDelayExceeded = strategy.maxQueueDelayUs > 0 && nowUs - oldestUs >= strategy.maxQueueDelayUs;
     if (strategy.maxQueueDelayUs === 0 || isDelayExceeded || this.#preferred.has(ready.length) || ready.length >= this.#maxPreferred) {
-      const preferred = isDelayExceeded ? undefined : [...this.#preferred].filter((size) => size <= ready.length).sort((a, b) => b - a)[0];
+      const preferred = isDelayExceeded ? undefined : this.#preferredDescending.find((size) => size <= ready.length);
       return { slots: ready.slice(0, preferred ?? ready.length) };
     }
     return { waitUntilUs: oldestUs + strategy.maxQueueDelayUs };

@@ -84,6 +84,7 @@ const encoder = new TextEncoder();
  */
 export class SequenceControls {
   readonly #controls: readonly Control[];
+  readonly #corridControl: Extract<Control, { kind: 'corrid' }> | undefined;
   readonly #shape: readonly number[];
 
   constructor(batching: ModelSequenceBatching, isBatching: boolean) {
@@ -102,6 +103,7 @@ export class SequenceControls {
         return { kind: 'boolean', name: input.name, controlKind: control.kind, dataType, falseValue: values[0]!, trueValue: values[1]! };
       }),
     );
+    this.#corridControl = this.#controls.find((control): control is Extract<Control, { kind: 'corrid' }> => control.kind === 'corrid');
   }
 
   /** The control tensors for one slot of an execution; a string id reaches a numeric control only as 0. */
@@ -128,7 +130,7 @@ export class SequenceControls {
 
   /** Why the model's CORRID control cannot carry `id` (a string id for a numeric control), or undefined when it can. */
   refusalOf(id: CorrelationId, modelName: string): string | undefined {
-    const control = this.#controls.find((candidate) => candidate.kind === 'corrid');
+    const control = this.#corridControl;
     if (control === undefined || control.dataType === 'BYTES' || typeof id !== 'string') return undefined;
     return `inference request for sequence ${id} to model '${modelName}' gives a string correlation ID, but control input '${control.name}' of kind CONTROL_SEQUENCE_CORRID has data type ${control.dataType}; send an unsigned integer sequence_id, or set the control's data_type to TYPE_STRING`;
   }

@@ -1,13 +1,13 @@
 import { create } from '@bufbuild/protobuf';
 import { DATA_TYPE_NAMES, type DataType, isDataType } from '../../protocol/data-type.js';
-import { type InferRequest, type InferResponse, NereidError, type Tensor, serializeBytesSliced } from '../../core/index.js';
+import { type InferRequest, type InferResponse, NereidError, type Tensor } from '../../core/index.js';
 import type { ParameterValue } from '../../protocol/parameters.js';
-import { asBytes, elementCount } from '../../protocol/tensor-data.js';
+import { elementCount } from '../../protocol/tensor-data.js';
 import type { JsonValue } from '../../protocol/json-body.js';
 import { parseModelVersion } from '../model-version.js';
 import { checkRequestParameters } from '../request-parameters.js';
 import { type RequestRegions, SHARED_MEMORY_SOURCE, takeGrpcRegionReference } from '../shared-memory/tensor-regions.js';
-import { tensorDataFromBytes } from '../tensor-bytes.js';
+import { tensorBytes, tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson } from '../tensor-json.js';
 import { type InferParameter, type InferTensorContents, type ModelInferRequest, type ModelInferResponse, ModelInferResponseSchema } from '../../protocol/gen/grpc_service_pb.js';
 import { CONTENTS_FIELD, parameterValues } from '../../protocol/infer-parameters.js';
@@ -128,7 +128,7 @@ export async function encodeModelInferResponse(response: InferResponse, regions?
       rawOutputContents.push(NO_BYTES);
       continue;
     }
-    rawOutputContents.push(Array.isArray(output.data) ? await serializeBytesSliced(output.data) : asBytes(output.data as Exclude<Tensor['data'], Uint8Array[]>));
+    rawOutputContents.push(await tensorBytes(output.data));
   }
   return create(ModelInferResponseSchema, {
     modelName: response.modelName,

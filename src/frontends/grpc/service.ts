@@ -125,7 +125,7 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
     ),
     modelInfer: (call, callback) => {
       const trace = server.startTrace(call.request.modelName);
-      const regions = new RequestRegions(sharedMemory);
+      const regions = RequestRegions.of(sharedMemory);
       if (trace === undefined) {
         unary(async (request: ModelInferRequest) => {
           try {
@@ -225,7 +225,7 @@ const streamInfer = (
     const emptyFinal = message.parameters.triton_enable_empty_final_response?.parameterChoice;
     const isEmptyFinalWanted = emptyFinal?.case === 'boolParam' && emptyFinal.value;
     let isDecoupled = false;
-    const regions = new RequestRegions(sharedMemory);
+    const regions = RequestRegions.of(sharedMemory);
     // Encoding yields to the event loop, so each response waits for the one before it: they leave in order.
     let written = Promise.resolve();
     const admitted = decodedInOrder.then(async () => {

@@ -1,13 +1,13 @@
-import { type InferRequest, type InferResponse, NereidError, type RequestedOutput, type Tensor, serializeBytesSliced } from '../../core/index.js';
+import { type InferRequest, type InferResponse, NereidError, type RequestedOutput, type Tensor } from '../../core/index.js';
 import type { ModelMetadata } from '../../protocol/metadata.js';
 import type { ParameterValue, Parameters } from '../../protocol/parameters.js';
-import { asBytes, elementCount } from '../../protocol/tensor-data.js';
+import { elementCount } from '../../protocol/tensor-data.js';
 import { DATA_TYPE_NAMES, dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
 import { type JsonValue, describeJson } from '../../protocol/json-body.js';
 import { parseRequestJson } from './request-json.js';
 import { checkRequestParameters } from '../request-parameters.js';
 import { type RequestRegions, SHARED_MEMORY_SOURCE, takeHttpRegionReference } from '../shared-memory/tensor-regions.js';
-import { tensorDataFromBytes } from '../tensor-bytes.js';
+import { tensorBytes, tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson, tensorDataToJson } from '../tensor-json.js';
 
 /** How each output goes back: as JSON `data` or as binary after the JSON header. */
@@ -281,7 +281,7 @@ export async function encodeInferResponse(response: InferResponse, encoding: Out
       outputs.push(`${head}${extra},"data":${tensorDataToJson(output.name, output.dataType, output.data)}}`);
       continue;
     }
-    const bytes = Array.isArray(output.data) ? await serializeBytesSliced(output.data) : asBytes(output.data as Exclude<Tensor['data'], Uint8Array[]>);
+    const bytes = await tensorBytes(output.data);
     binaryChunks.push(bytes);
     outputs.push(`${head},"parameters":${parametersJson({ ...output.parameters, binary_data_size: bytes.byteLength })}}`);
   }

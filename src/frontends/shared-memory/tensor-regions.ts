@@ -1,6 +1,6 @@
-import { NereidError, type Tensor, serializeBytesSliced } from '../../core/index.js';
+import { NereidError, type Tensor } from '../../core/index.js';
 import type { ParameterValue } from '../../protocol/parameters.js';
-import { asBytes } from '../../protocol/tensor-data.js';
+import { tensorBytes } from '../tensor-bytes.js';
 import type { RegionLease, SharedMemoryRegistry } from './shared-memory-registry.js';
 
 /** Where a tensor's data lies: `byteSize` bytes of region `region` from `offset`. */
@@ -83,6 +83,15 @@ export class RequestRegions {
     this.#registry = registry;
   }
 
+  /**
+   * The regions of one request: a fresh set where clients may register regions; otherwise one shared
+   * set that refuses every region before it holds anything, so a request without shared memory
+   * allocates none.
+   */
+  static of(registry: SharedMemoryRegistry | undefined): RequestRegions {
+    return registry?.isAllowed === true ? new RequestRegions(registry) : DISABLED;
+  }
+
   #acquire(reference: RegionReference): RegionLease {
     if (this.#registry === undefined || !this.#registry.isAllowed) {
       throw new NereidError('UNAVAILABLE', 'client shared memory is disabled on this server; start it with --allow-client-shm=true to pass tensors in shared memory');
@@ -119,7 +128,7 @@ export class RequestRegions {
     for (const output of outputs) {
       const lease = this.#outputs.get(output.name);
       if (lease === undefined) continue;
-      const bytes = Array.isArray(output.data) ? await serializeBytesSliced(output.data) : asBytes(output.data as Exclude<Tensor['data'], Uint8Array[]>);
+      const bytes = await tensorBytes(output.data);
       if (bytes.byteLength > lease.byteSize) {
         throw new NereidError(
           'INTERNAL',
@@ -136,3 +145,5 @@ export class RequestRegions {
     this.#leases.length = 0;
   }
 }
+
+const DISABLED = new RequestRegions(undefined);

@@ -26,7 +26,7 @@ export async function handleInfer(
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
   request: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly sharedMemory?: SharedMemoryRegistry; readonly trace?: RequestTrace },
 ): Promise<Reply> {
-  const regions = new RequestRegions(request.sharedMemory);
+  const regions = RequestRegions.of(request.sharedMemory);
   try {
     return await infer(server, target, request.headers, request.body, regions, request.trace);
   } finally {
