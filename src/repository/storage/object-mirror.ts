@@ -104,6 +104,7 @@ export class ObjectMirror {
     // The AWS SDK names its errors (NoSuchBucket); Azure's RestError and Node's socket errors carry a code.
     const label = cause.name !== undefined && cause.name !== 'Error' && cause.name !== 'RestError' ? cause.name : typeof cause.code === 'string' ? cause.code : undefined;
     const firstLine = (cause.message ?? String(error)).split('\n')[0]!;
-    return new NereidError('UNAVAILABLE', redactSecrets(`cannot read model repository '${path}': ${label !== undefined ? `${label}: ` : ''}${firstLine}`, secrets));
+    // Only the store's words are redacted: a short secret must not blank letters of Nereid's own sentence.
+    return new NereidError('UNAVAILABLE', `cannot read model repository '${path}': ${redactSecrets(`${label !== undefined ? `${label}: ` : ''}${firstLine}`, secrets)}`);
   }
 }

@@ -49,7 +49,7 @@ export async function openRepositories(paths: readonly string[], options: LocalR
     }
     const localDir = join(root, String(index));
     await mkdir(localDir, { recursive: true });
-    mirrors.push({ path, mirror: new ObjectMirror({ path, localDir, ...(await openStore(path, location, options.env)) }) });
+    mirrors.push({ path, mirror: new ObjectMirror({ path, localDir, ...(await openStore(path, location, options)) }) });
     localPaths.push(localDir);
   }
   const close = async (): Promise<void> => {
@@ -77,11 +77,11 @@ export async function openRepositories(paths: readonly string[], options: LocalR
 }
 
 /** The store behind a location, with the secrets of its credentials. */
-async function openStore(path: string, location: ObjectStorageLocation, env: NodeJS.ProcessEnv): Promise<{ store: S3Store | AzureStore; secrets: readonly string[] }> {
+async function openStore(path: string, location: ObjectStorageLocation, { env, logger }: LocalRepositoriesOptions): Promise<{ store: S3Store | AzureStore; secrets: readonly string[] }> {
   if (location.kind === 'as') {
     const settings = await resolveAzureSettings(path, env);
     return { store: new AzureStore(location, settings), secrets: settings.secrets };
   }
   const settings = await resolveS3Settings(path, env);
-  return { store: new S3Store(location, settings), secrets: settings.secrets };
+  return { store: new S3Store(location, settings, logger), secrets: settings.secrets };
 }

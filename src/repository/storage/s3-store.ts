@@ -1,8 +1,10 @@
 import type { Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { Logger } from '../../logging/logger.js';
 import type { S3Location } from './object-storage-path.js';
 import type { ObjectStore, StoredObject } from './object-store.js';
 import type { S3Settings } from './s3-settings.js';
+import { withSdkWarningsLogged } from './sdk-warnings.js';
 
 type S3Sdk = typeof import('@aws-sdk/client-s3');
 
@@ -10,11 +12,14 @@ type S3Sdk = typeof import('@aws-sdk/client-s3');
 export class S3Store implements ObjectStore {
   readonly #location: S3Location;
   readonly #settings: S3Settings;
+  readonly #logger: Logger;
   #sdk: Promise<{ sdk: S3Sdk; client: S3Client }> | undefined;
 
-  constructor(location: S3Location, settings: S3Settings) {
+  /** `logger` gets the SDK's notice about Node versions (see withSdkWarningsLogged). */
+  constructor(location: S3Location, settings: S3Settings, logger: Logger) {
     this.#location = location;
     this.#settings = settings;
+    this.#logger = logger;
   }
 
   async *list(): AsyncIterable<StoredObject> {
@@ -41,13 +46,17 @@ export class S3Store implements ObjectStore {
     return (this.#sdk ??= import('@aws-sdk/client-s3').then((sdk) => {
       const { endpoint } = this.#location;
       const { region, credentials, profile } = this.#settings;
-      const client = new sdk.S3Client({
-        region,
-        ...(endpoint !== undefined ? { endpoint, forcePathStyle: true } : {}),
-        ...(credentials !== undefined ? { credentials } : {}),
-        ...(profile !== undefined ? { profile } : {}),
-        requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
-      });
+      const client = withSdkWarningsLogged(
+        () =>
+          new sdk.S3Client({
+            region,
+            ...(endpoint !== undefined ? { endpoint, forcePathStyle: true } : {}),
+            ...(credentials !== undefined ? { credentials } : {}),
+            ...(profile !== undefined ? { profile } : {}),
+            requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
+          }),
+        this.#logger,
+      );
       return { sdk, client };
     }));
   }
