@@ -266,7 +266,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       http?.closeAllConnections();
       grpc?.forceClose();
       await closed;
-      sharedMemory.unregisterAll();
+      sharedMemory.close();
       await core.unloadAll({ isForced: isTimedOut });
       await core.flushTraces();
       await repositories.close();

@@ -101,13 +101,13 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     title: 'an input in shared memory on a server started without --allow-client-shm',
     body: { inputs: [{ name: 'INPUT0', shape: [1, 16], datatype: 'INT32', parameters: { shared_memory_region: 'r', shared_memory_byte_size: 64 } }, good[1]] },
     status: 503,
-    error: 'client shared memory is disabled on this server; start it with --allow-client-shm=true to pass tensors in shared memory',
+    error: "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable.",
   },
   {
     title: 'an output to shared memory on a server started without --allow-client-shm',
     body: { inputs: good, outputs: [{ name: 'OUTPUT0', parameters: { binary_data: false, shared_memory_region: 'r', shared_memory_byte_size: 64 } }] },
     status: 503,
-    error: 'client shared memory is disabled on this server; start it with --allow-client-shm=true to pass tensors in shared memory',
+    error: "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable.",
   },
   {
     title: "a request parameter in Triton's reserved namespace",

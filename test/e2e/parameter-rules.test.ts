@@ -17,7 +17,7 @@ const CASES: ReadonlyArray<{ readonly title: string; readonly options: InferOpti
     title: 'an output in shared memory on a server started without --allow-client-shm',
     options: { outputs: [{ name: 'OUTPUT0', parameters: { shared_memory_region: 'r', shared_memory_byte_size: 64 } }] },
     status: 'UNAVAILABLE',
-    message: 'client shared memory is disabled on this server; start it with --allow-client-shm=true to pass tensors in shared memory',
+    message: "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable.",
   },
   { title: "Triton's one reserved key a client may set", options: { parameters: { triton_enable_empty_final_response: true } } },
 ];

@@ -91,7 +91,7 @@ const HTTP_ENDPOINTS: Record<string, ReadonlyArray<readonly [string, string, str
   inference: [['POST', '/v2/models/simple/infer', simpleHttpRequest, 200]],
   'shared-memory': [
     ['GET', '/v2/systemsharedmemory/status', undefined, 200],
-    ['POST', '/v2/systemsharedmemory/unregister', '{}', 200],
+    ['POST', '/v2/cudasharedmemory/unregister', '{}', 200],
     ['GET', '/v2/cudasharedmemory/status', undefined, 200],
   ],
   'model-config': [['GET', '/v2/models/simple/config', undefined, 200]],

@@ -155,6 +155,10 @@ for (const provider of ['mmap', 'file'] as const) {
           duplicate: { status: status.ALREADY_EXISTS, message: "shared memory region 'r' already in manager" },
           bad_key: errors.bad_key!,
           past_object: { status: status.INVALID_ARG, message: "failed to register shared memory region 's': invalid args" },
+          reserved_key: {
+            status: status.INVALID_ARG,
+            message: "cannot register shared memory region 's' with key 'triton_python_backend_shm_region_x' as the key contains the reserved prefix 'triton_python_backend_shm_region_'",
+          },
           status_unknown: { status: status.NOT_FOUND, message: "Unable to find system shared memory region: 's'" },
           infer_unknown_region: { status: status.NOT_FOUND, message: "Unable to find shared memory region: 'nope'" },
           infer_byte_size_mismatch: {
@@ -221,17 +225,21 @@ describe('a server started without --allow-client-shm', () => {
   });
   after(() => server?.shutdown());
 
-  test('refuses registration, lists no region and no shared memory extension', async () => {
+  test("refuses registration and unregistration with Triton's message, lists no region and no shared memory extension", async () => {
     const name = `nereid-disallowed-${process.pid}`;
     writeFileSync(`/dev/shm/${name}`, new Uint8Array(64));
+    const post = (path: string, body: unknown): Promise<Response> =>
+      fetch(`${server.httpUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const refusal = { error: "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable." };
     try {
-      const refused = await fetch(`${server.httpUrl}/v2/systemsharedmemory/region/r/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ key: `/${name}`, byte_size: 64 }),
-      });
-      assert.equal(refused.status, 503);
-      assert.deepEqual(await refused.json(), { error: 'client shared memory is disabled on this server; start it with --allow-client-shm=true to register regions' });
+      for (const refused of [
+        await post('/v2/systemsharedmemory/region/r/register', { key: `/${name}`, byte_size: 64 }),
+        await post('/v2/systemsharedmemory/region/r/unregister', {}),
+        await post('/v2/systemsharedmemory/unregister', {}),
+      ]) {
+        assert.equal(refused.status, 503);
+        assert.deepEqual(await refused.json(), refusal);
+      }
     } finally {
       rmSync(`/dev/shm/${name}`, { force: true });
     }

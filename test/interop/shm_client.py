@@ -305,6 +305,7 @@ def case_errors(client, result):
         errors["duplicate"] = outcome(lambda: client.register("r", region.key, 64))
         errors["bad_key"] = outcome(lambda: client.register("s", f"/nereid_no_such_object_{RUN}", 64))
         errors["past_object"] = outcome(lambda: client.register("s", region.key, 100, offset=64))
+        errors["reserved_key"] = outcome(lambda: client.register("s", "triton_python_backend_shm_region_x", 8))
         errors["status_unknown"] = outcome(lambda: client.status("s"))
         simple_outputs = [("OUTPUT0", None), ("OUTPUT1", None)]
 

@@ -49,6 +49,10 @@ for (const isFallbackForced of [false, true]) {
       assert.throws(() => registry.register('r', key, 0, 8), { status: 'ALREADY_EXISTS', message: "shared memory region 'r' already in manager" });
       assert.throws(() => registry.register('s', '/nereid-no-such-object', 0, 8), { status: 'INTERNAL', message: "Unable to open shared memory region: '/nereid-no-such-object'" });
       assert.throws(() => registry.register('s', key, 60, 8), { status: 'INVALID_ARG', message: "failed to register shared memory region 's': invalid args" });
+      assert.throws(() => registry.register('s', 'triton_python_backend_shm_region_1', 0, 8), {
+        status: 'INVALID_ARG',
+        message: "cannot register shared memory region 's' with key 'triton_python_backend_shm_region_1' as the key contains the reserved prefix 'triton_python_backend_shm_region_'",
+      });
       assert.throws(() => registry.status('s'), { status: 'NOT_FOUND', message: "Unable to find system shared memory region: 's'" });
       assert.throws(() => registry.acquire('s', 0, 8), { status: 'NOT_FOUND', message: "Unable to find shared memory region: 's'" });
       assert.throws(() => registry.acquire('r', 64, 0), { status: 'INVALID_ARG', message: "Invalid offset for shared memory region: 'r'" });
@@ -57,7 +61,12 @@ for (const isFallbackForced of [false, true]) {
       registry.unregisterAll();
       assert.equal(registry.mappedCount, 0);
       const disabled = new SharedMemoryRegistry({ provider, isAllowed: false });
-      assert.throws(() => disabled.register('r', key, 0, 8), { status: 'UNAVAILABLE' });
+      const refusal = { status: 'UNAVAILABLE', message: "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable." };
+      assert.throws(() => disabled.register('r', key, 0, 8), refusal);
+      assert.throws(() => disabled.unregister('r'), refusal);
+      assert.throws(() => disabled.unregisterAll(), refusal);
+      disabled.close();
+      assert.deepEqual(disabled.status(), []);
     });
 
     test('a region unregistered while leased stays readable until the lease is released, then unmaps', (t) => {

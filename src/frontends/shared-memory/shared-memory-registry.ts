@@ -23,6 +23,16 @@ export interface RegionLease {
   release(): void;
 }
 
+/**
+ * Triton's answer (since 26.04) to a client that registers, unregisters or uses a region while
+ * `--allow-client-shm` is off. The sentence is Triton's as its users quote it; its status there is
+ * not known here, so Nereid answers UNAVAILABLE (503).
+ */
+export const CLIENT_SHM_DISABLED_MESSAGE = "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable.";
+
+/** The key prefix of the regions Triton's Python backend makes for itself (kTritonSharedMemoryRegionPrefix): no client may register one. */
+const RESERVED_KEY_PREFIX = 'triton_python_backend_shm_region_';
+
 interface Region extends RegionStatus {
   readonly memory: RegionMemory;
   leases: number;
@@ -66,14 +76,15 @@ export class SharedMemoryRegistry {
   }
 
   #checkAllowed(): void {
-    if (!this.#isAllowed) {
-      throw new NereidError('UNAVAILABLE', 'client shared memory is disabled on this server; start it with --allow-client-shm=true to register regions');
-    }
+    if (!this.#isAllowed) throw new NereidError('UNAVAILABLE', CLIENT_SHM_DISABLED_MESSAGE);
   }
 
   /** Opens and maps `byteSize` bytes of the object `key` from `offset` under `name`. */
   register(name: string, key: string, offset: number, byteSize: number): void {
     this.#checkAllowed();
+    if (key.startsWith(RESERVED_KEY_PREFIX)) {
+      throw new NereidError('INVALID_ARG', `cannot register shared memory region '${name}' with key '${key}' as the key contains the reserved prefix '${RESERVED_KEY_PREFIX}'`);
+    }
     if (this.#regions.has(name)) throw new NereidError('ALREADY_EXISTS', `shared memory region '${name}' already in manager`);
     let size: number;
     try {
@@ -109,15 +120,26 @@ export class SharedMemoryRegistry {
 
   /** Forgets the region (a name never registered is no error, as in Triton); unmaps it once no request holds it. */
   unregister(name: string): void {
+    this.#checkAllowed();
+    this.#forget(name);
+  }
+
+  unregisterAll(): void {
+    this.#checkAllowed();
+    this.close();
+  }
+
+  /** Forgets every region, as unregistering them all does, whether or not clients may (the server's shutdown). */
+  close(): void {
+    for (const name of [...this.#regions.keys()]) this.#forget(name);
+  }
+
+  #forget(name: string): void {
     const region = this.#regions.get(name);
     if (region === undefined) return;
     this.#regions.delete(name);
     region.isUnregistered = true;
     if (region.leases === 0) this.#unmap(region);
-  }
-
-  unregisterAll(): void {
-    for (const name of [...this.#regions.keys()]) this.unregister(name);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { NereidError, type Tensor } from '../../core/index.js';
 import type { ParameterValue } from '../../protocol/parameters.js';
 import { tensorBytes } from '../tensor-bytes.js';
-import type { RegionLease, SharedMemoryRegistry } from './shared-memory-registry.js';
+import { CLIENT_SHM_DISABLED_MESSAGE, type RegionLease, type SharedMemoryRegistry } from './shared-memory-registry.js';
 
 /** Where a tensor's data lies: `byteSize` bytes of region `region` from `offset`. */
 export interface RegionReference {
@@ -94,7 +94,7 @@ export class RequestRegions {
 
   #acquire(reference: RegionReference): RegionLease {
     if (this.#registry === undefined || !this.#registry.isAllowed) {
-      throw new NereidError('UNAVAILABLE', 'client shared memory is disabled on this server; start it with --allow-client-shm=true to pass tensors in shared memory');
+      throw new NereidError('UNAVAILABLE', CLIENT_SHM_DISABLED_MESSAGE);
     }
     const lease = this.#registry.acquire(reference.region, reference.offset, reference.byteSize);
     this.#leases.push(lease);
