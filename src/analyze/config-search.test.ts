@@ -18,7 +18,7 @@ test('brute mode lists every distinct configuration once', () => {
   // Per instance count: one without dynamic batching, and 4 batch sizes × 5 batching choices.
   assert.equal(configs.length, 3 * (1 + 4 * 5));
   assert.ok(labels.includes('i1 b32 off'));
-  assert.ok(labels.includes('i3 b16 d500 p16'));
+  assert.ok(labels.includes('i3 b16 d500 p8/16'));
   assert.ok(labels.includes('i2 b4 d100'));
 });
 

@@ -3,7 +3,11 @@ import { type RunConfig, runConfigLabel } from './run-config.js';
 /** Model Analyzer's search modes (docs/config_search.md): every configuration, or a hill climb. */
 export type SearchMode = 'brute' | 'quick';
 
-/** How a candidate batches: not at all, with a queue delay, or with a preferred batch size (the max) and a delay. */
+/**
+ * How a candidate batches: not at all, with a queue delay, or with a delay and preferred batch sizes of
+ * half the maximum and the maximum (a half-full batch may then leave without waiting out the delay).
+ * With no preferred sizes Triton prefers `[max_batch_size]`.
+ */
 export type BatchingChoice = { readonly kind: 'off' } | { readonly kind: 'delay'; readonly delayUs: number } | { readonly kind: 'preferred'; readonly delayUs: number };
 
 /** The batching axis, in the order the quick search walks it: off, then longer waits for fuller batches. */
@@ -66,7 +70,7 @@ export function runConfigAt(space: SearchSpace, cell: SearchCell): RunConfig {
   return {
     instanceCount,
     maxBatchSize,
-    dynamicBatching: { maxQueueDelayUs: batching.delayUs, preferredBatchSizes: batching.kind === 'preferred' ? [maxBatchSize] : [] },
+    dynamicBatching: { maxQueueDelayUs: batching.delayUs, preferredBatchSizes: batching.kind === 'preferred' ? [Math.max(1, Math.floor(maxBatchSize / 2)), maxBatchSize] : [] },
   };
 }
 

@@ -10,7 +10,9 @@ const SERVED = {
 };
 
 test('a served configuration reads as its run config', () => {
-  assert.deepEqual(runConfigOf(SERVED), { instanceCount: 2, maxBatchSize: 32, dynamicBatching: { maxQueueDelayUs: 200, preferredBatchSizes: [32] } });
+  // Triton's normalized [max_batch_size] reads as no preferred sizes.
+  assert.deepEqual(runConfigOf(SERVED), { instanceCount: 2, maxBatchSize: 32, dynamicBatching: { maxQueueDelayUs: 200, preferredBatchSizes: [] } });
+  assert.deepEqual(runConfigOf({ ...SERVED, dynamic_batching: { preferred_batch_size: [16, 32] } }).dynamicBatching, { maxQueueDelayUs: 0, preferredBatchSizes: [16, 32] });
   assert.deepEqual(runConfigOf({ name: 'plain' }), { instanceCount: 1, maxBatchSize: 0, dynamicBatching: undefined });
 });
 
@@ -28,9 +30,9 @@ test('applying a run config changes only the searched fields', () => {
 });
 
 test('labels and words', () => {
-  const config = { instanceCount: 2, maxBatchSize: 16, dynamicBatching: { maxQueueDelayUs: 500, preferredBatchSizes: [16] } };
-  assert.equal(runConfigLabel(config), 'i2 b16 d500 p16');
-  assert.equal(describeRunConfig(config), '2 instances with batching up to 16, preferred batch size 16 and a 500 µs delay');
+  const config = { instanceCount: 2, maxBatchSize: 16, dynamicBatching: { maxQueueDelayUs: 500, preferredBatchSizes: [8, 16] } };
+  assert.equal(runConfigLabel(config), 'i2 b16 d500 p8/16');
+  assert.equal(describeRunConfig(config), '2 instances with batching up to 16, preferred batch sizes 8, 16 and a 500 µs delay');
   assert.equal(describeRunConfig({ ...config, dynamicBatching: { maxQueueDelayUs: 500, preferredBatchSizes: [] } }), '2 instances with batching up to 16 and a 500 µs delay');
   assert.equal(describeRunConfig({ instanceCount: 1, maxBatchSize: 8, dynamicBatching: undefined }), '1 instance without dynamic batching');
   assert.equal(runConfigLabel({ instanceCount: 3, maxBatchSize: 0, dynamicBatching: undefined }), 'i3');

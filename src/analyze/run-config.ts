@@ -12,19 +12,20 @@ export interface RunConfig {
 
 export interface DynamicBatching {
   readonly maxQueueDelayUs: number;
+  /** Empty: Triton's default, which is `[max_batch_size]`. */
   readonly preferredBatchSizes: readonly number[];
 }
 
 /** A model configuration as JSON with proto field names (Triton's `GET .../config`, or proto3 JSON). */
 export type ConfigJson = Readonly<Record<string, unknown>>;
 
-/** A short label for tables and plots: `i2 b16 d500`, `i2 b16 d500 p16`, `i1 b32 off`, `i3` (cannot batch). */
+/** A short label for tables and plots: `i2 b16 d500`, `i2 b16 d500 p8/16`, `i1 b32 off`, `i3` (cannot batch). */
 export function runConfigLabel(config: RunConfig): string {
   const instances = `i${config.instanceCount}`;
   if (config.maxBatchSize === 0) return instances;
   const batching = config.dynamicBatching;
   if (batching === undefined) return `${instances} b${config.maxBatchSize} off`;
-  const preferred = batching.preferredBatchSizes.length > 0 ? ` p${batching.preferredBatchSizes.join(',')}` : '';
+  const preferred = batching.preferredBatchSizes.length > 0 ? ` p${batching.preferredBatchSizes.join('/')}` : '';
   return `${instances} b${config.maxBatchSize} d${batching.maxQueueDelayUs}${preferred}`;
 }
 
@@ -48,21 +49,25 @@ function groupsOf(config: ConfigJson): Array<Record<string, unknown>> {
   return Array.isArray(config.instance_group) ? (config.instance_group as Array<Record<string, unknown>>) : [];
 }
 
-/** The run config a model configuration describes; instances are counted over all its instance groups. */
+/**
+ * The run config a model configuration describes; instances are counted over all its instance groups.
+ * Preferred batch sizes of just `[max_batch_size]` read as none: Triton's normalization fills them in
+ * so (core src/model_config_utils.cc, NormalizeModelConfig), so the two are the same configuration.
+ */
 export function runConfigOf(config: ConfigJson): RunConfig {
   const groups = groupsOf(config);
   const instanceCount = groups.length === 0 ? 1 : groups.reduce((total, group) => total + numberOf(group.count, 1), 0);
+  const maxBatchSize = numberOf(config.max_batch_size, 0);
   const batching = config.dynamic_batching as Record<string, unknown> | undefined;
+  if (batching === undefined || batching === null) return { instanceCount, maxBatchSize, dynamicBatching: undefined };
+  const preferred = Array.isArray(batching.preferred_batch_size) ? batching.preferred_batch_size.map((size) => Number(size)) : [];
   return {
     instanceCount,
-    maxBatchSize: numberOf(config.max_batch_size, 0),
-    dynamicBatching:
-      batching === undefined || batching === null
-        ? undefined
-        : {
-            maxQueueDelayUs: numberOf(batching.max_queue_delay_microseconds, 0),
-            preferredBatchSizes: Array.isArray(batching.preferred_batch_size) ? batching.preferred_batch_size.map((size) => Number(size)) : [],
-          },
+    maxBatchSize,
+    dynamicBatching: {
+      maxQueueDelayUs: numberOf(batching.max_queue_delay_microseconds, 0),
+      preferredBatchSizes: preferred.length === 1 && preferred[0] === maxBatchSize ? [] : preferred,
+    },
   };
 }
 
