@@ -83,8 +83,12 @@ export function renderFrontSvg(result: AnalyzeResult): string {
   const steps = result.configs.flatMap((config) => config.steps);
   const latencyMs = (us: number): number => us / 1000;
   const x = linearAxis(Math.max(0, ...steps.map((step) => step.throughputInferPerSec)), 'throughput (inferences/s)', false);
-  const y = linearAxis(Math.max(criteria.latencyBudgetMs ?? 0, ...steps.map((step) => latencyMs(latencyUsAt(step, criteria.percentile)))), `p${criteria.percentile} latency (ms)`, true);
+  const highestMs = Math.max(criteria.latencyBudgetMs ?? 0, ...steps.map((step) => latencyMs(latencyUsAt(step, criteria.percentile))));
+  // With a budget the axis stops at 3 times it: what lies far beyond it decides nothing, and would squeeze the rest.
+  const isCut = criteria.latencyBudgetMs !== undefined && criteria.latencyBudgetMs > 0 && highestMs > criteria.latencyBudgetMs * 3;
+  const y = linearAxis(isCut ? criteria.latencyBudgetMs! * 3 : highestMs, `p${criteria.percentile} latency (ms)${isCut ? ', cut at 3× the budget' : ''}`, true);
   const parts = frame('front-plot', `Latency against throughput: ${result.modelName}, every configuration`, x, y);
+  parts.push(`<clipPath id="front-plot-area"><rect x="${MARGIN.left}" y="${MARGIN.top}" width="${PLOT_WIDTH}" height="${PLOT_HEIGHT}"/></clipPath>`, '<g clip-path="url(#front-plot-area)">');
   const point = (throughput: number, us: number): string => `${f(x.position(throughput))},${f(y.position(latencyMs(us)))}`;
   const drawOrder = [...result.configs].sort((a, b) => Number(colors.has(a.label)) - Number(colors.has(b.label)));
   for (const config of drawOrder) {
@@ -111,8 +115,12 @@ export function renderFrontSvg(result: AnalyzeResult): string {
   const bestStep = best === undefined ? undefined : operatingStepOf(best);
   if (bestStep !== undefined) {
     const [cx, cy] = point(bestStep.throughputInferPerSec, latencyUsAt(bestStep, criteria.percentile)).split(',');
-    parts.push(`<text x="${f(Number(cx) + 9)}" y="${f(Number(cy) - 9)}" font-size="16" fill="#000000">★ ${escapeXml(best!.label)}</text>`);
+    const isRightSide = Number(cx) > MARGIN.left + PLOT_WIDTH * 0.7;
+    parts.push(
+      `<text x="${f(Number(cx) + (isRightSide ? -9 : 9))}" y="${f(Number(cy) - 9)}" text-anchor="${isRightSide ? 'end' : 'start'}" font-size="16" fill="#000000">★ ${escapeXml(best!.label)}</text>`,
+    );
   }
+  parts.push('</g>');
   const entries: Array<{ label: string; color: string; isDashed?: boolean }> = [...colors].map(([label, color]) => ({ label: nameOf(result.configs.find((config) => config.label === label)!, result), color }));
   if (colors.size < result.configs.length) entries.push({ label: 'other configurations', color: OTHER_COLOR });
   entries.push({ label: 'Pareto front', color: '#000000', isDashed: true });

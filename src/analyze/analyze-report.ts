@@ -42,6 +42,7 @@ export function summarize(result: AnalyzeResult): string {
   const constraints = describeConstraints(criteria);
   const best = bestOf(result);
   if (best === undefined) {
+    if (constraints === '') return 'No configuration could be measured.';
     return `No configuration measured meets ${constraints}: relax the budget, or raise --run-config-search-max-concurrency and the other limits.`;
   }
   const bestStep = operatingStepOf(best)!;

@@ -137,6 +137,8 @@ export async function runAnalyze(options: AnalyzeOptions, url: string, progress:
     const compare = (a: ConfigResult, b: ConfigResult): number => compareConfigs(a.steps, b.steps, criteria);
     const defaultRunConfig = runConfigOf(servedConfig);
     const baseline = await measure(defaultRunConfig, true);
+    // The model as it is cannot be measured (input shapes, data): no candidate could be either.
+    if (baseline.steps.length === 0) throw new AnalyzeSetupError(`cannot measure model '${options.modelName}' in its own configuration: ${baseline.failure}`);
     const space = searchSpaceOf(defaultRunConfig.maxBatchSize, batchingNote === undefined, {
       maxInstanceCount: options.maxInstanceCount,
       maxModelBatchSize: options.maxModelBatchSize,
