@@ -90,7 +90,7 @@ export function renderFrontSvg(result: AnalyzeResult): string {
   const parts = frame('front-plot', `Latency against throughput: ${result.modelName}, every configuration`, x, y);
   parts.push(`<clipPath id="front-plot-area"><rect x="${MARGIN.left}" y="${MARGIN.top}" width="${PLOT_WIDTH}" height="${PLOT_HEIGHT}"/></clipPath>`, '<g clip-path="url(#front-plot-area)">');
   const point = (throughput: number, us: number): string => `${f(x.position(throughput))},${f(y.position(latencyMs(us)))}`;
-  const drawOrder = [...result.configs].sort((a, b) => Number(colors.has(a.label)) - Number(colors.has(b.label)));
+  const drawOrder = result.configs.filter((config) => config.steps.length > 0).sort((a, b) => Number(colors.has(a.label)) - Number(colors.has(b.label)));
   for (const config of drawOrder) {
     const color = colors.get(config.label) ?? OTHER_COLOR;
     parts.push(`<g class="config" data-config="${escapeXml(config.label)}" fill="${color}" stroke="${color}">`);

@@ -29,7 +29,8 @@ export async function startLocalServer(modelRepository: string, modelName: strin
   const child = spawn(
     process.execPath,
     [
-      ...process.execArgv,
+      // An inspector's port is this process's: the child would fail to take it.
+      ...process.execArgv.filter((arg) => !arg.startsWith('--inspect')),
       MAIN,
       'serve',
       '--model-repository', modelRepository,
