@@ -13,6 +13,7 @@ const LAYERS = [
   ['core'],
   ['frontends'],
   ['server.ts', 'perf'],
+  ['analyze'],
   ['cli'],
 ];
 const folder = (name) => (name.endsWith('.ts') ? `^src/${name.replace('.', '\\.')}$` : `^src/${name}/`);

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { NereidError } from '../kernel/errors.js';
+import { analyze } from './analyze.js';
 import { perf } from './perf.js';
 import { serve } from './serve.js';
 
@@ -8,6 +9,7 @@ const USAGE = `Usage: nereid <command> [flags]
 Commands:
   serve    start the inference server (nereid serve --help for its flags)
   perf     measure a model's throughput and latency on a running server (nereid perf --help)
+  analyze  find a model's best configuration for a latency budget (nereid analyze --help)
 `;
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -17,6 +19,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return serve(rest);
     case 'perf':
       return perf(rest);
+    case 'analyze':
+      return analyze(rest);
     case undefined:
     case '-h':
     case '--help':
