@@ -5,6 +5,7 @@ import threading
 
 from . import bls
 from .errors import TritonError, TritonModelException
+from .text import text, texts
 
 TRITONSERVER_RESPONSE_COMPLETE_FINAL = 1
 TRITONSERVER_REQUEST_FLAG_SEQUENCE_START = 1
@@ -45,13 +46,15 @@ class InferenceRequest:
     ):
         if model_name is None or inputs is None:
             raise TritonModelException("pb_utils.InferenceRequest needs model_name and inputs (a list of pb_utils.Tensor)")
-        if isinstance(parameters, str):
+        if isinstance(parameters, (str, bytes)):
             parameters = json.loads(parameters)
-        self._request_id = request_id
+        if not isinstance(correlation_id, int):
+            correlation_id = text(correlation_id, "InferenceRequest correlation_id")
+        self._request_id = text(request_id, "InferenceRequest request_id")
         self._correlation_id = correlation_id
         self._inputs = list(inputs)
-        self._requested_output_names = list(requested_output_names or [])
-        self._model_name = model_name
+        self._requested_output_names = texts(requested_output_names or [], "InferenceRequest requested_output_names")
+        self._model_name = text(model_name, "InferenceRequest model_name")
         self._model_version = model_version
         self._flags = flags
         self._timeout = timeout

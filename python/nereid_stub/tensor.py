@@ -9,6 +9,7 @@ import struct
 import numpy as np
 
 from .errors import TritonModelException
+from .text import text
 from .wire import CODE_OF, DATA_TYPES
 
 _U32 = struct.Struct("<I")
@@ -76,8 +77,7 @@ class Tensor:
     __slots__ = ("_name", "_datatype", "_array", "_shape", "_bf16")
 
     def __init__(self, name, numpy_array):
-        if not isinstance(name, str):
-            raise TritonModelException(f"pb_utils.Tensor name must be a str, got {type(name).__name__}")
+        name = text(name, "pb_utils.Tensor name")
         if not isinstance(numpy_array, np.ndarray):
             raise TritonModelException(
                 f"pb_utils.Tensor '{name}' needs a numpy array, got {type(numpy_array).__name__}; "
@@ -136,6 +136,7 @@ class Tensor:
     @staticmethod
     def from_dlpack(name, dlpack):
         """A Tensor from a DLPack capsule or an object with ``__dlpack__`` (a torch tensor, a numpy array)."""
+        name = text(name, "pb_utils.Tensor name")
         source = dlpack if hasattr(dlpack, "__dlpack__") else _Capsule(dlpack)
         try:
             return Tensor(name, np.from_dlpack(source))
