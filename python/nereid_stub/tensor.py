@@ -29,6 +29,11 @@ NUMPY_TYPES = {
     "FP64": np.float64,
     "BYTES": np.object_,
 }
+# TRITONSERVER_DataType codes (Tensor.triton_dtype, numpy_to_triton_type, triton_to_numpy_type).
+TRITON_TYPE_CODES = {
+    "BOOL": 1, "UINT8": 2, "UINT16": 3, "UINT32": 4, "UINT64": 5, "INT8": 6, "INT16": 7, "INT32": 8,
+    "INT64": 9, "FP16": 10, "FP32": 11, "FP64": 12, "BYTES": 13, "BF16": 14,
+}
 _BY_KIND_AND_SIZE = {
     (np.dtype(numpy_type).kind, np.dtype(numpy_type).itemsize): name
     for name, numpy_type in NUMPY_TYPES.items()
@@ -113,6 +118,16 @@ class Tensor:
 
     def is_cpu(self):
         return True
+
+    def triton_dtype(self):
+        """The tensor's TRITONSERVER_DataType code (11 for FP32, 13 for BYTES), as Triton's."""
+        return TRITON_TYPE_CODES[self._datatype]
+
+    def __dlpack__(self, stream=None):
+        return self.to_dlpack()
+
+    def __dlpack_device__(self):
+        return (1, 0)
 
     def as_numpy(self):
         if self._datatype == "BF16":
