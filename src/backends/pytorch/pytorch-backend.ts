@@ -41,6 +41,6 @@ export const pytorchBackend: Backend = {
     checkSupported(config);
     await resolveModelFile(files, config, DEFAULT_MODEL_FILENAME);
     const settings = await readStubSettings(config, files.modelDir);
-    return new PythonModel({ files, config, spec, context, settings, modelFile: TORCHSCRIPT_MODEL });
+    return new PythonModel({ files, config, spec, context, settings, modelFile: TORCHSCRIPT_MODEL, isOutputAsReturned: false });
   },
 };
