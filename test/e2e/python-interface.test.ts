@@ -136,6 +136,13 @@ describe("Python backend: the rest of Triton's pb_utils (custom metrics, the mod
     } finally {
       await strict.close();
     }
+    // As in Triton: each failed request counts for its model (reason BACKEND); a request to a model
+    // that does not exist fails before any model's statistics, so it counts nowhere.
+    const unknown = await inferJson(server, 'no_such_model', { inputs: [] });
+    assert.equal(unknown.status, 400);
+    const metrics = await scrape();
+    assert.match(metrics, /^nv_inference_request_failure\{model="errors",version="1",reason="BACKEND"\} 2$/m);
+    assert.doesNotMatch(metrics, /no_such_model/);
   });
 
   test('custom metrics leave /metrics when their model unloads', async () => {
