@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_SERVER_OPTIONS, type ServerOptions } from './config/server-options.js';
 import type { TlsFiles, TlsService } from './config/tls-flags.js';
-import { InferenceServer, NereidError, RequestRouter, TraceManager } from './core/index.js';
+import { InferenceServer, type ModelControl, NereidError, RequestRouter, TraceManager } from './core/index.js';
 import { AuthToken } from './frontends/auth-token.js';
 import { GrpcFrontend } from './frontends/grpc/grpc-server.js';
 import { HttpFrontend } from './frontends/http/http-server.js';
@@ -130,6 +130,18 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     prepare: (name) => repository.prepareModel(name),
     lookup: (name, version) => repository.getModel(name, version),
   });
+  // Models load and unload models through the core (its checks and messages), which exists once the
+  // startup models have loaded: Triton's model loading API is for after startup too.
+  const modelControlTarget: { core?: InferenceServer } = {};
+  const controlTarget = (): InferenceServer => {
+    if (modelControlTarget.core === undefined) throw new NereidError('UNAVAILABLE', 'the model loading API is not available while the server starts: call it once the server is up (not from a startup model\'s initialize)');
+    return modelControlTarget.core;
+  };
+  const modelControl: ModelControl = {
+    loadModel: (name, parameters) => controlTarget().loadModel(name, parameters),
+    unloadModel: (name) => controlTarget().unloadModel(name),
+    isModelReady: (name, version) => controlTarget().isModelReady(name, version),
+  };
   // Issue 18: object-storage repositories are copied into local folders before any model loads.
   const repositories = await openRepositories(options.modelRepositories, { logger, env: process.env }).catch((error: unknown) => {
     metrics?.close();
@@ -162,6 +174,8 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       cpuCount: availableParallelism(),
       onnxExecutionThreadCount: options.onnxExecutionThreadCount || availableParallelism(),
       caller: router,
+      ...(metrics !== undefined ? { customMetrics: metrics.customMetrics } : {}),
+      modelControl,
     },
     logger,
     ...(metrics !== undefined ? { observerFor: (name: string, version: number) => metrics.observerFor(name, version) } : {}),
@@ -188,6 +202,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     // Issue 23, the trace extension:
     traceManager: new TraceManager({ initial: options.traceSettings, logger }),
   });
+  modelControlTarget.core = core;
   // Issue 13, the system shared memory extension: one registry for both front ends.
   const memoryChoice = chooseRegionMemoryProvider();
   const sharedMemory = new SharedMemoryRegistry({ provider: memoryChoice.provider, isAllowed: options.isClientShmAllowed });

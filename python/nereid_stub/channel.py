@@ -2,7 +2,7 @@
 
 The reader thread answers health checks (PING) itself, so a model that holds the interpreter lock
 forever stops answering and Nereid restarts the process; it hands BLS answers to the call waiting
-for them, and everything else (INIT, EXECUTE, FINALIZE, AUTO_COMPLETE) to the main thread's inbox.
+for them (and the answers of server calls, server_api.py), and everything else (INIT, EXECUTE, FINALIZE, AUTO_COMPLETE) to the main thread's inbox.
 Frames are sent from any thread, one at a time.
 """
 
@@ -64,7 +64,8 @@ class Channel:
         threading.Thread(target=self._read_forever, name="nereid-channel", daemon=True).start()
 
     def start_call(self, on_message):
-        """Registers a BLS call; ``on_message(is_final, reader)`` gets each BLS_RESPONSE on the reader thread."""
+        """Registers a BLS call or a server call; ``on_message(is_final, reader)`` gets each BLS_RESPONSE
+        (or the one API_RESPONSE) on the reader thread."""
         with self._calls_lock:
             call_id = self._next_call
             self._next_call += 1
@@ -87,5 +88,10 @@ class Channel:
                     on_message = self._calls.pop(call_id, None) if is_final else self._calls.get(call_id)
                 if on_message is not None:
                     on_message(is_final, reader)
+            elif kind == Kind.API_RESPONSE:
+                with self._calls_lock:
+                    on_message = self._calls.pop(reader.u32(), None)
+                if on_message is not None:
+                    on_message(True, reader)
             else:
                 self.inbox.put((kind, reader))

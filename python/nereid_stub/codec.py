@@ -38,15 +38,27 @@ def read_value(reader):
     return reader.str()
 
 
+def _write_parameters(writer, parameters):
+    writer.u32(len(parameters))
+    for key, value in parameters.items():
+        writer.str(key)
+        write_value(writer, value, f"parameter '{key}'")
+
+
+def _read_parameters(reader):
+    parameters = {}
+    for _ in range(reader.u32()):
+        key = reader.str()
+        parameters[key] = read_value(reader)
+    return parameters
+
+
 def read_request(reader, model_name, sender):
     """A request the model receives."""
     request_id = reader.str()
     correlation_id = read_value(reader)
     flags = reader.u32()
-    parameters = {}
-    for _ in range(reader.u32()):
-        key = reader.str()
-        parameters[key] = read_value(reader)
+    parameters = _read_parameters(reader)
     requested_output_names = [reader.str() for _ in range(reader.u32())]
     inputs = [read_tensor(reader) for _ in range(reader.u32())]
     return inference.InferenceRequest._received(
@@ -62,10 +74,7 @@ def write_request(writer, request):
     parameters = dict(request._parameters)
     if request._timeout:
         parameters["timeout"] = request._timeout
-    writer.u32(len(parameters))
-    for key, value in parameters.items():
-        writer.str(str(key))
-        write_value(writer, value, f"parameter '{key}'")
+    _write_parameters(writer, parameters)
     writer.u32(len(request._requested_output_names))
     for name in request._requested_output_names:
         writer.str(name)
@@ -82,6 +91,7 @@ def write_response(writer, response):
     writer.u8(0).u32(len(outputs))
     for tensor in outputs:
         write_tensor(writer, tensor)
+    _write_parameters(writer, response._parameters)
 
 
 def read_response(reader):
@@ -89,4 +99,4 @@ def read_response(reader):
         code = reader.u8()
         return inference.InferenceResponse(error=TritonError(reader.str(), code))
     outputs = [read_tensor(reader) for _ in range(reader.u32())]
-    return inference.InferenceResponse(output_tensors=outputs)
+    return inference.InferenceResponse(output_tensors=outputs, parameters=_read_parameters(reader))

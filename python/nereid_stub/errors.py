@@ -17,7 +17,7 @@ class TritonError:
     def __init__(self, message, code=INTERNAL):
         if not isinstance(code, int) or not TritonError.UNKNOWN <= code <= TritonError.CANCELLED:
             raise TritonModelException(f"TritonError code must be one of the TritonError constants, got {code!r}")
-        self._message = str(message)
+        self._message = message.decode("utf-8", "replace") if isinstance(message, (bytes, bytearray)) else str(message)
         self._code = code
 
     def message(self):

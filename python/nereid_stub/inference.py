@@ -5,12 +5,31 @@ import threading
 
 from . import bls
 from .errors import TritonError, TritonModelException
+from .text import text, texts
 
 TRITONSERVER_RESPONSE_COMPLETE_FINAL = 1
 TRITONSERVER_REQUEST_FLAG_SEQUENCE_START = 1
 TRITONSERVER_REQUEST_FLAG_SEQUENCE_END = 2
 TRITONSERVER_MEMORY_CPU = 0
 TRITONSERVER_MEMORY_GPU = 1
+TRITONSERVER_REQUEST_RELEASE_ALL = 1
+TRITONSERVER_REQUEST_RELEASE_RESCHEDULE = 2
+
+
+def _parameters(parameters, what):
+    """Triton's request and response parameters: a dict of str keys to bool, int, float or str values, or its JSON."""
+    if isinstance(parameters, (str, bytes, bytearray)):
+        parameters = json.loads(parameters)
+    if parameters is None:
+        return {}
+    if not isinstance(parameters, dict):
+        raise TritonModelException(f"{what} parameters must be a dict (or its JSON), got {type(parameters).__name__}")
+    return {text(key, f"{what} parameter name"): value for key, value in parameters.items()}
+
+
+def _json(parameters):
+    """Parameters as Triton's JSON string: compact, as its rapidjson writer prints them."""
+    return json.dumps(parameters, separators=(",", ":"))
 
 
 class PreferredMemory:
@@ -45,17 +64,18 @@ class InferenceRequest:
     ):
         if model_name is None or inputs is None:
             raise TritonModelException("pb_utils.InferenceRequest needs model_name and inputs (a list of pb_utils.Tensor)")
-        if isinstance(parameters, str):
-            parameters = json.loads(parameters)
-        self._request_id = request_id
+        if not isinstance(correlation_id, int):
+            correlation_id = text(correlation_id, "InferenceRequest correlation_id")
+        self._request_id = text(request_id, "InferenceRequest request_id")
         self._correlation_id = correlation_id
         self._inputs = list(inputs)
-        self._requested_output_names = list(requested_output_names or [])
-        self._model_name = model_name
+        self._requested_output_names = texts(requested_output_names or [], "InferenceRequest requested_output_names")
+        self._model_name = text(model_name, "InferenceRequest model_name")
         self._model_version = model_version
         self._flags = flags
         self._timeout = timeout
-        self._parameters = dict(parameters or {})
+        self._trace = trace
+        self._parameters = _parameters(parameters, "InferenceRequest")
         self._sender = None
 
     @classmethod
@@ -87,6 +107,14 @@ class InferenceRequest:
     def flags(self):
         return self._flags
 
+    def set_flags(self, flags):
+        """Sets the flags of a request the model makes (TRITONSERVER_REQUEST_FLAG_SEQUENCE_START / _END)."""
+        self._flags = flags
+
+    def trace(self):
+        """The trace the request belongs to; Nereid's traces are the server's, so this is None."""
+        return self._trace
+
     def timeout(self):
         return self._timeout
 
@@ -98,7 +126,7 @@ class InferenceRequest:
 
     def parameters(self):
         """The request parameters as a JSON string (Triton's form: parse it with json.loads)."""
-        return json.dumps(self._parameters)
+        return _json(self._parameters)
 
     def is_cancelled(self):
         """Always False: Nereid's core does not cancel requests that have reached a model."""
@@ -129,11 +157,9 @@ class InferenceResponse:
     def __init__(self, output_tensors=None, error=None, parameters=None):
         if error is not None and not isinstance(error, TritonError):
             error = TritonError(str(error))
-        if isinstance(parameters, str):
-            parameters = json.loads(parameters)
         self._output_tensors = list(output_tensors or [])
         self._error = error
-        self._parameters = dict(parameters or {})
+        self._parameters = _parameters(parameters, "InferenceResponse")
 
     def output_tensors(self):
         return self._output_tensors
@@ -145,7 +171,8 @@ class InferenceResponse:
         return self._error
 
     def parameters(self):
-        return json.dumps(self._parameters)
+        """The response parameters as a JSON string, as ``InferenceRequest.parameters()``."""
+        return _json(self._parameters)
 
 
 class InferenceResponseSender:

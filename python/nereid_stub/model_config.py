@@ -3,7 +3,7 @@
 import numpy as np
 
 from .errors import TritonModelException
-from .tensor import NUMPY_TYPES
+from .tensor import NUMPY_TYPES, TRITON_TYPE_CODES
 
 _INPUT_KEYS = ("name", "data_type", "dims", "optional")
 _OUTPUT_KEYS = ("name", "data_type", "dims")
@@ -116,9 +116,17 @@ def triton_string_to_numpy(triton_type_string):
 
 
 def numpy_to_triton_type(numpy_type):
-    """The config data type of a numpy type: numpy.float32 -> 'TYPE_FP32'."""
+    """Triton's TRITONSERVER_DataType code of a numpy type (numpy.float32 -> 11), or None, as in Triton."""
     dtype = np.dtype(numpy_type)
     for name, candidate in NUMPY_TYPES.items():
         if np.dtype(candidate) == dtype or (name == "BYTES" and dtype.kind == "S"):
-            return "TYPE_STRING" if name == "BYTES" else f"TYPE_{name}"
-    raise TritonModelException(f"numpy type {dtype} has no Triton data type")
+            return TRITON_TYPE_CODES[name]
+    return None
+
+
+def triton_to_numpy_type(data_type):
+    """The numpy type of a TRITONSERVER_DataType code (11 -> numpy.float32), or None, as in Triton."""
+    for name, code in TRITON_TYPE_CODES.items():
+        if code == data_type:
+            return NUMPY_TYPES.get(name)
+    return None

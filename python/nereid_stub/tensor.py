@@ -9,6 +9,7 @@ import struct
 import numpy as np
 
 from .errors import TritonModelException
+from .text import text
 from .wire import CODE_OF, DATA_TYPES
 
 _U32 = struct.Struct("<I")
@@ -27,6 +28,11 @@ NUMPY_TYPES = {
     "FP32": np.float32,
     "FP64": np.float64,
     "BYTES": np.object_,
+}
+# TRITONSERVER_DataType codes (Tensor.triton_dtype, numpy_to_triton_type, triton_to_numpy_type).
+TRITON_TYPE_CODES = {
+    "BOOL": 1, "UINT8": 2, "UINT16": 3, "UINT32": 4, "UINT64": 5, "INT8": 6, "INT16": 7, "INT32": 8,
+    "INT64": 9, "FP16": 10, "FP32": 11, "FP64": 12, "BYTES": 13, "BF16": 14,
 }
 _BY_KIND_AND_SIZE = {
     (np.dtype(numpy_type).kind, np.dtype(numpy_type).itemsize): name
@@ -76,8 +82,7 @@ class Tensor:
     __slots__ = ("_name", "_datatype", "_array", "_shape", "_bf16")
 
     def __init__(self, name, numpy_array):
-        if not isinstance(name, str):
-            raise TritonModelException(f"pb_utils.Tensor name must be a str, got {type(name).__name__}")
+        name = text(name, "pb_utils.Tensor name")
         if not isinstance(numpy_array, np.ndarray):
             raise TritonModelException(
                 f"pb_utils.Tensor '{name}' needs a numpy array, got {type(numpy_array).__name__}; "
@@ -114,6 +119,16 @@ class Tensor:
     def is_cpu(self):
         return True
 
+    def triton_dtype(self):
+        """The tensor's TRITONSERVER_DataType code (11 for FP32, 13 for BYTES), as Triton's."""
+        return TRITON_TYPE_CODES[self._datatype]
+
+    def __dlpack__(self, stream=None):
+        return self.to_dlpack()
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
     def as_numpy(self):
         if self._datatype == "BF16":
             raise TritonModelException(
@@ -136,6 +151,7 @@ class Tensor:
     @staticmethod
     def from_dlpack(name, dlpack):
         """A Tensor from a DLPack capsule or an object with ``__dlpack__`` (a torch tensor, a numpy array)."""
+        name = text(name, "pb_utils.Tensor name")
         source = dlpack if hasattr(dlpack, "__dlpack__") else _Capsule(dlpack)
         try:
             return Tensor(name, np.from_dlpack(source))

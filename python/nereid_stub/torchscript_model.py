@@ -5,6 +5,8 @@ argument gets every input by name; otherwise inputs named like forward()'s argum
 arguments, inputs named ``<name>__<index>`` (INPUT__0, INPUT__1) to that position, and any other
 names in config order. Outputs named ``<name>__<index>`` (OUTPUT__0) take that element of what
 forward returns; other names follow config order. A batch of requests runs as one forward call.
+BYTES (TYPE_STRING) inputs reach forward as a ``List[str]`` of every element (UTF-8), and a
+``List[str]`` forward returns is a BYTES output, as Triton's libtorch backend passes them.
 Config parameters: DISABLE_OPTIMIZED_EXECUTION ("true"), INTRA_OP_THREAD_COUNT, as in Triton.
 """
 
@@ -109,7 +111,12 @@ class TritonPythonModel:
                 raise pb_utils.TritonModelException(
                     f"model '{self.model_name}': output '{name}' is element {position} of forward()'s result, which has {len(result)}"
                 )
-            pieces = torch.split(result[position], sizes) if self.is_batching and len(requests) > 1 else (result[position],)
+            value = result[position]
+            if isinstance(value, list):
+                for outputs, piece in zip(responses, _split_strings(value, sizes, self.is_batching)):
+                    outputs.append(pb_utils.Tensor(name, piece))
+                continue
+            pieces = torch.split(value, sizes) if self.is_batching and len(requests) > 1 else (value,)
             for outputs, piece in zip(responses, pieces):
                 outputs.append(_from_torch(name, piece))
         return [pb_utils.InferenceResponse(output_tensors=outputs) for outputs in responses]
@@ -119,12 +126,33 @@ class TritonPythonModel:
 
 
 def _to_torch(tensors, is_batching):
+    if datatype_name(tensors[0]) == "BYTES":
+        return [element.decode("utf-8") for tensor in tensors for element in tensor.as_numpy().reshape(-1)]
     if datatype_name(tensors[0]) == "BF16":
         parts = [torch.utils.dlpack.from_dlpack(tensor.to_dlpack()) for tensor in tensors]
         return torch.cat(parts) if len(parts) > 1 else parts[0]
     arrays = [tensor.as_numpy() for tensor in tensors]
     array = np.concatenate(arrays) if is_batching and len(arrays) > 1 else arrays[0]
     return torch.from_numpy(np.require(array, requirements=["W"]))
+
+
+def _split_strings(strings, sizes, is_batching):
+    """A List[str] result as one BYTES array per request: [batch, n] pieces when batching, else [n]."""
+    array = np.empty(len(strings), dtype=np.object_)
+    array[:] = [text.encode("utf-8") for text in strings]
+    if not is_batching:
+        return [array]
+    total = sum(sizes)
+    if total == 0 or len(array) % total != 0:
+        raise pb_utils.TritonModelException(
+            f"forward() returned {len(array)} strings, which a batch of {total} cannot share evenly"
+        )
+    per_item = len(array) // total
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append(array[start:start + size * per_item].reshape(size, per_item))
+        start += size * per_item
+    return pieces
 
 
 def _from_torch(name, value):

@@ -31,6 +31,7 @@ class Kind:
     PING = 4
     FINALIZE = 5
     AUTO_COMPLETE = 6
+    API_RESPONSE = 8
     READY = 16
     FAILED = 17
     EXECUTE_DONE = 18
@@ -39,6 +40,7 @@ class Kind:
     PONG = 21
     LOG = 22
     CONFIG = 23
+    API_REQUEST = 24
 
 
 class Outcome:

@@ -1,4 +1,6 @@
 import type { ModelConfig } from '../protocol/gen/model_config_pb.js';
+import type { CustomMetrics } from '../metrics/custom-metrics.js';
+import type { ModelControl } from '../kernel/model-control.js';
 import type { ModelCaller } from '../kernel/model-caller.js';
 import type { ModelSpec } from '../kernel/model-spec.js';
 import type { ModelInstance } from '../kernel/model-instance.js';
@@ -27,6 +29,10 @@ export interface BackendContext {
   readonly onnxExecutionThreadCount?: number;
   /** Runs requests on other loaded models (model-to-model calls, ensemble steps). */
   readonly caller: ModelCaller;
+  /** Models' own metrics on /metrics (absent: the server serves no metrics). */
+  readonly customMetrics?: CustomMetrics;
+  /** Loads and unloads models on a model's behalf (Triton's model loading API). */
+  readonly modelControl?: ModelControl;
 }
 
 /** What a backend may ask of the repository while it loads a model. */

@@ -96,6 +96,23 @@ describe('checkOutputs', () => {
     );
   });
 
+  test('with onConfigMismatch, a data type or shape other than the configuration’s passes as returned (Triton’s Python backend), the other rules still hold', () => {
+    const heard: string[] = [];
+    const onConfigMismatch = (output: Tensor, mismatch: NereidError): void => void heard.push(`${output.name}: ${mismatch.message}`);
+    const fp16: Tensor = { name: 'A', dataType: 'FP16', shape: [1], data: Uint16Array.of(15360) };
+    const b = fp32('B', [1, 2, 2]);
+    assert.deepEqual(checkOutputs(spec, [fp16, b], { requested: ['A', 'B'], onConfigMismatch }), [fp16, { ...b, shape: [1, 4] }]);
+    const wide = fp32('B', [1, 8]);
+    assert.deepEqual(checkOutputs(spec, [wide], { requested: ['B'], onConfigMismatch }), [wide]);
+    assert.deepEqual(heard, [
+      "A: model 'm' output 'A' is FP16, but the configuration declares FP32",
+      "B: model 'm' output 'B' has shape [1,8], but the configuration expects [-1,2,2]",
+    ]);
+    assert.throws(() => checkOutputs(spec, [fp32('C', [1, 2])], { requested: undefined, onConfigMismatch }), /does not declare/);
+    assert.throws(() => checkOutputs(spec, [fp32('A', [1, 2, 2], [1, 2, 3])], { requested: undefined, onConfigMismatch }), /which holds 4 elements, but 3 were given/);
+    assert.throws(() => checkOutputs(spec, [fp32('A', [1, -2, 2], [])], { requested: undefined, onConfigMismatch }), /has shape \[1,-2,2\]/);
+  });
+
   test('data that does not hold the shape’s element count', () => {
     fail([fp32('A', [1, 2, 2], [1, 2, 3])], "model 'm' output 'A' has shape [1,2,2], which holds 4 elements, but 3 were given");
   });

@@ -19,6 +19,11 @@
  * | BYTES elements are byte strings (Uint8Array)                          | INTERNAL              |
  * | an output the request did not ask for                                 | dropped (as Triton)   |
  * | an output the request asked for and the model did not return          | left out (as Triton)  |
+ *
+ * Triton's Python backend passes outputs on as the model made them: a model there may return a data
+ * type or a shape other than its configuration's, and the client receives what it returned. Such a
+ * backend gives `onConfigMismatch`, which then hears of each of those two rules broken instead of
+ * failing the request; the other rules still hold.
  */
 import { NereidError } from '../kernel/errors.js';
 import type { ModelSpec, TensorSpec } from '../kernel/model-spec.js';
@@ -58,6 +63,11 @@ export interface CheckOutputsOptions {
   readonly requested: readonly string[] | undefined;
   /** Said after a data-type mismatch, in the backend's terms (how to convert in the model's language). */
   readonly dataTypeHint?: string;
+  /**
+   * Given: an output whose data type or shape differs from the configuration passes as returned
+   * (Triton's Python backend), and this hears why; the config `reshape` is then not undone for it.
+   */
+  readonly onConfigMismatch?: (output: Tensor, mismatch: NereidError) => void;
 }
 
 /**
@@ -66,22 +76,34 @@ export interface CheckOutputsOptions {
  */
 export function checkOutputs(spec: ModelSpec, outputs: readonly Tensor[], options: CheckOutputsOptions): Tensor[] {
   const isBatching = spec.maxBatchSize > 0;
-  for (const output of outputs) checkOutput(spec, output, isBatching, options.dataTypeHint);
-  const { requested } = options;
+  const { requested, onConfigMismatch } = options;
+  let asReturned: Set<Tensor> | undefined;
+  for (const output of outputs) {
+    const mismatch = checkOutput(spec, output, isBatching, options.dataTypeHint, onConfigMismatch !== undefined);
+    if (mismatch !== undefined) {
+      onConfigMismatch!(output, mismatch);
+      (asReturned ??= new Set()).add(output);
+    }
+  }
+  const shaped = (output: Tensor): Tensor => (asReturned?.has(output) === true ? output : toClient(output, spec, isBatching));
   const checked: Tensor[] = [];
   if (requested === undefined) {
-    for (const output of outputs) checked.push(toClient(output, spec, isBatching));
+    for (const output of outputs) checked.push(shaped(output));
     return checked;
   }
   for (const name of requested) {
     const output = outputs.find((candidate) => candidate.name === name);
-    if (output !== undefined) checked.push(toClient(output, spec, isBatching));
+    if (output !== undefined) checked.push(shaped(output));
   }
   return checked;
 }
 
-/** One output tensor checked by the rules above (a batch output included); throws the first rule it breaks. */
-export function checkOutput(spec: ModelSpec, output: Tensor, isBatching: boolean, dataTypeHint?: string): void {
+/**
+ * One output tensor checked by the rules above (a batch output included); throws the first rule it
+ * breaks. With `isMismatchAllowed`, a data type or shape other than the configuration's is returned
+ * as the error it would have thrown (the other rules still checked), and undefined when it conforms.
+ */
+export function checkOutput(spec: ModelSpec, output: Tensor, isBatching: boolean, dataTypeHint?: string, isMismatchAllowed = false): NereidError | undefined {
   // NOTE: this runs for every output of every request: it builds no string or array unless a rule is broken.
   const outputSpec = spec.outputByName.get(output.name);
   if (outputSpec === undefined) {
@@ -90,21 +112,27 @@ export function checkOutput(spec: ModelSpec, output: Tensor, isBatching: boolean
       `model '${spec.name}' returned output '${output.name}', which its configuration does not declare (outputs: ${spec.outputs.map((o) => `'${o.name}'`).join(', ')})`,
     );
   }
+  let mismatch: NereidError | undefined;
   if (output.dataType !== outputSpec.dataType) {
-    throw new NereidError('INTERNAL', `${outputLabel(spec, output)} is ${output.dataType}, but the configuration declares ${outputSpec.dataType}${dataTypeHint === undefined ? '' : `; ${dataTypeHint}`}`);
+    mismatch = new NereidError('INTERNAL', `${outputLabel(spec, output)} is ${output.dataType}, but the configuration declares ${outputSpec.dataType}${dataTypeHint === undefined ? '' : `; ${dataTypeHint}`}`);
+    if (!isMismatchAllowed) throw mismatch;
   }
   const { shape } = output;
   const dims = outputSpec.reshape ?? outputSpec.dims;
   const batchDims = isBatching ? 1 : 0;
-  let isShapeOk = Array.isArray(shape) && shape.length === dims.length + batchDims;
-  for (let index = 0; isShapeOk && index < shape.length; index++) {
+  let isShapeValid = Array.isArray(shape);
+  let isShapeOk = isShapeValid && shape.length === dims.length + batchDims;
+  for (let index = 0; isShapeValid && index < shape.length; index++) {
     const dim = shape[index]!;
-    const expected = index < batchDims ? -1 : dims[index - batchDims]!;
-    isShapeOk = Number.isSafeInteger(dim) && dim >= 0 && (expected === -1 || expected === dim);
+    isShapeValid = Number.isSafeInteger(dim) && dim >= 0;
+    const expected = index < batchDims || index - batchDims >= dims.length ? -1 : dims[index - batchDims]!;
+    isShapeOk = isShapeOk && isShapeValid && (expected === -1 || expected === dim);
   }
   if (!isShapeOk) {
     const expected = isBatching ? [-1, ...dims] : dims;
-    throw new NereidError('INTERNAL', `${outputLabel(spec, output)} has shape ${formatShape(shape)}, but the configuration expects [${expected.join(',')}]`);
+    const error = new NereidError('INTERNAL', `${outputLabel(spec, output)} has shape ${formatShape(shape)}, but the configuration expects [${expected.join(',')}]`);
+    if (!isMismatchAllowed || !isShapeValid) throw error;
+    mismatch ??= error;
   }
   if (output.dataType === 'BYTES' && !isByteStrings(output.data)) {
     throw new NereidError('INTERNAL', `${outputLabel(spec, output)} is BYTES, but its elements are not byte strings`);
@@ -114,6 +142,7 @@ export function checkOutput(spec: ModelSpec, output: Tensor, isBatching: boolean
   if (length !== count) {
     throw new NereidError('INTERNAL', `${outputLabel(spec, output)} has shape [${shape.join(',')}], which holds ${count} elements, but ${length} were given`);
   }
+  return mismatch;
 }
 
 const outputLabel = (spec: ModelSpec, output: Tensor): string => `model '${spec.name}' output '${output.name}'`;

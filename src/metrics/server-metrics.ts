@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
 import { CpuSampler } from './cpu-metrics.js';
+import { CustomMetrics } from './custom-metrics.js';
 import { type Execution, FAILURE_REASONS, type ModelStatistics, type StatisticsObserver } from './model-statistics.js';
 import type { ResponseCacheStatistics } from './response-cache-statistics.js';
 
@@ -58,6 +59,8 @@ const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
  */
 export class ServerMetrics {
   readonly registry = new Registry();
+  /** The families models create (pb_utils.MetricFamily), on the same registry. */
+  readonly customMetrics = new CustomMetrics(this.registry);
   readonly #options: ServerMetricsOptions;
   readonly #batchSize: Histogram<'model' | 'version'>;
   readonly #summaries: Record<'request' | 'queue' | 'computeInput' | 'computeInfer' | 'computeOutput', Summary<'model' | 'version'>> | undefined;

@@ -234,10 +234,6 @@ describe('Python backend: Triton model.py models', () => {
         'not_a_response',
         "Failed to process the request(s) for model instance 'errors_0', message: TritonModelException: execute returned a str where a pb_utils.InferenceResponse was expected",
       ],
-      [
-        'dtype',
-        "model 'errors' output 'OUT' is FP64, but the configuration declares INT32; convert it (for example with numpy's astype) before making the pb_utils.Tensor",
-      ],
     ];
     for (const [value, message] of cases) {
       const result = await inferJson(server, 'errors', mode(value));
@@ -245,6 +241,21 @@ describe('Python backend: Triton model.py models', () => {
       assert.deepEqual(result.json, { error: message });
     }
     assert.equal((await inferJson(server, 'errors', mode('ok'))).status, 200);
+  });
+
+  test("as in Triton, an output reaches the client with the data type and shape the model gave it, with one warning per output", async () => {
+    const mode = { inputs: [{ name: 'MODE', shape: [1], datatype: 'BYTES', data: ['dtype'] }] };
+    for (let round = 0; round < 2; round++) {
+      const { status, json } = await inferJson(server, 'errors', mode);
+      assert.equal(status, 200, JSON.stringify(json));
+      assert.deepEqual(json.outputs, [{ name: 'OUT', datatype: 'FP64', shape: [1], data: [1.5] }]);
+    }
+    const { json } = await inferJson(server, 'errors', { inputs: [{ name: 'MODE', shape: [1], datatype: 'BYTES', data: ['shape'] }] });
+    assert.deepEqual(json.outputs, [{ name: 'OUT', datatype: 'FP32', shape: [2, 2], data: [1, 2, 3, 4] }]);
+    const warnings = logged.filter((line) => line.startsWith("W python] model 'errors' output 'OUT'"));
+    assert.deepEqual(warnings, [
+      "W python] model 'errors' output 'OUT' is FP64, but the configuration declares INT32; convert it (for example with numpy's astype) before making the pb_utils.Tensor; the client receives it as the model returned it, as Triton's Python backend passes it on (logged once per output)",
+    ]);
   });
 
   test('as in Triton, outputs a response leaves out are missing from the answer', async () => {

@@ -20,7 +20,7 @@ describe('Python backend: Business Logic Scripting (models calling models)', () 
     server = await startTestServer({
       modelRepositories: [PYTHON_FIXTURES, EXAMPLES],
       modelControlMode: 'explicit',
-      startupModels: ['add_sub', 'bls_add_sub', 'bls_async', 'bls_stream', 'repeat', 'js_add_sub', 'simple'],
+      startupModels: ['add_sub', 'bls_add_sub', 'bls_bytes', 'bls_async', 'bls_stream', 'repeat', 'js_add_sub', 'simple'],
     });
   });
   after(() => server.close());
@@ -36,6 +36,21 @@ describe('Python backend: Business Logic Scripting (models calling models)', () 
         ]);
       }
     }
+  });
+
+  test('a BLS call takes its text arguments as bytes, as Triton does (the model name straight from a BYTES input)', async () => {
+    const { status, json } = await inferJson(server, 'bls_bytes', {
+      inputs: [
+        { name: 'MODEL_NAME', shape: [1], datatype: 'BYTES', data: ['add_sub'] },
+        { name: 'INPUT0', shape: [1, 16], datatype: 'INT32', data: range(0, 16) },
+        { name: 'INPUT1', shape: [1, 16], datatype: 'INT32', data: Array(16).fill(2) },
+      ],
+    });
+    assert.equal(status, 200, JSON.stringify(json));
+    assert.deepEqual(json.outputs, [
+      { name: 'OUTPUT0', datatype: 'INT32', shape: [1, 16], data: range(2, 16) },
+      { name: 'OUTPUT1', datatype: 'INT32', shape: [1, 16], data: range(-2, 16) },
+    ]);
   });
 
   test('the calls go through the called models, whose statistics count them', async () => {

@@ -12,7 +12,7 @@ const SKIP = !HAS_TORCH && 'torch is not installed for /usr/bin/python3 (apt-get
 /** TorchScript models for the naming conventions, written by torch itself into `<repository>/<model>/1/model.pt`. */
 const MAKE_MODELS = `
 import sys
-from typing import Dict
+from typing import Dict, List, Tuple
 
 import torch
 
@@ -34,8 +34,13 @@ class DictInput(torch.nn.Module):
         return inputs["x"] * inputs["y"]
 
 
+class Words(torch.nn.Module):
+    def forward(self, words: List[str]) -> Tuple[torch.Tensor, List[str]]:
+        return torch.tensor([len(word) for word in words]), [word.upper() for word in words]
+
+
 for name, module in [("forward_arguments", ForwardArguments()), ("config_order", ConfigOrder()),
-                     ("dict_input", DictInput()), ("wrong_count", ConfigOrder())]:
+                     ("dict_input", DictInput()), ("wrong_count", ConfigOrder()), ("words", Words())]:
     torch.jit.save(torch.jit.script(module), f"{repository}/{name}/1/model.pt")
 `;
 
@@ -54,6 +59,11 @@ output [ { name: "difference" data_type: TYPE_INT64 dims: [ 3 ] } ]`,
 platform: "pytorch_libtorch"
 input [ { name: "x" data_type: TYPE_FP64 dims: [ 2 ] }, { name: "y" data_type: TYPE_FP64 dims: [ 2 ] } ]
 output [ { name: "OUTPUT__0" data_type: TYPE_FP64 dims: [ 2 ] } ]`,
+  // BYTES in and out, as Triton's libtorch backend passes them: List[str].
+  words: `
+platform: "pytorch_libtorch"
+input [ { name: "WORDS__0" data_type: TYPE_STRING dims: [ -1 ] } ]
+output [ { name: "LENGTHS__0" data_type: TYPE_INT64 dims: [ -1 ] }, { name: "UPPER__1" data_type: TYPE_STRING dims: [ -1 ] } ]`,
   wrong_count: `
 platform: "pytorch_libtorch"
 input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 1 ] } ]
@@ -183,6 +193,15 @@ describe('platform pytorch_libtorch: TorchScript through the Python runtime', ()
     });
     assert.equal(dict.status, 200, JSON.stringify(dict.json));
     assert.deepEqual(outputData(dict.json, 'OUTPUT__0'), [6, 0.5]);
+  });
+
+  test("BYTES inputs reach forward() as List[str] and a List[str] result is a BYTES output, as in Triton's libtorch backend", { skip: SKIP }, async () => {
+    const { status, json } = await inferJson(server, 'words', { inputs: [{ name: 'WORDS__0', shape: [3], datatype: 'BYTES', data: ['triton', 'nereid', 'py'] }] });
+    assert.equal(status, 200, JSON.stringify(json));
+    assert.deepEqual(json.outputs, [
+      { name: 'LENGTHS__0', datatype: 'INT64', shape: [3], data: [6, 6, 2] },
+      { name: 'UPPER__1', datatype: 'BYTES', shape: [3], data: ['TRITON', 'NEREID', 'PY'] },
+    ]);
   });
 
   test('a config that does not fit the TorchScript model, or a file that is not one, fails the load with the reason', { skip: SKIP }, async () => {

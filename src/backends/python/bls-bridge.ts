@@ -33,7 +33,7 @@ export function runBlsRequest(reader: FrameReader, caller: ModelCaller, send: Se
     if (response !== undefined) writeResponse(writer, response);
     send(Kind.BlsResponse, writer);
   };
-  const toResponse = (response: InferResponse): StubResponse => ({ outputs: response.outputs });
+  const toResponse = (response: InferResponse): StubResponse => ({ outputs: response.outputs, parameters: response.parameters });
   const call = isStream
     ? caller.inferStream(request, (response) => reply(false, toResponse(response))).then(() => reply(true, undefined))
     : caller.infer(request).then((response) => reply(true, toResponse(response)));

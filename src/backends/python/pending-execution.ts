@@ -3,11 +3,21 @@ import type { InferRequest } from '../../kernel/infer-request.js';
 import type { ModelSpec } from '../../kernel/model-spec.js';
 import type { Tensor } from '../../kernel/tensor.js';
 import type { ExecuteResult } from '../../kernel/model-instance.js';
+import { withResponseParameters } from '../../kernel/response-parameters.js';
 import { checkOutputs } from '../tensor-io.js';
 import { epochMs, msToNs } from '../worker-thread.js';
 import type { FrameReader } from './frame-codec.js';
 import { Outcome, RESPONSE_COMPLETE_FINAL, readResponse, type StubResponse } from './stub-protocol.js';
 import { deferred } from '../../util/deferred.js';
+
+export interface PendingExecutionOptions {
+  readonly requests: readonly InferRequest[];
+  readonly spec: ModelSpec;
+  /** Names the instance in errors. */
+  readonly label: string;
+  /** Given: outputs pass as the model returned them (tensor-io.ts `onConfigMismatch`). */
+  readonly onOutputMismatch?: ((output: Tensor, mismatch: NereidError) => void) | undefined;
+}
 
 /**
  * One batch sent to a Python process, until every request of it has its answer. A default-mode
@@ -20,16 +30,18 @@ export class PendingExecution {
   readonly #requests: readonly InferRequest[];
   readonly #spec: ModelSpec;
   readonly #label: string;
+  readonly #onOutputMismatch: PendingExecutionOptions['onOutputMismatch'];
   readonly #startMs: number;
   readonly #results: Array<readonly Tensor[] | NereidError | undefined>;
   #settledCount = 0;
   #pythonTimes: { startNs: bigint; endNs: bigint } | undefined;
   readonly #settled = deferred<ExecuteResult>();
 
-  constructor(requests: readonly InferRequest[], spec: ModelSpec, label: string) {
+  constructor({ requests, spec, label, onOutputMismatch }: PendingExecutionOptions) {
     this.#requests = requests;
     this.#spec = spec;
     this.#label = label;
+    this.#onOutputMismatch = onOutputMismatch;
     this.#startMs = epochMs();
     this.#results = new Array(requests.length).fill(undefined);
     this.promise = this.#settled.promise;
@@ -109,7 +121,12 @@ export class PendingExecution {
     if ('error' in response) return response.error;
     const requested = this.#requests[index]!.outputs?.map((output) => output.name) ?? this.#spec.outputs.map((output) => output.name);
     try {
-      return checkOutputs(this.#spec, response.outputs, { requested, dataTypeHint: DATA_TYPE_HINT });
+      const outputs = checkOutputs(this.#spec, response.outputs, {
+        requested,
+        dataTypeHint: DATA_TYPE_HINT,
+        ...(this.#onOutputMismatch === undefined ? {} : { onConfigMismatch: this.#onOutputMismatch }),
+      });
+      return withResponseParameters(outputs, response.parameters);
     } catch (error) {
       if (error instanceof NereidError) return error;
       throw error;

@@ -7,6 +7,7 @@ import { NereidError } from '../../kernel/errors.js';
 import type { ModelSpec } from '../../kernel/model-spec.js';
 import type { Backend, BackendContext, BackendModel, InstanceSpec, ModelFiles } from '../backend.js';
 import type { ModelInstance } from '../../kernel/model-instance.js';
+import type { Tensor } from '../../kernel/tensor.js';
 import { autoCompletePythonConfig } from './auto-complete.js';
 import { PythonInstance } from './python-instance.js';
 import { type StubSettings, readStubSettings } from './stub-settings.js';
@@ -33,18 +34,26 @@ export interface PythonModelOptions {
   readonly settings: StubSettings;
   /** The model.py every instance runs. */
   readonly modelFile: string;
+  /**
+   * Outputs reach the client with the data type and shape the model gave them, as in Triton's Python
+   * backend (a warning once per output that differs from the configuration); false: they must match
+   * it (the TorchScript runner, as Triton's libtorch backend).
+   */
+  readonly isOutputAsReturned: boolean;
 }
 
 /** A loaded Python model version: each instance is a process of its own running `modelFile`. */
 export class PythonModel implements BackendModel {
   readonly #options: PythonModelOptions;
+  /** The outputs already warned about, so that each is logged once per model version. */
+  readonly #warnedOutputs = new Set<string>();
 
   constructor(options: PythonModelOptions) {
     this.#options = options;
   }
 
   createInstance(instance: InstanceSpec): Promise<ModelInstance> {
-    const { files, config, spec, context, settings, modelFile } = this.#options;
+    const { files, config, spec, context, settings, modelFile, isOutputAsReturned } = this.#options;
     // Triton's initialize() arguments; every value is a string (python_backend README, "initialize").
     const args = {
       model_config: modelConfigToTritonJson(config),
@@ -63,8 +72,20 @@ export class PythonModel implements BackendModel {
       argsJson: JSON.stringify(args),
       caller: context.caller,
       logger: context.logger,
+      customMetrics: context.customMetrics,
+      modelControl: context.modelControl,
       signal: instance.signal,
+      ...(isOutputAsReturned ? { onOutputMismatch: (output: Tensor, mismatch: NereidError) => this.#warnOnce(output, mismatch) } : {}),
     });
+  }
+
+  #warnOnce(output: Tensor, mismatch: NereidError): void {
+    if (this.#warnedOutputs.has(output.name)) return;
+    this.#warnedOutputs.add(output.name);
+    this.#options.context.logger.warning(
+      'python',
+      `${mismatch.message}; the client receives it as the model returned it, as Triton's Python backend passes it on (logged once per output)`,
+    );
   }
 
   async unload(): Promise<void> {}
@@ -84,6 +105,6 @@ export const pythonBackend: Backend = {
   },
   async loadModel(files, config, spec, context) {
     const modelFile = await resolveModelFile(files, config, DEFAULT_MODEL_FILENAME);
-    return new PythonModel({ files, config, spec, context, settings: await readStubSettings(config, files.modelDir), modelFile });
+    return new PythonModel({ files, config, spec, context, settings: await readStubSettings(config, files.modelDir), modelFile, isOutputAsReturned: true });
   },
 };

@@ -1,11 +1,16 @@
+import type { NereidError } from '../../kernel/errors.js';
 import type { InferRequest } from '../../kernel/infer-request.js';
+import type { Tensor } from '../../kernel/tensor.js';
 import type { ModelCaller } from '../../kernel/model-caller.js';
 import type { ModelSpec } from '../../kernel/model-spec.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ExecuteResult, ModelInstance } from '../../kernel/model-instance.js';
 import { SupervisedInstance, type SupervisedWorker, type WorkerEvents } from '../supervised-instance.js';
 import { backendShape } from '../tensor-io.js';
+import type { ModelControl } from '../../kernel/model-control.js';
+import type { CustomMetrics } from '../../metrics/custom-metrics.js';
 import { runBlsRequest } from './bls-bridge.js';
+import { type StubApiTarget, runStubApiCall } from './stub-api.js';
 import { FrameWriter, type FrameReader } from './frame-codec.js';
 import { PendingExecution } from './pending-execution.js';
 import { Kind, readResponse, toStubRequestFields, writeRequest } from './stub-protocol.js';
@@ -22,8 +27,15 @@ export interface PythonInstanceOptions {
   /** Triton's `initialize(args)` dictionary, as JSON. */
   readonly argsJson: string;
   readonly caller: ModelCaller;
-  readonly logger: Logger;  /** Aborts a start that takes too long (the load timeout): see SupervisedInstance.start. */
+  readonly logger: Logger;
+  /** Aborts a start that takes too long (the load timeout): see SupervisedInstance.start. */
   readonly signal?: AbortSignal;
+  /** Where the model's pb_utils.MetricFamily live; absent: the server serves no metrics. */
+  readonly customMetrics?: CustomMetrics | undefined;
+  /** The model loading API's target (pb_utils.load_model). */
+  readonly modelControl?: ModelControl | undefined;
+  /** Given: outputs pass with the data type and shape the model returned (tensor-io.ts `onConfigMismatch`). */
+  readonly onOutputMismatch?: (output: Tensor, mismatch: NereidError) => void;
 }
 
 /** A Python process as the supervisor sees it: ready once `initialize` has returned. */
@@ -78,7 +90,7 @@ export class PythonInstance implements ModelInstance {
       return Promise.resolve({ responses: requests.map(() => unavailable), timing: { inputNs: 0, inferNs: 0, outputNs: 0 } });
     }
     const execId = this.#nextExecId++;
-    const pending = new PendingExecution(requests, this.#options.spec, this.#supervisor.label);
+    const pending = new PendingExecution({ requests, spec: this.#options.spec, label: this.#supervisor.label, onOutputMismatch: this.#options.onOutputMismatch });
     const writer = new FrameWriter().u32(execId).u32(requests.length);
     const { spec } = this.#options;
     const isBatching = spec.maxBatchSize > 0;
@@ -112,6 +124,8 @@ export class PythonInstance implements ModelInstance {
     let isReady = false;
     const exited = deferred();
     const { settings } = this.#options;
+    // The process's custom metrics leave /metrics with it (an unload, or a crash before its restart).
+    const api: StubApiTarget = { metrics: this.#options.customMetrics?.scope(), control: this.#options.modelControl };
     const stub: StubProcess = new StubProcess({
       settings,
       mode: 'serve',
@@ -126,11 +140,12 @@ export class PythonInstance implements ModelInstance {
           ready.reject(new Error(reader.str()));
           stub.kill();
         } else {
-          this.#receive(stub, kind, reader);
+          this.#receive(stub, api, kind, reader);
         }
       },
       onPong: () => events.answered(),
       onExit: (exit) => {
+        api.metrics?.close();
         exited.resolve();
         if (!isReady) ready.reject(new Error(`the Python process ${describeExit(exit)} before the model was initialized${tail(stub.stderrTail)}`));
         events.exited({ description: describeExit(exit) });
@@ -151,7 +166,7 @@ export class PythonInstance implements ModelInstance {
     };
   }
 
-  #receive(stub: StubProcess, kind: number, reader: FrameReader): void {
+  #receive(stub: StubProcess, api: StubApiTarget, kind: number, reader: FrameReader): void {
     switch (kind) {
       case Kind.ExecuteDone:
         this.#supervisor.peek(reader.u32())?.onExecuteDone(reader);
@@ -166,6 +181,11 @@ export class PythonInstance implements ModelInstance {
       }
       case Kind.BlsRequest:
         runBlsRequest(reader, this.#options.caller, (replyKind, writer) => {
+          if (this.#supervisor.worker.process === stub) stub.send(replyKind, writer);
+        });
+        break;
+      case Kind.ApiRequest:
+        runStubApiCall(reader, api, (replyKind, writer) => {
           if (this.#supervisor.worker.process === stub) stub.send(replyKind, writer);
         });
         break;

@@ -50,16 +50,17 @@ test('a request keeps its id, correlation id, flags, parameters of every kind, o
   assert.deepEqual([...(read.inputs[0]!.data as Int32Array)], [5]);
 });
 
-test('responses carry outputs or an error with its Triton code', () => {
+test('responses carry outputs and their parameters, or an error with its Triton code', () => {
   const writer = new FrameWriter();
   writeResponse(writer, { error: new NereidError('NOT_FOUND', 'gone') });
-  writeResponse(writer, { outputs: [{ name: 'O', dataType: 'FP64', shape: [1], data: new Float64Array([Math.PI]) }] });
+  writeResponse(writer, { outputs: [{ name: 'O', dataType: 'FP64', shape: [1], data: new Float64Array([Math.PI]) }], parameters: { note: 'x', count: 3, flag: false } });
   const reader = bodyOf(writer);
   const failed = readResponse(reader);
   assert.ok('error' in failed && failed.error.status === 'NOT_FOUND' && failed.error.message === 'gone');
   const answered = readResponse(reader);
   assert.ok('outputs' in answered);
   assert.deepEqual([...(answered.outputs[0]!.data as Float64Array)], [Math.PI]);
+  assert.deepEqual(answered.parameters, { note: 'x', count: 3, flag: false });
 });
 
 test("sequence parameters become Triton's correlation id and flags, and back", () => {

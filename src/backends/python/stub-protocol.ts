@@ -7,7 +7,8 @@
  *   value     = u8 tag, then bool u8 │ int i64 │ uint u64 │ double f64 │ string str
  *   request   = str id, value correlationId, u32 flags, u32 n, (str key, value)[n] parameters,
  *               u32 n, str[n] requestedOutputs, u32 n, tensor[n] inputs
- *   response  = u8 hasError, then u8 errorCode, str message │ u32 n, tensor[n] outputs
+ *   response  = u8 hasError, then u8 errorCode, str message │ u32 n, tensor[n] outputs,
+ *               u32 n, (str key, value)[n] parameters
  *
  *   Nereid → stub                                    stub → Nereid
  *   INIT          str argsJson                       READY
@@ -17,8 +18,9 @@
  *                 u8 hasResponse, [response]                      then u32 n, response[n] │ str message │ nothing
  *   PING          u32 sequence                       RESPONSE      u32 execId, u32 index, u32 flags, u8 hasResponse, [response]
  *   FINALIZE                                         BLS_REQUEST   u32 blsId, u8 isStream, str model, i64 version, request
- *                                                    PONG          u32 sequence
- *                                                    LOG           u8 level, str where, str message
+ *   API_RESPONSE  u32 callId, u8 isError, then       PONG          u32 sequence
+ *                 str resultJson │ u8 errorCode,     LOG           u8 level, str where, str message
+ *                 str message                        API_REQUEST   u32 callId, str method, str argsJson (stub-api.ts)
  */
 import type { DataType } from '../../protocol/data-type.js';
 import { NereidError } from '../../kernel/errors.js';
@@ -35,6 +37,7 @@ export const Kind = {
   Ping: 4,
   Finalize: 5,
   AutoComplete: 6,
+  ApiResponse: 8,
   Ready: 16,
   Failed: 17,
   ExecuteDone: 18,
@@ -43,6 +46,7 @@ export const Kind = {
   Pong: 21,
   Log: 22,
   Config: 23,
+  ApiRequest: 24,
 } as const;
 
 export const Outcome = { Responses: 0, Failed: 1, Returned: 2 } as const;
@@ -131,16 +135,29 @@ export interface StubRequest {
   readonly inputs: readonly Tensor[];
 }
 
-export function writeRequest(writer: FrameWriter, request: StubRequest, inputShape: (input: Tensor) => readonly number[] = (input) => input.shape): void {
-  writer.str(request.id);
-  writeValue(writer, request.correlationId);
-  writer.u32(request.flags);
-  const entries = Object.entries(request.parameters);
+function writeParameters(writer: FrameWriter, parameters: Parameters): void {
+  const entries = Object.entries(parameters);
   writer.u32(entries.length);
   for (const [key, value] of entries) {
     writer.str(key);
     writeValue(writer, value);
   }
+}
+
+function readParameters(reader: FrameReader): Parameters {
+  const parameters: Record<string, ParameterValue> = {};
+  for (let count = reader.u32(); count > 0; count--) {
+    const key = reader.str();
+    parameters[key] = readValue(reader);
+  }
+  return parameters;
+}
+
+export function writeRequest(writer: FrameWriter, request: StubRequest, inputShape: (input: Tensor) => readonly number[] = (input) => input.shape): void {
+  writer.str(request.id);
+  writeValue(writer, request.correlationId);
+  writer.u32(request.flags);
+  writeParameters(writer, request.parameters);
   writer.u32(request.requestedOutputs.length);
   for (const name of request.requestedOutputs) writer.str(name);
   writer.u32(request.inputs.length);
@@ -151,11 +168,7 @@ export function readRequest(reader: FrameReader): StubRequest {
   const id = reader.str();
   const correlationId = readValue(reader);
   const flags = reader.u32();
-  const parameters: Record<string, ParameterValue> = {};
-  for (let count = reader.u32(); count > 0; count--) {
-    const key = reader.str();
-    parameters[key] = readValue(reader);
-  }
+  const parameters = readParameters(reader);
   const requestedOutputs: string[] = [];
   for (let count = reader.u32(); count > 0; count--) requestedOutputs.push(reader.str());
   const inputs: Tensor[] = [];
@@ -163,8 +176,8 @@ export function readRequest(reader: FrameReader): StubRequest {
   return { id, correlationId, flags, parameters, requestedOutputs, inputs };
 }
 
-/** A response as the stub sends or receives it: output tensors, or pb_utils.TritonError. */
-export type StubResponse = { readonly outputs: readonly Tensor[] } | { readonly error: NereidError };
+/** A response as the stub sends or receives it: output tensors and response parameters, or pb_utils.TritonError. */
+export type StubResponse = { readonly outputs: readonly Tensor[]; readonly parameters: Parameters } | { readonly error: NereidError };
 
 export function writeResponse(writer: FrameWriter, response: StubResponse): void {
   if ('error' in response) {
@@ -173,6 +186,7 @@ export function writeResponse(writer: FrameWriter, response: StubResponse): void
   }
   writer.u8(0).u32(response.outputs.length);
   for (const output of response.outputs) writeTensor(writer, output);
+  writeParameters(writer, response.parameters);
 }
 
 export function readResponse(reader: FrameReader): StubResponse {
@@ -182,7 +196,7 @@ export function readResponse(reader: FrameReader): StubResponse {
   }
   const outputs: Tensor[] = [];
   for (let count = reader.u32(); count > 0; count--) outputs.push(readTensor(reader));
-  return { outputs };
+  return { outputs, parameters: readParameters(reader) };
 }
 
 /**

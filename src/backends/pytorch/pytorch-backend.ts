@@ -1,5 +1,4 @@
 import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
-import { DataType as ConfigDataType } from '../../protocol/gen/model_config_pb.js';
 import { NereidError } from '../../kernel/errors.js';
 import type { Backend } from '../backend.js';
 import { PythonModel, resolveModelFile } from '../python/python-backend.js';
@@ -18,20 +17,14 @@ function checkSupported(config: ModelConfig): void {
       `model '${config.name}': platform '${config.platform}' is not served by Nereid's pytorch backend, which runs TorchScript (platform 'pytorch_libtorch', model.pt)`,
     );
   }
-  const strings = [...config.input, ...config.output].find((tensor) => tensor.dataType === ConfigDataType.TYPE_STRING);
-  if (strings !== undefined) {
-    throw new NereidError(
-      'UNSUPPORTED',
-      `model '${config.name}': '${strings.name}' is TYPE_STRING; Nereid's pytorch backend passes numeric tensors only (use a Python model for strings)`,
-    );
-  }
 }
 
 /**
  * Triton's PyTorch (LibTorch) backend for `platform: "pytorch_libtorch"`: `model.pt` (TorchScript) is
  * run by a built-in Python model with `torch`, one process per instance, with Triton's input and
  * output naming (INPUT__0 / OUTPUT__0, forward() argument names, or config order). Without torch
- * in the interpreter (python3-torch on Debian) the model fails to load, saying so.
+ * in the interpreter (python3-torch on Debian) the model fails to load, saying so. TYPE_STRING
+ * tensors are List[str] in forward(), as in Triton's libtorch backend.
  */
 export const pytorchBackend: Backend = {
   name: 'pytorch',
@@ -41,6 +34,6 @@ export const pytorchBackend: Backend = {
     checkSupported(config);
     await resolveModelFile(files, config, DEFAULT_MODEL_FILENAME);
     const settings = await readStubSettings(config, files.modelDir);
-    return new PythonModel({ files, config, spec, context, settings, modelFile: TORCHSCRIPT_MODEL });
+    return new PythonModel({ files, config, spec, context, settings, modelFile: TORCHSCRIPT_MODEL, isOutputAsReturned: false });
   },
 };

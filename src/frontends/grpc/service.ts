@@ -199,7 +199,9 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
  * the model says so, the request's end is an extra empty response marked final, when the request asked
  * for it with `triton_enable_empty_final_response` (Triton's rule). A failed request is answered in
  * the stream with error_message and the stream carries on. The stream ends once the client has
- * finished sending and every answer is out.
+ * finished sending and every answer is out. With Triton's `triton_grpc_error: true` header, the
+ * first failed request ends the stream instead, with its error as the gRPC status
+ * (docs/customization_guide/inference_protocols.md, "GRPC Status Codes"); nothing is written after it.
  */
 const streamInfer = (
   server: InferenceServer,
@@ -209,15 +211,24 @@ const streamInfer = (
 ): void => {
   let pending = 0;
   let isInputDone = false;
+  const isErrorStatusWanted = call.metadata.get('triton_grpc_error').some((value) => String(value).toLowerCase() === 'true');
+  let hasFailed = false;
   // Requests reach the core in the order they were sent, as a sequence's must (the sequence batcher
   // refuses a request whose START has not arrived): decoding, which yields on large tensors, is
   // done one message at a time. Executions still overlap.
   let decodedInOrder = Promise.resolve();
   const finishIfDone = (): void => {
-    if (isInputDone && pending === 0) call.end();
+    if (isInputDone && pending === 0 && !hasFailed) call.end();
   };
   const write = (reply: ModelStreamInferResponse): void => {
-    if (!call.cancelled && !call.destroyed) call.write(reply);
+    if (!hasFailed && !call.cancelled && !call.destroyed) call.write(reply);
+  };
+  /** Ends the stream with the error as its status (`triton_grpc_error`); later answers go nowhere. */
+  const endWithStatus = (error: unknown): void => {
+    if (hasFailed) return;
+    hasFailed = true;
+    const status = grpcError(error, logger);
+    if (!call.cancelled && !call.destroyed) call.emit('error', status);
   };
   call.on('data', (message: ModelInferRequest) => {
     pending++;
@@ -257,7 +268,10 @@ const streamInfer = (
             );
           }
         },
-        (error: unknown) => write(create(ModelStreamInferResponseSchema, { errorMessage: grpcError(error, logger).details, inferResponse: header })),
+        (error: unknown) => {
+          if (isErrorStatusWanted) endWithStatus(error);
+          else write(create(ModelStreamInferResponseSchema, { errorMessage: grpcError(error, logger).details, inferResponse: header }));
+        },
       )
       .then(() => {
         regions.releaseAll();

@@ -93,7 +93,7 @@ export const pythonFrameTargets: readonly FuzzTarget[] = [
         const response: StubResponse =
           outputs === undefined
             ? { error: new NereidError('INVALID_ARG', 'bad') }
-            : { outputs: outputs.map(({ name, datatype, shape, data }) => ({ name, dataType: datatype, shape, data })) };
+            : { outputs: outputs.map(({ name, datatype, shape, data }) => ({ name, dataType: datatype, shape, data })), parameters: {} };
         const requestWriter = new FrameWriter();
         writeRequest(requestWriter, request);
         const responseWriter = new FrameWriter();
