@@ -16,7 +16,7 @@
  * time from the spawn until /v2/health/ready answers 200, the server's RSS then (/proc, after 2 s),
  * wrk on digits_0 (bench/batching/infer.lua: one image as binary data, batch 1) against the same
  * model served alone by a second server, the two measured in turn (alone, many, many, alone; means of
- * two each), and how long SIGTERM takes to exit while wrk is still sending. With --load-on-demand: the latency of the
+ * two each) with the server's CPU per request over each run (/proc), and how long SIGTERM takes to exit while wrk is still sending. With --load-on-demand: the latency of the
  * first request to each of MANY_FIRST_SAMPLES models not loaded (one at a time, p50 and p99), then
  * MANY_CONCURRENCY clients asking for random models among twice the budget for MANY_DEMAND_SECS.
  * Results: a markdown table on stdout, JSON in bench/results/many-models.json.
@@ -70,6 +70,19 @@ async function serve(repository: string, label: string, flags: readonly string[]
   return { server, readyS: (performance.now() - started) / 1000 };
 }
 
+/** CPU time (user + system, all threads) a process has used, in µs, from /proc (100 clock ticks a second). */
+function cpuUs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/** A wrk run and the server's CPU per request over it: a figure this shared VM's noise hurts less than the rate. */
+async function wrkWithCpu(server: ServerProcess, model: string): Promise<WrkResult & { cpuUsPerRequest: number }> {
+  const before = cpuUs(server.pid);
+  const result = await wrk(server, model);
+  return { ...result, cpuUsPerRequest: (cpuUs(server.pid) - before) / result.requests };
+}
+
 function wrk(server: ServerProcess, model: string): Promise<WrkResult> {
   return runWrk({
     url: `${server.baseUrl}/v2/models/${model}/infer`,
@@ -109,6 +122,9 @@ interface LoadedRow {
   hotPerSec: number;
   alonePerSec: number;
   hotP99Ms: number;
+  /** The server's CPU per request (all threads), among many and alone. */
+  hotCpuUs: number;
+  aloneCpuUs: number;
   sigtermS: number;
   wrkErrors: number;
 }
@@ -125,12 +141,18 @@ async function measureLoaded(count: number, instances: number, loadThreads: numb
   const { server: aloneServer } = await serve(single.dir, `alone-${count}-${instances}`, []);
   await wrk(aloneServer, 'digits_0');
   await wrk(server, 'digits_0');
-  const rounds = [await wrk(aloneServer, 'digits_0'), await wrk(server, 'digits_0'), await wrk(server, 'digits_0'), await wrk(aloneServer, 'digits_0')];
+  const rounds = [
+    await wrkWithCpu(aloneServer, 'digits_0'),
+    await wrkWithCpu(server, 'digits_0'),
+    await wrkWithCpu(server, 'digits_0'),
+    await wrkWithCpu(aloneServer, 'digits_0'),
+  ];
   await aloneServer.stop();
   single.remove();
   const mean = (results: readonly WrkResult[]): number => results.reduce((sum, result) => sum + result.inferPerSec, 0) / results.length;
   const hot = { inferPerSec: mean([rounds[1]!, rounds[2]!]), p99Ms: Math.max(rounds[1]!.p99Ms, rounds[2]!.p99Ms), errorCount: rounds[1]!.errorCount + rounds[2]!.errorCount };
   const alonePerSec = mean([rounds[0]!, rounds[3]!]);
+  const meanCpuUs = (a: (typeof rounds)[number], b: (typeof rounds)[number]): number => (a.cpuUsPerRequest + b.cpuUsPerRequest) / 2;
   // SIGTERM while wrk still sends: how long the drain of the requests in flight takes.
   const draining = wrk(server, 'digits_0').catch(() => undefined);
   await sleep(1500);
@@ -146,6 +168,8 @@ async function measureLoaded(count: number, instances: number, loadThreads: numb
     hotPerSec: hot.inferPerSec,
     alonePerSec,
     hotP99Ms: hot.p99Ms,
+    hotCpuUs: meanCpuUs(rounds[1]!, rounds[2]!),
+    aloneCpuUs: meanCpuUs(rounds[0]!, rounds[3]!),
     sigtermS,
     wrkErrors: hot.errorCount,
   };
@@ -219,11 +243,11 @@ try {
   const demand = DEMAND_COUNT > 0 ? await measureOnDemand() : undefined;
   const fmt = (value: number, digits = 1): string => value.toFixed(digits);
   const lines = [
-    '| models | instances each | load threads | ready after (s) | RSS (MB) | MB per instance | hot model (infer/s) | alone (infer/s) | hot p99 (ms) | SIGTERM under load to exit (s) |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| models | instances each | load threads | ready after (s) | RSS (MB) | MB per instance | hot model (infer/s) | alone (infer/s) | hot / alone | server CPU µs per request, hot / alone | hot p99 (ms) | SIGTERM under load to exit (s) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...loaded.map(
       (row) =>
-        `| ${row.count} | ${row.instances} | ${row.loadThreads} | ${fmt(row.readyS)} | ${fmt(row.rssMb, 0)} | ${fmt(row.rssMb / (row.count * row.instances))} | ${fmt(row.hotPerSec, 0)} | ${fmt(row.alonePerSec, 0)} | ${fmt(row.hotP99Ms)} | ${fmt(row.sigtermS)} |`,
+        `| ${row.count} | ${row.instances} | ${row.loadThreads} | ${fmt(row.readyS)} | ${fmt(row.rssMb, 0)} | ${fmt(row.rssMb / (row.count * row.instances))} | ${fmt(row.hotPerSec, 0)} | ${fmt(row.alonePerSec, 0)} | ${fmt(row.hotPerSec / row.alonePerSec, 2)} | ${fmt(row.hotCpuUs, 0)} / ${fmt(row.aloneCpuUs, 0)} | ${fmt(row.hotP99Ms)} | ${fmt(row.sigtermS)} |`,
     ),
   ];
   if (demand !== undefined) {

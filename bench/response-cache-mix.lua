@@ -1,11 +1,14 @@
--- wrk script for the response cache (issue 16): 90 % of the requests are one of the ten digits images of
--- test/fixtures/digits_samples.json (written out below as JSON bodies), 10 % a fresh random image (pixels
--- 0 to 16), as bench/response-cache.ts sends them, but from wrk, the external load generator:
+-- wrk script for the response cache (issue 16): a share of the requests (BENCH_REPEAT, default 0.9) is one of
+-- the ten digits images of test/fixtures/digits_samples.json (written out below as JSON bodies), the rest a
+-- fresh random image (pixels 0 to 16), for the input BENCH_INPUT_NAME (default INPUT; digits_torch: INPUT__0).
+-- BENCH_REPEAT=1 sends only the ten images: once each is cached, every request is a hit. BENCH_FIXED=1 sends
+-- the first image only, as wrk's fixed body (no Lua call per request: what wrk costs without the mix).
 --
 --   wrk -t1 -c8 -d5s -s bench/response-cache-mix.lua http://127.0.0.1:8000/v2/models/digits/infer
 --
--- against a server whose digits model has `response_cache { enable: true }`, with and without
--- --cache-config local,size=16777216 (docs/benchmarks.md, "The response cache and the rate limiter").
+-- against a server whose model has `response_cache { enable: true }`, with and without
+-- --cache-config local,size=16777216 (bench/response-cache.ts runs it so; docs/benchmarks.md, "The response
+-- cache and the rate limiter"). At the end it prints one line `BENCH_JSON {...}` (counts, latencies in µs).
 local bodies = {
   '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[0,0,4,12,5,0,0,0,0,0,12,14,15,7,0,0,0,2,14,1,2,16,0,0,0,4,8,0,0,10,4,0,0,7,8,0,0,6,8,0,0,4,11,0,0,5,8,0,0,0,14,11,3,13,5,0,0,0,2,11,16,11,0,0]}]}',
   '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[0,0,0,3,12,12,2,0,0,0,7,15,16,16,0,0,0,4,15,9,14,16,3,0,0,2,0,0,14,16,0,0,0,0,0,0,14,16,0,0,0,0,0,0,15,13,0,0,0,0,0,0,16,14,1,0,0,0,0,3,16,13,2,0]}]}',
@@ -18,13 +21,28 @@ local bodies = {
   '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[0,0,3,12,16,9,0,0,0,0,12,9,13,16,9,0,0,3,16,5,0,8,12,0,0,0,9,16,10,13,2,0,0,0,0,4,16,12,0,0,0,0,0,11,9,16,0,0,0,0,1,15,2,12,0,0,0,0,2,16,16,6,0,0]}]}',
   '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[0,0,5,13,14,5,0,0,0,2,15,6,11,15,1,0,0,1,16,5,8,16,4,0,0,0,4,12,9,13,8,0,0,0,0,0,0,8,8,0,0,0,0,0,0,11,7,0,0,0,7,7,5,15,2,0,0,0,5,15,16,7,0,0]}]}'
 }
+local repeat_share = tonumber(os.getenv("BENCH_REPEAT") or "0.9")
+local input_name = os.getenv("BENCH_INPUT_NAME") or "INPUT"
+for i = 1, #bodies do bodies[i] = bodies[i]:gsub('"name":"INPUT"', '"name":"' .. input_name .. '"', 1) end
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
-request = function()
-  if math.random() < 0.9 then
-    return wrk.format(nil, nil, nil, bodies[math.random(#bodies)])
+if os.getenv("BENCH_FIXED") == "1" then
+  wrk.body = bodies[1]
+else
+  request = function()
+    if math.random() < repeat_share then
+      return wrk.format(nil, nil, nil, bodies[math.random(#bodies)])
+    end
+    local pixels = {}
+    for i = 1, 64 do pixels[i] = tostring(math.random(0, 16)) end
+    return wrk.format(nil, nil, nil, '{"inputs":[{"name":"' .. input_name .. '","shape":[1,64],"datatype":"FP32","data":[' .. table.concat(pixels, ",") .. ']}]}')
   end
-  local pixels = {}
-  for i = 1, 64 do pixels[i] = tostring(math.random(0, 16)) end
-  return wrk.format(nil, nil, nil, '{"inputs":[{"name":"INPUT","shape":[1,64],"datatype":"FP32","data":[' .. table.concat(pixels, ",") .. ']}]}')
+end
+
+function done(summary, latency, requests)
+  local errors = summary.errors
+  io.write(string.format(
+    'BENCH_JSON {"requests":%d,"duration_us":%d,"p50_us":%.1f,"p99_us":%.1f,"errors":%d}\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    errors.connect + errors.read + errors.write + errors.status + errors.timeout))
 end

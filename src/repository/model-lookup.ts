@@ -10,7 +10,16 @@ export function isReadyVersion(state: VersionState): state is VersionState & { m
 
 /** True when at least one version of the model can take requests. */
 export function hasReadyVersion(entry: ModelEntry | undefined): boolean {
-  return entry !== undefined && [...entry.versions.values()].some(isReadyVersion);
+  if (entry === undefined) return false;
+  for (const state of entry.versions.values()) if (isReadyVersion(state)) return true;
+  return false;
+}
+
+/** The highest READY version of an entry (what a request without a version is served by), or undefined. */
+function newestReadyVersion(entry: ModelEntry): (VersionState & { model: Model }) | undefined {
+  let newest: (VersionState & { model: Model }) | undefined;
+  for (const state of entry.versions.values()) if (isReadyVersion(state) && (newest === undefined || state.version > newest.version)) newest = state;
+  return newest;
 }
 
 /** An entry's versions that can take requests, ascending. */
@@ -52,7 +61,8 @@ export class ModelLookup {
     const entry = this.#entries.get(name);
     if (entry === undefined) throw unknownModel(name);
     if (version === undefined) {
-      const newest = readyVersionsOf(entry).at(-1);
+      // Found without sorting or copying: this runs for every request.
+      const newest = newestReadyVersion(entry);
       if (newest === undefined) {
         throw new NereidError('UNAVAILABLE', `Request for unknown model: '${name}' has no available versions${entry.error !== undefined ? `: ${entry.error}` : ''}`);
       }

@@ -9,6 +9,7 @@ import { type Clock, systemClock } from '../scheduling/clock.js';
 import type { CloseOptions } from '../scheduling/scheduler.js';
 import { DependencyGraph } from './dependency-graph.js';
 import { KeyedMutex } from './keyed-mutex.js';
+import { LoadFailureBackoff } from './load-failure-backoff.js';
 import { LoadSlots } from './load-slots.js';
 import { ModelLeases } from './model-leases.js';
 import { type BudgetLimits, type LoadOrigin, ModelBudget, type Reservation } from './model-budget.js';
@@ -119,12 +120,16 @@ export class RepositoryManager {
   readonly #demandLoads = new Map<string, Promise<void>>();
   /** Models asked for by requests that may not have enqueued yet (see prepareModel). */
   readonly #leases = new ModelLeases();
+  /** Loads on demand that failed lately: requests get their error without loading again (load-failure-backoff.ts). */
+  readonly #failedLoads: LoadFailureBackoff;
   /** Whether a limit may make room by evicting (`--max-loaded-models`, `--model-memory-budget`). */
   readonly #isEvicting: boolean;
 
   constructor(options: RepositoryOptions) {
     this.#options = options;
     this.#slots = new LoadSlots(options.loadThreadCount ?? 4);
+    const clock = options.clock ?? systemClock;
+    this.#failedLoads = new LoadFailureBackoff(() => clock.nowUs() / 1000);
     this.#budget = new ModelBudget(options.limits ?? {});
     this.#isEvicting = options.limits?.maxLoadedModels !== undefined || options.limits?.memoryBudgetBytes !== undefined;
     this.#evictor = new ModelEvictor({
@@ -137,7 +142,7 @@ export class RepositoryManager {
       ...(options.events !== undefined ? { events: options.events } : {}),
     });
     this.#poller = new RepositoryPoller({
-      clock: options.clock ?? systemClock,
+      clock,
       logger: options.logger,
       scan: () => this.#scan(),
       fingerprint: fingerprintFolders,
@@ -145,6 +150,7 @@ export class RepositoryManager {
         this.#mutex.run(name, async () => {
           // With loading on demand a model not loaded stays so: the next request loads the new files.
           if (options.isLoadOnDemand === true && !hasReadyVersion(this.#models.get(name))) {
+            this.#failedLoads.forget(name);
             this.#models.set(name, unloadedEntry(name, dirs[0]!));
             return 'listed';
           }
@@ -156,6 +162,7 @@ export class RepositoryManager {
           const entry = this.#models.get(name);
           this.#models.delete(name);
           this.#budget.forget(name);
+          this.#failedLoads.forget(name);
           if (entry !== undefined) await unloadVersions(entry, this.#drainOptions());
         }),
     });
@@ -235,12 +242,26 @@ export class RepositoryManager {
     }
   }
 
-  /** With --load-on-demand, the load of a model not ready, shared by the requests that wait for it; else nothing to wait for. */
+  /**
+   * With --load-on-demand, the load of a model not ready, shared by the requests that wait for it; else
+   * nothing to wait for. Within LOAD_RETRY_BACKOFF_MS of a failed load, its error without a new load.
+   */
   #demandLoad(name: string): Promise<void> {
     if (this.#options.isLoadOnDemand !== true || hasReadyVersion(this.#models.get(name))) return Promise.resolve();
     let load = this.#demandLoads.get(name);
     if (load === undefined) {
-      load = this.#loadOnDemand(name).finally(() => this.#demandLoads.delete(name));
+      const failure = this.#failedLoads.recentFailure(name);
+      if (failure !== undefined) return Promise.reject(failure);
+      load = this.#loadOnDemand(name).then(
+        () => {
+          this.#demandLoads.delete(name);
+        },
+        (error: unknown) => {
+          this.#demandLoads.delete(name);
+          this.#failedLoads.record(name, error);
+          throw error;
+        },
+      );
       this.#demandLoads.set(name, load);
     }
     return load;

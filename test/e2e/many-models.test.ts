@@ -191,6 +191,15 @@ test('concurrent requests for a model not loaded wait for one load; a failed loa
   const broken = (await index(server)).find((entry) => entry.name === 'broken')!;
   assert.equal(broken.state, 'UNAVAILABLE');
   assert.match(broken.reason!, /max_batch_size/);
+  // Once the config is mended, a request after the retry backoff (1 s) loads the model and is served.
+  writeFileSync(join(copies.dir, 'broken', 'config.pbtxt'), readFileSync(join(copies.dir, 'digits_1', 'config.pbtxt'), 'utf8').replace('"digits_1"', '"broken"'));
+  let failure = await classify(http, 'broken', 0);
+  for (let attempt = 0; failure !== undefined && attempt < 50; attempt++) {
+    assert.match(failure, /max_batch_size/, "until then, each request gets the failed load's reason");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    failure = await classify(http, 'broken', 0);
+  }
+  assert.equal(failure, undefined, 'the mended model serves');
   // Metadata and config load on demand too (tritonclient asks for the metadata before it infers).
   const metadata = (await (await server.get('/v2/models/digits_1')).json()) as { name: string; versions: string[] };
   assert.deepEqual([metadata.name, metadata.versions], ['digits_1', ['1']]);
