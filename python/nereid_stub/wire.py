@@ -31,6 +31,7 @@ class Kind:
     PING = 4
     FINALIZE = 5
     AUTO_COMPLETE = 6
+    CANCEL = 7
     READY = 16
     FAILED = 17
     EXECUTE_DONE = 18

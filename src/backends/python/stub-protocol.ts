@@ -17,6 +17,7 @@
  *                 u8 hasResponse, [response]                      then u32 n, response[n] │ str message │ nothing
  *   PING          u32 sequence                       RESPONSE      u32 execId, u32 index, u32 flags, u8 hasResponse, [response]
  *   FINALIZE                                         BLS_REQUEST   u32 blsId, u8 isStream, str model, i64 version, request
+ *   CANCEL        u32 execId, u32 index
  *                                                    PONG          u32 sequence
  *                                                    LOG           u8 level, str where, str message
  */
@@ -35,6 +36,8 @@ export const Kind = {
   Ping: 4,
   Finalize: 5,
   AutoComplete: 6,
+  /** Request `index` of execution `execId` was cancelled: its `is_cancelled()` turns true. */
+  Cancel: 7,
   Ready: 16,
   Failed: 17,
   ExecuteDone: 18,
