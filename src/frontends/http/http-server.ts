@@ -164,9 +164,9 @@ export class HttpFrontend {
           case 'infer':
             return this.#infer(req, route, receivedNs, signal);
           case 'generate':
-            return handleGenerate(server, route, await this.#readBody(req));
+            return handleGenerate(server, route, await this.#readBody(req), signal);
           case 'generate_stream':
-            return handleGenerateStream(server, route, await this.#readBody(req));
+            return handleGenerateStream(server, route, await this.#readBody(req), signal);
           case 'stats':
             return handleStatistics(server, route);
         }
