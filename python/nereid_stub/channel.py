@@ -2,7 +2,7 @@
 
 The reader thread answers health checks (PING) itself, so a model that holds the interpreter lock
 forever stops answering and Nereid restarts the process; it hands BLS answers to the call waiting
-for them (and the answers of server calls, server_api.py), and everything else (INIT, EXECUTE, FINALIZE, AUTO_COMPLETE) to the main thread's inbox.
+for them (and the answers of server calls, server_api.py), marks cancelled requests (CANCEL) while ``execute`` runs, and everything else (INIT, EXECUTE, FINALIZE, AUTO_COMPLETE) to the main thread's inbox.
 Frames are sent from any thread, one at a time.
 """
 
@@ -10,6 +10,7 @@ import os
 import queue
 import threading
 
+from . import cancellation
 from .wire import HEADER, Kind, Reader, Writer
 
 _current = None
@@ -81,6 +82,8 @@ class Channel:
             kind, reader = frame
             if kind == Kind.PING:
                 self.send(Kind.PONG, Writer().u32(reader.u32()))
+            elif kind == Kind.CANCEL:
+                cancellation.cancel(reader.u32(), reader.u32())
             elif kind == Kind.BLS_RESPONSE:
                 call_id = reader.u32()
                 is_final = reader.u8() != 0

@@ -77,6 +77,8 @@ class InferenceRequest:
         self._trace = trace
         self._parameters = _parameters(parameters, "InferenceRequest")
         self._sender = None
+        # Set on the requests a model receives (cancellation.py); None on those it makes.
+        self._cancellation = None
 
     @classmethod
     def _received(cls, model_name, request_id, correlation_id, flags, parameters, requested_output_names, inputs, sender):
@@ -129,8 +131,10 @@ class InferenceRequest:
         return _json(self._parameters)
 
     def is_cancelled(self):
-        """Always False: Nereid's core does not cancel requests that have reached a model."""
-        return False
+        """Whether the request has been cancelled (its client went away, or the model calling this one
+        gave up) while the model runs it: the model may stop and answer it, as Triton's docs show, with
+        ``pb_utils.InferenceResponse(error=pb_utils.TritonError("...", pb_utils.TritonError.CANCELLED))``."""
+        return self._cancellation is not None and self._cancellation.is_cancelled()
 
     def get_response_sender(self):
         """The sender of a decoupled model's responses to this request."""
@@ -178,8 +182,9 @@ class InferenceResponse:
 class InferenceResponseSender:
     """Sends a decoupled model's responses to one request, from any thread, until the final flag."""
 
-    def __init__(self, send_response):
+    def __init__(self, send_response, cancellation):
         self._send_response = send_response
+        self._cancellation = cancellation
         self._lock = threading.Lock()
         self._is_closed = False
 
@@ -196,5 +201,5 @@ class InferenceResponseSender:
             self._send_response(response, flags)
 
     def is_cancelled(self):
-        """Always False: Nereid's core does not cancel requests that have reached a model."""
-        return False
+        """Whether the request has been cancelled: the model may stop sending and close the sender."""
+        return self._cancellation.is_cancelled()

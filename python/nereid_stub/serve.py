@@ -8,9 +8,9 @@ import threading
 import time
 import traceback
 
-from . import codec
+from . import cancellation, codec
 from .errors import TritonModelException
-from .inference import InferenceResponse, InferenceResponseSender
+from .inference import TRITONSERVER_RESPONSE_COMPLETE_FINAL, InferenceResponse, InferenceResponseSender
 from .logger import Logger, send_log
 from .model_config import using_decoupled_model_transaction_policy
 from .model_loader import describe, load_model_class
@@ -46,10 +46,15 @@ class ModelRunner:
 
     def execute(self, reader):
         exec_id = reader.u32()
+        count = reader.u32()
+        cancellations = cancellation.start(exec_id, count)
+        finals = _Countdown(count, lambda: cancellation.finish(exec_id))
         requests = [
-            codec.read_request(reader, self._model_name, self._sender(exec_id, index) if self._is_decoupled else None)
-            for index in range(reader.u32())
+            codec.read_request(reader, self._model_name, self._sender(exec_id, index, cancellations[index], finals) if self._is_decoupled else None)
+            for index in range(count)
         ]
+        for request, flag in zip(requests, cancellations):
+            request._cancellation = flag
         start_ns = time.time_ns()
         try:
             result = self._model.execute(requests)
@@ -57,10 +62,13 @@ class ModelRunner:
                 result = self._event_loop.run(result)
             writer = Writer().u32(exec_id).i64(start_ns).i64(time.time_ns())
             self._write_outcome(writer, result, len(requests))
+            if not self._is_decoupled:
+                cancellation.finish(exec_id)
         except Exception as error:
             _log_traceback()
             message = f"Failed to process the request(s) for model instance '{self._instance_name}', message: {describe(error)}"
             writer = Writer().u32(exec_id).i64(start_ns).i64(time.time_ns()).u8(Outcome.FAILED).str(message)
+            cancellation.finish(exec_id)
         self._channel.send(Kind.EXECUTE_DONE, writer)
 
     def finalize(self):
@@ -99,14 +107,33 @@ class ModelRunner:
         for response in result:
             codec.write_response(writer, response)
 
-    def _sender(self, exec_id, index):
+    def _sender(self, exec_id, index, flag, finals):
         def send_response(response, flags):
             writer = Writer().u32(exec_id).u32(index).u32(flags).u8(0 if response is None else 1)
             if response is not None:
                 codec.write_response(writer, response)
             self._channel.send(Kind.RESPONSE, writer)
+            if flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL:
+                finals.count_down()
 
-        return InferenceResponseSender(send_response)
+        return InferenceResponseSender(send_response, flag)
+
+
+class _Countdown:
+    """Calls ``on_zero`` once ``count_down`` has been called ``count`` times: a decoupled execution's
+    requests are cancellable until each has sent its final response, execute having returned or not."""
+
+    def __init__(self, count, on_zero):
+        self._left = count
+        self._on_zero = on_zero
+        self._lock = threading.Lock()
+
+    def count_down(self):
+        with self._lock:
+            self._left -= 1
+            is_zero = self._left == 0
+        if is_zero:
+            self._on_zero()
 
 
 def serve(channel, model_file):

@@ -31,6 +31,7 @@ class Kind:
     PING = 4
     FINALIZE = 5
     AUTO_COMPLETE = 6
+    CANCEL = 7
     API_RESPONSE = 8
     READY = 16
     FAILED = 17

@@ -29,6 +29,14 @@ export interface InferRequest {
   readonly onResponse?: (outputs: readonly Tensor[]) => void;
   /** Set when the request was sampled for tracing (the trace extension); its creator ends it. */
   readonly trace?: RequestTrace;
+  /**
+   * Aborts when whoever made the request no longer wants its answer: its HTTP connection closed, its
+   * gRPC call or stream was cancelled, its in-process caller or calling model gave up (Triton's
+   * request cancellation, docs/user_guide/request_cancellation.md). A request still queued then
+   * leaves its queue unexecuted and fails CANCELLED (statistics: a failure, reason CANCELED); one
+   * already executing is reported to its backend, and its result is replaced by the CANCELLED error.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface InferResponse {

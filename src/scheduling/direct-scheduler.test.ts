@@ -69,3 +69,30 @@ test('a forced close settles every request: the running one and the waiting one'
   await assert.rejects(scheduler.enqueue(request('r2')), { message: "model 'm' is unloading and takes no new requests" });
   assert.equal(statistics.snapshot().inferenceStats.fail.count, 1, 'the request that reached an instance counts as failed');
 });
+
+test('a request cancelled while it waits for an instance leaves unexecuted; one cancelled while running runs and is answered CANCELLED', async () => {
+  const instance = new ManualInstance();
+  const statistics = new ModelStatistics('m', 1);
+  const scheduler = new DirectScheduler({ modelName: 'm', pool: new InstancePool([instance]), statistics, isBatching: true });
+  const runningAbort = new AbortController();
+  const waitingAbort = new AbortController();
+  const running = scheduler.enqueue({ ...request('r0'), signal: runningAbort.signal });
+  const waiting = scheduler.enqueue({ ...request('r1'), signal: waitingAbort.signal });
+  const next = scheduler.enqueue(request('r2'));
+  await flush();
+  waitingAbort.abort();
+  await assert.rejects(waiting, { status: 'CANCELLED', message: "[request id: r1] the request to model 'm' was cancelled while it waited in the queue" });
+  runningAbort.abort();
+  instance.finish();
+  await assert.rejects(running, { status: 'CANCELLED', message: "[request id: r0] the request to model 'm' was cancelled while it was executing; its result was dropped" });
+  await flush();
+  instance.finish();
+  await next;
+  assert.deepEqual(instance.ran, ['r0', 'r2'], 'the cancelled waiting request never ran');
+  const snapshot = statistics.snapshot();
+  assert.equal(snapshot.executionCount, 2);
+  assert.deepEqual(snapshot.failuresByReason, { REJECTED: 0, CANCELED: 1, BACKEND: 0, OTHER: 0 });
+  assert.equal(snapshot.inferenceStats.success.count, 2, 'the request cancelled while running was executed: a success for its backend');
+  await assert.rejects(scheduler.enqueue({ ...request('r3'), signal: AbortSignal.abort() }), { status: 'CANCELLED' });
+  assert.deepEqual(instance.ran, ['r0', 'r2'], 'a request cancelled before it was enqueued never runs');
+});

@@ -1,9 +1,11 @@
 import { NereidError } from '../kernel/errors.js';
 import type { InferRequest } from '../kernel/infer-request.js';
+import type { ModelInstance } from '../kernel/model-instance.js';
 import type { Tensor } from '../kernel/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from './clock.js';
 import { batchSizeOf } from './batch.js';
+import { cancelledError } from './cancellation.js';
 import { executeBatch } from './execute-batch.js';
 import type { InstancePool } from './instance-pool.js';
 import { InflightRequests } from './inflight-requests.js';
@@ -20,7 +22,8 @@ export interface DirectSchedulerOptions {
 
 /**
  * Triton's default scheduler, for models without a scheduling choice: each request runs alone,
- * with the batch it was sent with, on the next idle instance, in arrival order.
+ * with the batch it was sent with, on the next idle instance, in arrival order. A request cancelled
+ * while it waits for an instance leaves the line unexecuted.
  */
 export class DirectScheduler implements Scheduler {
   readonly #options: DirectSchedulerOptions;
@@ -46,7 +49,7 @@ export class DirectScheduler implements Scheduler {
     this.#inflight.accept();
     const enqueuedUs = this.#clock.nowUs();
     try {
-      const instance = await this.#options.pool.acquire();
+      const instance = await this.#acquire(request, enqueuedUs);
       this.#executingCount++;
       try {
         let result: readonly Tensor[] | NereidError | undefined;
@@ -65,6 +68,17 @@ export class DirectScheduler implements Scheduler {
       }
     } finally {
       this.#inflight.settle();
+    }
+  }
+
+  /** An instance for the request; a request cancelled while it waits for one fails CANCELLED unexecuted. */
+  async #acquire(request: InferRequest, enqueuedUs: number): Promise<ModelInstance> {
+    try {
+      return await this.#options.pool.acquire(request.signal);
+    } catch (error) {
+      if (request.signal?.aborted !== true) throw error;
+      this.#options.statistics.recordRequest('CANCELED', (this.#clock.nowUs() - enqueuedUs) * 1000);
+      throw cancelledError(request, 'queued');
     }
   }
 

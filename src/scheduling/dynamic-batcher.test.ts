@@ -106,6 +106,35 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
     assert.deepEqual(instance.batches, [['r0'], ['r1']]);
   });
 
+  test('a request cancelled while queued leaves the queue unexecuted, counted CANCELED; one cancelled in a running batch is answered CANCELLED', async () => {
+    const { instance, send, outcomes, statistics, batcher } = setup({ maxBatchSize: 2, preferredBatchSizes: [2] });
+    const running = new AbortController();
+    const queued = new AbortController();
+    void send({ ...request('r0'), signal: running.signal });
+    void send(request('r1'));
+    void send({ ...request('r2'), signal: queued.signal });
+    void send(request('r3'));
+    void send(request('r4'));
+    assert.deepEqual(instance.batches, [['r0', 'r1']]);
+    queued.abort();
+    running.abort();
+    await flush();
+    assert.equal(outcomes.get('r2'), "error:[request id: r2] the request to model 'm' was cancelled while it waited in the queue");
+    assert.equal(batcher.queuedCount, 2);
+    await instance.finish();
+    assert.equal(outcomes.get('r0'), "error:[request id: r0] the request to model 'm' was cancelled while it was executing; its result was dropped");
+    assert.equal(outcomes.get('r1'), 'ok:1,1');
+    assert.deepEqual(instance.batches[1], ['r3', 'r4'], 'the cancelled request is in no batch');
+    await instance.finish();
+    const snapshot = statistics.snapshot();
+    assert.deepEqual(snapshot.failuresByReason, { REJECTED: 0, CANCELED: 1, BACKEND: 0, OTHER: 0 });
+    assert.equal(snapshot.inferenceCount, 4, 'every request that ran counts, the one cancelled while running too');
+    void send({ ...request('r5'), signal: AbortSignal.abort() });
+    await flush();
+    assert.match(outcomes.get('r5')!, /cancelled while it waited in the queue/);
+    assert.equal(instance.batches.length, 2);
+  });
+
   test('max_queue_delay_microseconds 0 sends whatever is queued as soon as an instance is idle', async () => {
     const { instance, send } = setup({ maxQueueDelayUs: 0 });
     void send(request('r0'));

@@ -4,6 +4,7 @@ import type { Tensor } from '../kernel/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from './clock.js';
 import { batchSizeOf } from './batch.js';
+import { cancelledError, watchCancel } from './cancellation.js';
 import { type QueuedRequest, executeBatch } from './execute-batch.js';
 import { InflightRequests } from './inflight-requests.js';
 import type { InstancePool } from './instance-pool.js';
@@ -107,6 +108,7 @@ export class DynamicBatcher implements Scheduler {
     }
     const nowUs = this.#clock.nowUs();
     return new Promise<readonly Tensor[]>((resolve, reject) => {
+      let unwatch = (): void => {};
       const entry: Entry = {
         request,
         batchSize: batchSizeOf(request, this.#options.maxBatchSize > 0),
@@ -114,17 +116,19 @@ export class DynamicBatcher implements Scheduler {
         deadlineUs: this.#queue.deadlineOf(levelNumber, readInteger(request, 'timeout'), nowUs),
         shapeKey: shapeKeyOf(request),
         settle: (result) => {
+          unwatch();
           const finish = (): void => {
             if (result instanceof NereidError) reject(result);
             else resolve(result);
             this.#inflight.settle();
           };
-          // Requests that never left the queue (timed out, unloaded) are answered at once.
+          // Requests that never left the queue (timed out, cancelled, unloaded) are answered at once.
           if (entry.sequence === undefined || !this.#options.preserveOrdering) finish();
           else this.#delivery.deliver(entry.sequence, finish);
         },
       };
       this.#queue.push(levelNumber, entry);
+      unwatch = watchCancel(request, () => this.#cancelQueued(entry));
       this.#schedule();
     });
   }
@@ -167,6 +171,19 @@ export class DynamicBatcher implements Scheduler {
       ),
     );
   };
+
+  /**
+   * A request cancelled while queued leaves the queue unexecuted (Triton's PolicyQueue::ApplyPolicy
+   * checks IsCancelled at the same points as the timeouts); once dispatched, its batch runs it and
+   * executeBatch drops its result.
+   */
+  #cancelQueued(entry: Entry): void {
+    if (entry.sequence !== undefined) return;
+    this.#queue.remove([entry]);
+    this.#options.statistics.recordRequest('CANCELED', (this.#clock.nowUs() - entry.enqueuedUs) * 1000);
+    entry.settle(cancelledError(entry.request, 'queued'));
+    this.#schedule();
+  }
 
   /** Triton's GetDynamicBatch: which requests to send now, or until when to wait for more. */
   #formBatch(nowUs: number): Decision {

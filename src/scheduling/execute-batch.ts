@@ -3,6 +3,7 @@ import { NereidError } from '../kernel/errors.js';
 import type { InferRequest } from '../kernel/infer-request.js';
 import type { Tensor } from '../kernel/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
+import { cancelledError } from './cancellation.js';
 import type { Clock } from './clock.js';
 
 /** A request waiting in a scheduler, with what is needed to answer it. */
@@ -37,6 +38,8 @@ export interface ExecuteBatchOptions {
  * - the execution: its batch size counts every request that ran in it, its inferences only those that
  *   succeeded; queue and compute times are counted for the successful requests, the queue time with
  *   any wait for the rate limiter's resources.
+ * A request cancelled while it ran counts as its backend answered it, but is settled with the
+ * CANCELLED error instead of its result: nobody wants that any more.
  */
 export async function executeBatch({ instance, batch, statistics, clock, startUs }: ExecuteBatchOptions): Promise<void> {
   let result: ExecuteResult;
@@ -73,7 +76,7 @@ export async function executeBatch({ instance, batch, statistics, clock, startUs
   batch.forEach((queued, index) => {
     const response = responses[index]!;
     if (queued.isPadding !== true) statistics.recordRequest(response instanceof NereidError ? 'BACKEND' : 'SUCCESS', (endUs - queued.enqueuedUs) * 1000);
-    queued.settle(response);
+    queued.settle(queued.request.signal?.aborted === true ? cancelledError(queued.request, 'executing') : response);
   });
 }
 

@@ -32,14 +32,26 @@ export class InstancePool {
     return this.#isClosed ? undefined : this.#idle.pop();
   }
 
-  /** Resolves with an instance that is reserved for the caller until `release`; rejects once the pool closes. */
-  acquire(): Promise<ModelInstance> {
+  /**
+   * Resolves with an instance that is reserved for the caller until `release`; rejects once the pool
+   * closes, or with the signal's reason when it aborts first (the caller then leaves the line).
+   */
+  acquire(signal?: AbortSignal): Promise<ModelInstance> {
     if (this.#isClosed) return Promise.reject(this.#closedError());
+    if (signal?.aborted === true) return Promise.reject(signal.reason as unknown);
     const instance = this.#idle.pop();
     if (instance !== undefined) return Promise.resolve(instance);
     const waiter = deferred<ModelInstance>();
     this.#waiting.push(waiter);
-    return waiter.promise;
+    if (signal === undefined) return waiter.promise;
+    const leave = (): void => {
+      const index = this.#waiting.indexOf(waiter);
+      if (index < 0) return;
+      this.#waiting.splice(index, 1);
+      waiter.reject(signal.reason as unknown);
+    };
+    signal.addEventListener('abort', leave, { once: true });
+    return waiter.promise.finally(() => signal.removeEventListener('abort', leave));
   }
 
   release(instance: ModelInstance): void {

@@ -120,7 +120,7 @@ function setup(options: SetupOptions = {}) {
     states: new SequenceStates(options.states ?? [], maxBatchSize > 0),
   });
   const outcomes = new Map<string, string>();
-  const send = (id: string, sequenceId: number | string, value: number, flags: { start?: boolean; end?: boolean; batch?: number } = {}): void => {
+  const send = (id: string, sequenceId: number | string, value: number, flags: { start?: boolean; end?: boolean; batch?: number; signal?: AbortSignal } = {}): void => {
     const batch = flags.batch ?? 1;
     const parameters: Record<string, number | string | boolean> = { sequence_id: sequenceId };
     if (flags.start === true) parameters.sequence_start = true;
@@ -131,6 +131,7 @@ function setup(options: SetupOptions = {}) {
       parameters,
       inputs: [{ name: 'IN', dataType: 'INT32', shape: [batch, 1], data: new Int32Array(batch).fill(value) }],
       outputs: [{ name: 'OUT' }],
+      ...(flags.signal !== undefined ? { signal: flags.signal } : {}),
     };
     batcher.enqueue(request).then(
       (outputs) => outcomes.set(id, outputs.map((output) => `${output.name}=${(output.data as Int32Array)[0]}`).join(',')),
@@ -141,6 +142,29 @@ function setup(options: SetupOptions = {}) {
 }
 
 describe('SequenceBatcher, direct', () => {
+  test("a request cancelled while queued cancels its sequence's queued requests, as Triton does; none of them runs", async () => {
+    const { instance, send, outcomes, statistics } = setup({ maxBatchSize: 1 });
+    const cancel = new AbortController();
+    send('a1', 7, 1, { start: true });
+    send('a2', 7, 2, { signal: cancel.signal });
+    send('a3', 7, 3, { end: true });
+    send('b1', 8, 4, { start: true, end: true });
+    await flush();
+    cancel.abort();
+    await flush();
+    assert.equal(outcomes.get('a2'), "CANCELLED: [request id: a2] the request to model 'm' was cancelled while it waited in the queue");
+    assert.equal(outcomes.get('a3'), "CANCELLED: [request id: a3] the request to model 'm' was cancelled while it waited in the queue");
+    await instance.finish();
+    assert.deepEqual(
+      instance.executions.map((execution) => execution.map((slot) => slot.id)),
+      [['a1'], ['b1']],
+      'the ended sequence frees its slot for the backlogged one',
+    );
+    await instance.finish();
+    assert.equal(outcomes.get('b1'), 'OUT=4');
+    assert.deepEqual(statistics.snapshot().failuresByReason, { REJECTED: 0, CANCELED: 2, BACKEND: 0, OTHER: 0 });
+  });
+
   test('each sequence gets a slot, the lowest slot first across instances; START, END, READY and CORRID fill every slot', async () => {
     const { instances, send, outcomes } = setup({ instanceCount: 2 });
     send('a1', 11, 1, { start: true });

@@ -3,6 +3,7 @@ import type { InferRequest } from '../kernel/infer-request.js';
 import type { Tensor } from '../kernel/tensor.js';
 import type { Logger } from '../logging/logger.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
+import { cancelledError, watchCancel } from './cancellation.js';
 import { type Clock, systemClock } from './clock.js';
 import { type QueuedRequest, executeBatch } from './execute-batch.js';
 import { InflightRequests } from './inflight-requests.js';
@@ -145,6 +146,7 @@ export class SequenceBatcher implements Scheduler {
     }
     const nowUs = this.#clock.nowUs();
     return new Promise<readonly Tensor[]>((resolve, reject) => {
+      let unwatch = (): void => {};
       const entry: Entry = {
         request,
         batchSize: 1,
@@ -153,6 +155,7 @@ export class SequenceBatcher implements Scheduler {
         shapeKey: shapeKeyOf(request.inputs),
         clientOutputs: new Set((request.outputs ?? []).map((output) => output.name)),
         settle: (result) => {
+          unwatch();
           const finish = (): void => {
             if (result instanceof NereidError) reject(result);
             else resolve(result);
@@ -164,8 +167,26 @@ export class SequenceBatcher implements Scheduler {
         },
       };
       this.#route(entry, nowUs);
+      unwatch = watchCancel(request, () => this.#cancelSequence(entry));
       this.#schedule();
     });
+  }
+
+  /**
+   * A request cancelled while queued cancels every request of its sequence still queued, as Triton
+   * does; none of them runs. One already sent to its instance runs, and executeBatch drops its result.
+   */
+  #cancelSequence(entry: Entry): void {
+    const sequence = this.#slots.sequences().find((candidate) => candidate.entries.includes(entry));
+    if (sequence === undefined) return;
+    const nowUs = this.#clock.nowUs();
+    for (const cancelled of sequence.entries.splice(0)) {
+      this.#queuedCount--;
+      this.#options.statistics.recordRequest('CANCELED', (nowUs - cancelled.enqueuedUs) * 1000);
+      cancelled.settle(cancelledError(cancelled.request, 'queued'));
+    }
+    this.#slots.releaseIfDone(sequence, nowUs);
+    this.#schedule();
   }
 
   /** Triton's checks in SequenceBatchScheduler::Enqueue, with its messages. */
@@ -319,7 +340,7 @@ export class SequenceBatcher implements Scheduler {
     const controls = this.#options.controls.tensorsFor({ isStart: false, isEnd: false, isReady: false, correlationId: undefined });
     const controlNames = new Set(controls.map((control) => control.name));
     return {
-      request: { ...template, id: '', inputs: [...template.inputs.filter((input) => !controlNames.has(input.name)), ...controls] },
+      request: { ...template, id: '', inputs: [...template.inputs.filter((input) => !controlNames.has(input.name)), ...controls], signal: undefined },
       batchSize: 1,
       enqueuedUs: nowUs,
       isPadding: true,

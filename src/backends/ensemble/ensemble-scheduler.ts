@@ -6,6 +6,7 @@ import type { Tensor } from '../../kernel/tensor.js';
 import type { ModelStatistics } from '../../metrics/model-statistics.js';
 import { type Clock, systemClock } from '../../scheduling/clock.js';
 import { batchSizeOf } from '../../scheduling/batch.js';
+import { cancelledError } from '../../scheduling/cancellation.js';
 import { InflightRequests } from '../../scheduling/inflight-requests.js';
 import type { CloseOptions, Scheduler } from '../../scheduling/scheduler.js';
 import { type Deferred, deferred } from '../../util/deferred.js';
@@ -31,7 +32,8 @@ function pendingTensor(): Deferred<Tensor | undefined> {
  * Runs ensemble requests through their steps (Triton's ensemble scheduler): each step starts as soon
  * as the tensors it reads exist, so independent branches run at the same time, and each step's
  * request goes through the composing model's own scheduler, batching with everyone else's. The first
- * failing step fails the request, named in the error.
+ * failing step fails the request, named in the error. A cancelled request cancels its steps still
+ * queued and starts no more (reported CANCELLED, statistics reason CANCELED).
  */
 export class EnsembleScheduler implements Scheduler {
   readonly #options: EnsembleSchedulerOptions;
@@ -65,8 +67,9 @@ export class EnsembleScheduler implements Scheduler {
       statistics.recordRequest('SUCCESS', durationNs);
       return outputs;
     } catch (error) {
-      statistics.recordRequest('BACKEND', (this.#clock.nowUs() - startUs) * 1000);
-      throw error;
+      const isCancelled = request.signal?.aborted === true;
+      statistics.recordRequest(isCancelled ? 'CANCELED' : 'BACKEND', (this.#clock.nowUs() - startUs) * 1000);
+      throw isCancelled ? cancelledError(request, 'executing') : error;
     } finally {
       this.#inflight.settle();
     }
@@ -86,6 +89,8 @@ export class EnsembleScheduler implements Scheduler {
       try {
         const fed = await Promise.all(step.inputs.map(({ modelInput, tensor }) => tensors.get(tensor)!.promise.then((value) => value && { ...value, name: modelInput })));
         const inputs = fed.filter((input): input is Tensor => input !== undefined);
+        // Checked between steps, as Triton does: a cancelled request starts no further step.
+        if (request.signal?.aborted === true) throw cancelledError(request, 'executing');
         // A traced ensemble request traces each step as a child trace, as Triton does.
         const trace = request.trace?.child();
         const response = await this.#options.caller
@@ -97,6 +102,8 @@ export class EnsembleScheduler implements Scheduler {
             outputs: step.outputs.map(({ modelOutput }) => ({ name: modelOutput })),
             parameters: request.parameters,
             ...(trace !== undefined ? { trace } : {}),
+            // The steps are cancelled with the ensemble's request: a queued one leaves its queue.
+            ...(request.signal !== undefined ? { signal: request.signal } : {}),
           })
           .catch((error: unknown) => {
             const cause = error instanceof NereidError ? error : new NereidError('INTERNAL', (error as Error).message);

@@ -7,6 +7,7 @@ import type { ModelSpec } from '../../kernel/model-spec.js';
 import type { Tensor } from '../../kernel/tensor.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ExecuteResult, ModelInstance } from '../../kernel/model-instance.js';
+import { watchCancel } from '../../scheduling/cancellation.js';
 import { SupervisedInstance, type SupervisedWorker, type WorkerEvents } from '../supervised-instance.js';
 import { backendShape, checkOutputs } from '../tensor-io.js';
 import { epochMs, msToNs, startWorker, workerUrl } from '../worker-thread.js';
@@ -138,7 +139,7 @@ export class JsInstance implements ModelInstance {
     return outputs.map((wire) => fromWire(wire, `model '${this.#options.spec.name}' output '${wire.name}'`));
   }
 
-  /** A model-to-model call from the worker, answered with its response(s) and an end message. */
+  /** A model-to-model call from the worker, answered with its response(s) and an end message; cancelled with the request it names as parent. */
   #call(worker: JsWorker, callId: number, wire: WireCallRequest, isStream: boolean): void {
     const send = (message: ToWorker, transfer: ArrayBuffer[] = []): void => {
       // A worker replaced meanwhile no longer waits for the answer.
@@ -156,6 +157,7 @@ export class JsInstance implements ModelInstance {
     // A call serving a traced request is traced as its child (Triton's `trace=request.trace()`).
     const parent = wire.parent === undefined ? undefined : this.#supervisor.peek(wire.parent.execution)?.requests[wire.parent.index];
     const trace = parent?.trace?.child();
+    const signal = parent?.signal;
     Promise.resolve()
       .then(() => {
         const request: InferRequest = {
@@ -166,6 +168,7 @@ export class JsInstance implements ModelInstance {
           ...(wire.requestedOutputs !== undefined ? { outputs: wire.requestedOutputs.map((name) => ({ name })) } : {}),
           parameters: wire.parameters,
           ...(trace !== undefined ? { trace } : {}),
+          ...(signal !== undefined ? { signal } : {}),
         };
         return isStream ? this.#options.caller.inferStream(request, respond) : this.#options.caller.infer(request).then(respond);
       })
@@ -224,7 +227,7 @@ export class JsInstance implements ModelInstance {
   }
 
   #run(id: number, requests: readonly InferRequest[], wires: readonly WireRequest[], transfer: ArrayBuffer[]): Promise<Executed> {
-    return new Promise<Executed>((resolve, reject) => {
+    const running = new Promise<Executed>((resolve, reject) => {
       this.#supervisor.hold(id, { requests, resolve, fail: reject });
       try {
         this.#supervisor.worker.thread.postMessage({ type: 'execute', id, requests: wires } satisfies ToWorker, transfer);
@@ -232,6 +235,16 @@ export class JsInstance implements ModelInstance {
         this.#supervisor.release(id);
         reject(new NereidError('INTERNAL', `${this.#supervisor.label} could not be sent the requests: ${(error as Error).message}`));
       }
+    });
+    // A request cancelled while it runs is told so: its `signal` aborts in the worker.
+    const { thread } = this.#supervisor.worker;
+    const unwatch = requests.map((request, index) =>
+      watchCancel(request, () => {
+        if (thread === this.#supervisor.worker.thread) thread.postMessage({ type: 'cancel', id, index } satisfies ToWorker);
+      }),
+    );
+    return running.finally(() => {
+      for (const stop of unwatch) stop();
     });
   }
 

@@ -53,6 +53,8 @@ export type ToWorker =
   /** The answer to a model call: a response (stream: one of several), an error, or the end of a stream. */
   | { readonly type: 'call-response'; readonly callId: number; readonly response: WireCallResponse }
   | { readonly type: 'call-end'; readonly callId: number; readonly error?: WireError }
+  /** Request `index` of execution `id` was cancelled: its `signal` aborts. */
+  | { readonly type: 'cancel'; readonly id: number; readonly index: number }
   | { readonly type: 'close' };
 
 export type FromWorker =

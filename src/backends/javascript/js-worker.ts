@@ -132,7 +132,10 @@ interface ExecutionRequest extends ModelRequest {
 /** Where each request `execute` received comes from, so that a call naming it as `parent` can say so. */
 const origins = new WeakMap<ModelRequest, { readonly execution: number; readonly index: number }>();
 
-function modelRequest(wire: WireRequest, executionId: number, index: number): ExecutionRequest {
+/** The cancellation of each request of the executions running, by execution id and request index. */
+const cancellations = new Map<number, AbortController[]>();
+
+function modelRequest(wire: WireRequest, executionId: number, index: number, cancellation: AbortController): ExecutionRequest {
   const inputs = wire.inputs.map(toModelTensor);
   const finished = deferred<WireError | undefined>();
   let isFinal = false;
@@ -160,6 +163,8 @@ function modelRequest(wire: WireRequest, executionId: number, index: number): Ex
     requestedOutputs: wire.requestedOutputs,
     parameters: Object.fromEntries(Object.entries(wire.parameters).map(([key, value]) => [key, typeof value === 'bigint' ? Number(value) : value])),
     responseSender,
+    signal: cancellation.signal,
+    isCancelled: () => cancellation.signal.aborted,
     finished: finished.promise,
   };
   origins.set(request, { execution: executionId, index });
@@ -167,7 +172,8 @@ function modelRequest(wire: WireRequest, executionId: number, index: number): Ex
 }
 
 async function execute(model: JavaScriptModel, id: number, wires: readonly WireRequest[]): Promise<void> {
-  const requests = wires.map((wire, index) => modelRequest(wire, id, index));
+  const controllers = cancellations.get(id)!;
+  const requests = wires.map((wire, index) => modelRequest(wire, id, index, controllers[index]!));
   const startMs = epochMs();
   const responses: Array<WireTensor[] | WireError> = [];
   const transfer: ArrayBuffer[] = [];
@@ -197,6 +203,7 @@ async function execute(model: JavaScriptModel, id: number, wires: readonly WireR
     responses.length = 0;
     for (let index = 0; index < requests.length; index++) responses.push(wireError(error));
   }
+  cancellations.delete(id);
   post({ type: 'executed', id, responses, startMs, endMs: epochMs() }, transfer);
 }
 
@@ -265,7 +272,12 @@ async function main(): Promise<void> {
   port!.on('message', (message: ToWorker) => {
     switch (message.type) {
       case 'execute':
+        // Made now, so that a request cancelled while an earlier execute runs starts out cancelled.
+        cancellations.set(message.id, message.requests.map(() => new AbortController()));
         queue = queue.then(() => execute(model, message.id, message.requests));
+        break;
+      case 'cancel':
+        cancellations.get(message.id)?.[message.index]?.abort();
         break;
       case 'call-response':
         calls.get(message.callId)?.onResponse(message.response);

@@ -49,6 +49,14 @@ export interface ModelRequest {
   readonly parameters: Readonly<Record<string, string | number | boolean>>;
   /** Decoupled models only. */
   readonly responseSender: ResponseSender;
+  /**
+   * Aborts when the request is cancelled: its client went away (a closed HTTP connection, a cancelled
+   * gRPC call) or the model that called this one gave up. Stop working on it: whatever the model still
+   * returns for it is dropped. Pass it on to what the model awaits (`fetch`, timers) to stop those too.
+   */
+  readonly signal: AbortSignal;
+  /** Whether the request has been cancelled (Triton's Python `request.is_cancelled()`). */
+  isCancelled(): boolean;
 }
 
 /** A call to another model from inside a model. */
@@ -63,7 +71,8 @@ export interface ModelCall {
   readonly id?: string;
   /**
    * The request this call serves (one of those `execute` received). When that request is traced, the
-   * call is traced as its child, as Triton's Python backend does with `trace=request.trace()`.
+   * call is traced as its child, as Triton's Python backend does with `trace=request.trace()`; when it
+   * is cancelled, so is the call (a call still queued in the other model then never runs).
    */
   readonly parent?: ModelRequest;
 }

@@ -12,9 +12,9 @@ export type SendToStub = (kind: number, writer: FrameWriter) => void;
  * BLS_REQUEST and runs on the target model through the ModelCaller (its validation and scheduler),
  * whatever its backend. The answer goes back as BLS_RESPONSE messages: one final response for
  * `exec()`, or each response of a streaming call then a final message. Errors travel as response
- * errors, as in Triton, never as failures of the calling model.
+ * errors, as in Triton, never as failures of the calling model. The call is cancelled with `signal`.
  */
-export function runBlsRequest(reader: FrameReader, caller: ModelCaller, send: SendToStub): void {
+export function runBlsRequest(reader: FrameReader, caller: ModelCaller, send: SendToStub, signal?: AbortSignal): void {
   const blsId = reader.u32();
   const isStream = reader.u8() !== 0;
   const modelName = reader.str();
@@ -27,6 +27,7 @@ export function runBlsRequest(reader: FrameReader, caller: ModelCaller, send: Se
     inputs: stubRequest.inputs,
     ...(stubRequest.requestedOutputs.length > 0 ? { outputs: stubRequest.requestedOutputs.map((name) => ({ name })) } : {}),
     parameters: fromStubRequestFields(stubRequest),
+    ...(signal !== undefined ? { signal } : {}),
   };
   const reply = (isFinal: boolean, response: StubResponse | undefined): void => {
     const writer = new FrameWriter().u32(blsId).u8(isFinal ? 1 : 0).u8(response === undefined ? 0 : 1);

@@ -17,6 +17,8 @@ import { Kind, readResponse, toStubRequestFields, writeRequest } from './stub-pr
 import { StubProcess, describeExit } from './stub-process.js';
 import type { StubSettings } from './stub-settings.js';
 import { deferred } from '../../util/deferred.js';
+import { everyAborted } from '../../util/every-aborted.js';
+import { watchCancel } from '../../scheduling/cancellation.js';
 
 export interface PythonInstanceOptions {
   readonly name: string;
@@ -53,6 +55,8 @@ export class PythonInstance implements ModelInstance {
   readonly #options: PythonInstanceOptions;
   readonly #supervisor: SupervisedInstance<StubWorker, PendingExecution>;
   #nextExecId = 0;
+  /** The requests of the executions in flight: a BLS call is cancelled once all of them are. */
+  readonly #running = new Set<InferRequest>();
 
   private constructor(options: PythonInstanceOptions) {
     this.name = options.name;
@@ -107,8 +111,20 @@ export class PythonInstance implements ModelInstance {
       );
     }
     this.#supervisor.hold(execId, pending);
-    this.#supervisor.worker.process.send(Kind.Execute, writer);
-    return pending.promise.finally(() => this.#supervisor.release(execId));
+    const stub = this.#supervisor.worker.process;
+    stub.send(Kind.Execute, writer);
+    // A request cancelled while it runs is told so: its `is_cancelled()` turns true.
+    const unwatch = requests.map((request, index) =>
+      watchCancel(request, () => {
+        if (stub === this.#supervisor.worker.process) stub.send(Kind.Cancel, new FrameWriter().u32(execId).u32(index));
+      }),
+    );
+    for (const request of requests) this.#running.add(request);
+    return pending.promise.finally(() => {
+      for (const stop of unwatch) stop();
+      for (const request of requests) this.#running.delete(request);
+      this.#supervisor.release(execId);
+    });
   }
 
   /** Calls the model's `finalize()` and waits for the process to exit; kills it if that takes longer than the health timeout. */
@@ -180,9 +196,16 @@ export class PythonInstance implements ModelInstance {
         break;
       }
       case Kind.BlsRequest:
-        runBlsRequest(reader, this.#options.caller, (replyKind, writer) => {
-          if (this.#supervisor.worker.process === stub) stub.send(replyKind, writer);
-        });
+        // A BLS request does not say which request it serves: it is cancelled once every request the
+        // process is running has been (for a model that runs one execution at a time, those of its batch).
+        runBlsRequest(
+          reader,
+          this.#options.caller,
+          (replyKind, writer) => {
+            if (this.#supervisor.worker.process === stub) stub.send(replyKind, writer);
+          },
+          everyAborted([...this.#running].map((request) => request.signal)),
+        );
         break;
       case Kind.ApiRequest:
         runStubApiCall(reader, api, (replyKind, writer) => {

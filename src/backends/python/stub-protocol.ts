@@ -21,6 +21,7 @@
  *   API_RESPONSE  u32 callId, u8 isError, then       PONG          u32 sequence
  *                 str resultJson │ u8 errorCode,     LOG           u8 level, str where, str message
  *                 str message                        API_REQUEST   u32 callId, str method, str argsJson (stub-api.ts)
+ *   CANCEL        u32 execId, u32 index
  */
 import type { DataType } from '../../protocol/data-type.js';
 import { NereidError } from '../../kernel/errors.js';
@@ -37,6 +38,8 @@ export const Kind = {
   Ping: 4,
   Finalize: 5,
   AutoComplete: 6,
+  /** Request `index` of execution `execId` was cancelled: its `is_cancelled()` turns true. */
+  Cancel: 7,
   ApiResponse: 8,
   Ready: 16,
   Failed: 17,

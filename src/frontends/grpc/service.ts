@@ -126,10 +126,11 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
     modelInfer: (call, callback) => {
       const trace = server.startTrace(call.request.modelName);
       const regions = RequestRegions.of(sharedMemory);
+      const signal = cancelSignalOf(call);
       if (trace === undefined) {
         unary(async (request: ModelInferRequest) => {
           try {
-            return await encodeModelInferResponse(await server.infer(await decodeModelInferRequest(request, regions)), regions);
+            return await encodeModelInferResponse(await server.infer({ ...(await decodeModelInferRequest(request, regions)), signal }), regions);
           } finally {
             regions.releaseAll();
           }
@@ -142,7 +143,7 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
         try {
           const decoded = await decodeModelInferRequest(request, regions);
           trace.timestamp('GRPC_WAITREAD_END');
-          return await encodeModelInferResponse(await server.infer({ ...decoded, trace }), regions);
+          return await encodeModelInferResponse(await server.infer({ ...decoded, trace, signal }), regions);
         } finally {
           regions.releaseAll();
         }
@@ -193,13 +194,24 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
 }
 
 /**
+ * Aborts when the client cancels the call (or its deadline passes): Triton cancels the call's
+ * requests then (docs/user_guide/request_cancellation.md), and nothing is written back.
+ */
+function cancelSignalOf(call: { on(event: 'cancelled', listener: () => void): unknown }): AbortSignal {
+  const cancel = new AbortController();
+  call.on('cancelled', () => cancel.abort());
+  return cancel.signal;
+}
+
+/**
  * ModelStreamInfer: requests run as they arrive, several at a time; each response is written as soon
  * as it exists, carrying its request's id and `triton_final_response` (true on a request's last one).
  * A decoupled model's responses are written one by one; as those are only known to be the last once
  * the model says so, the request's end is an extra empty response marked final, when the request asked
  * for it with `triton_enable_empty_final_response` (Triton's rule). A failed request is answered in
  * the stream with error_message and the stream carries on. The stream ends once the client has
- * finished sending and every answer is out. With Triton's `triton_grpc_error: true` header, the
+ * finished sending and every answer is out; a cancelled stream cancels every request of it still
+ * running or queued. With Triton's `triton_grpc_error: true` header, the
  * first failed request ends the stream instead, with its error as the gRPC status
  * (docs/customization_guide/inference_protocols.md, "GRPC Status Codes"); nothing is written after it.
  */
@@ -217,6 +229,7 @@ const streamInfer = (
   // refuses a request whose START has not arrived): decoding, which yields on large tensors, is
   // done one message at a time. Executions still overlap.
   let decodedInOrder = Promise.resolve();
+  const signal = cancelSignalOf(call);
   const finishIfDone = (): void => {
     if (isInputDone && pending === 0 && !hasFailed) call.end();
   };
@@ -244,7 +257,7 @@ const streamInfer = (
       if (undecodable !== undefined) throw new NereidError('INVALID_ARG', `failed to parse a ModelInferRequest of the stream: ${undecodable}`);
       const request = await decodeModelInferRequest(message, regions);
       isDecoupled = (await server.modelSpec(request.modelName, request.modelVersion)).isDecoupled;
-      return request;
+      return { ...request, signal };
     });
     decodedInOrder = admitted.then(
       () => undefined,

@@ -99,12 +99,17 @@ export class HttpFrontend {
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const receivedNs = process.hrtime.bigint();
     this.#inflight++;
+    // A connection that closes before its answer is out cancels the request (a queued one never runs).
+    const cancel = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) cancel.abort();
+    });
     let reply: Reply;
     try {
-      reply = await this.#dispatch(req, receivedNs);
+      reply = await this.#dispatch(req, receivedNs, cancel.signal);
     } catch (error) {
-      if (error instanceof NereidError && error.reason === 'CLIENT_DISCONNECTED') {
-        this.#options.logger.verbose(1, 'http', `${req.method ?? ''} ${req.url ?? ''}: ${error.message}`);
+      if ((error instanceof NereidError && error.reason === 'CLIENT_DISCONNECTED') || cancel.signal.aborted) {
+        this.#options.logger.verbose(1, 'http', `${req.method ?? ''} ${req.url ?? ''}: ${(error as Error).message}`);
         this.#inflight--;
         return;
       }
@@ -118,7 +123,7 @@ export class HttpFrontend {
     }
   }
 
-  async #dispatch(req: IncomingMessage, receivedNs: bigint): Promise<Reply> {
+  async #dispatch(req: IncomingMessage, receivedNs: bigint, signal: AbortSignal): Promise<Reply> {
     const { server } = this.#options;
     const path = (req.url ?? '/').split('?', 1)[0]!;
     const preflight = this.#cors.preflight(req);
@@ -157,11 +162,11 @@ export class HttpFrontend {
           case 'config':
             return handleModelConfig(server, route);
           case 'infer':
-            return this.#infer(req, route, receivedNs);
+            return this.#infer(req, route, receivedNs, signal);
           case 'generate':
-            return handleGenerate(server, route, await this.#readBody(req));
+            return handleGenerate(server, route, await this.#readBody(req), signal);
           case 'generate_stream':
-            return handleGenerateStream(server, route, await this.#readBody(req));
+            return handleGenerateStream(server, route, await this.#readBody(req), signal);
           case 'stats':
             return handleStatistics(server, route);
         }
@@ -169,15 +174,20 @@ export class HttpFrontend {
   }
 
   /** An inference request, traced when the trace settings sample it (Triton's HTTP_RECV_START and _END). */
-  async #infer(req: IncomingMessage, route: { readonly modelName: string; readonly modelVersion: number | undefined }, receivedNs: bigint): Promise<Reply> {
+  async #infer(
+    req: IncomingMessage,
+    route: { readonly modelName: string; readonly modelVersion: number | undefined },
+    receivedNs: bigint,
+    signal: AbortSignal,
+  ): Promise<Reply> {
     const trace = this.#options.server.startTrace(route.modelName);
     const sharedMemory = this.#options.sharedMemory !== undefined ? { sharedMemory: this.#options.sharedMemory } : {};
-    if (trace === undefined) return handleInfer(this.#options.server, route, { headers: req.headers, body: await this.#readBody(req), ...sharedMemory });
+    if (trace === undefined) return handleInfer(this.#options.server, route, { headers: req.headers, body: await this.#readBody(req), ...sharedMemory, signal });
     trace.timestamp('HTTP_RECV_START', receivedNs);
     try {
       const body = await this.#readBody(req);
       trace.timestamp('HTTP_RECV_END');
-      return { ...(await handleInfer(this.#options.server, route, { headers: req.headers, body, ...sharedMemory, trace })), trace };
+      return { ...(await handleInfer(this.#options.server, route, { headers: req.headers, body, ...sharedMemory, trace, signal })), trace };
     } catch (error) {
       trace.end();
       throw error;

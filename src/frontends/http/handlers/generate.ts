@@ -57,9 +57,9 @@ export function encodeGenerateResponse(response: InferResponse): string {
   return `{${fields.join(',')}}`;
 }
 
-/** `POST .../generate`: exactly one response, as JSON. */
-export async function handleGenerate(server: InferenceServer, target: Target, body: Buffer): Promise<Reply> {
-  const request = await decodeGenerateRequest(server, target, body);
+/** `POST .../generate`: exactly one response, as JSON; `signal` (the connection closed) cancels the request. */
+export async function handleGenerate(server: InferenceServer, target: Target, body: Buffer, signal?: AbortSignal): Promise<Reply> {
+  const request = { ...(await decodeGenerateRequest(server, target, body)), signal };
   const responses: InferResponse[] = [];
   await server.inferStream(request, (response) => responses.push(response));
   if (responses.length !== 1) {
@@ -76,10 +76,11 @@ const sseEvent = (json: string): Buffer => Buffer.from(`data: ${json}\n\n`);
 /**
  * `POST .../generate_stream`: each response as a server-sent event as soon as the model sends it. A
  * request that fails before its first response gets an ordinary JSON error; a failure after that is
- * an `{"error": ...}` event, the status having been sent already.
+ * an `{"error": ...}` event, the status having been sent already. A client that goes away cancels the
+ * request (`signal`): a decoupled model is told, and what it still sends is dropped.
  */
-export async function handleGenerateStream(server: InferenceServer, target: Target, body: Buffer): Promise<Reply> {
-  const request = await decodeGenerateRequest(server, target, body);
+export async function handleGenerateStream(server: InferenceServer, target: Target, body: Buffer, signal?: AbortSignal): Promise<Reply> {
+  const request = { ...(await decodeGenerateRequest(server, target, body)), signal };
   const events = new AsyncQueue<Uint8Array>();
   const firstResponse = deferred();
   let hasResponded = false;

@@ -24,11 +24,18 @@ function readHeaderLength(headers: IncomingHttpHeaders): number | undefined {
 export async function handleInfer(
   server: InferenceServer,
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
-  request: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly sharedMemory?: SharedMemoryRegistry; readonly trace?: RequestTrace },
+  request: {
+    readonly headers: IncomingHttpHeaders;
+    readonly body: Buffer;
+    readonly sharedMemory?: SharedMemoryRegistry;
+    readonly trace?: RequestTrace;
+    /** Aborts when the client's connection closes first: the request is cancelled. */
+    readonly signal?: AbortSignal;
+  },
 ): Promise<Reply> {
   const regions = RequestRegions.of(request.sharedMemory);
   try {
-    return await infer(server, target, request.headers, request.body, regions, request.trace);
+    return await infer(server, target, request, regions);
   } finally {
     regions.releaseAll();
   }
@@ -37,10 +44,8 @@ export async function handleInfer(
 async function infer(
   server: InferenceServer,
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
-  headers: IncomingHttpHeaders,
-  body: Buffer,
+  { headers, body, trace, signal }: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly trace?: RequestTrace; readonly signal?: AbortSignal },
   regions: RequestRegions,
-  trace: RequestTrace | undefined,
 ): Promise<Reply> {
   const headerLength = readHeaderLength(headers);
   const { request, encoding } =
@@ -51,7 +56,7 @@ async function infer(
           return decodeRawInferRequest(body, target, metadata, isBatching);
         })()
       : await decodeInferRequest(body, target, headerLength, regions);
-  const response = await server.infer(trace === undefined ? request : { ...request, trace });
+  const response = await server.infer({ ...request, ...(trace !== undefined ? { trace } : {}), ...(signal !== undefined ? { signal } : {}) });
   const encoded = await encodeInferResponse(response, encoding, regions);
   const responseHeaders =
     encoded.headerLength === undefined
