@@ -1,6 +1,6 @@
 import { type MessageInitShape, create } from '@bufbuild/protobuf';
-import { type ServerUnaryCall, type sendUnaryData, status as GrpcStatus } from '@grpc/grpc-js';
-import { type InferenceServer, NereidError, parseTraceSettingsUpdate } from '../../core/index.js';
+import { type Metadata, type ServerUnaryCall, type sendUnaryData, status as GrpcStatus } from '@grpc/grpc-js';
+import { type InferenceServer, NereidError, type TraceContextCarrier, parseTraceSettingsUpdate } from '../../core/index.js';
 import type { TensorMetadata } from '../../protocol/metadata.js';
 import type { Duration, ModelStatistics as ReportedStatistics } from '../../protocol/statistics.js';
 import type { Logger } from '../../logging/logger.js';
@@ -77,6 +77,14 @@ const tensorMetadata = (tensor: TensorMetadata): MessageInitShape<typeof ModelMe
   shape: tensor.shape.map((dim) => BigInt(dim)),
 });
 
+/** The W3C trace context a call's metadata carries (`traceparent`, `tracestate`), for OpenTelemetry mode's propagation. */
+export function traceContextOf(metadata: Metadata): TraceContextCarrier | undefined {
+  const [traceparent] = metadata.get('traceparent');
+  if (typeof traceparent !== 'string') return undefined;
+  const [tracestate] = metadata.get('tracestate');
+  return { traceparent, ...(typeof tracestate === 'string' ? { tracestate } : {}) };
+}
+
 function logSettingValue(value: string | number | boolean): LogSettingsResponse_SettingValue['parameterChoice'] {
   if (typeof value === 'boolean') return { case: 'boolParam', value };
   return typeof value === 'number' ? { case: 'uint32Param', value } : { case: 'stringParam', value };
@@ -124,7 +132,7 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
       }),
     ),
     modelInfer: (call, callback) => {
-      const trace = server.startTrace(call.request.modelName);
+      const trace = server.startTrace(call.request.modelName, traceContextOf(call.metadata));
       const regions = RequestRegions.of(sharedMemory);
       if (trace === undefined) {
         unary(async (request: ModelInferRequest) => {

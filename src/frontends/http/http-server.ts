@@ -168,9 +168,14 @@ export class HttpFrontend {
     }
   }
 
-  /** An inference request, traced when the trace settings sample it (Triton's HTTP_RECV_START and _END). */
+  /**
+   * An inference request, traced when the trace settings sample it (Triton's HTTP_RECV_START and _END)
+   * or, in OpenTelemetry mode, when it carries a W3C `traceparent` header.
+   */
   async #infer(req: IncomingMessage, route: { readonly modelName: string; readonly modelVersion: number | undefined }, receivedNs: bigint): Promise<Reply> {
-    const trace = this.#options.server.startTrace(route.modelName);
+    const { traceparent, tracestate } = req.headers;
+    const carrier = typeof traceparent === 'string' ? { traceparent, ...(typeof tracestate === 'string' ? { tracestate } : {}) } : undefined;
+    const trace = this.#options.server.startTrace(route.modelName, carrier);
     const sharedMemory = this.#options.sharedMemory !== undefined ? { sharedMemory: this.#options.sharedMemory } : {};
     if (trace === undefined) return handleInfer(this.#options.server, route, { headers: req.headers, body: await this.#readBody(req), ...sharedMemory });
     trace.timestamp('HTTP_RECV_START', receivedNs);
