@@ -30,13 +30,15 @@ describe('the trace extension, OpenTelemetry mode', () => {
   let spans: readonly ReceivedSpan[];
   const http = traceparent();
   const grpc = traceparent();
+  const sse = traceparent();
+  const grpcStream = traceparent();
   before(async () => {
     receiver = await startOtlpReceiver();
     // rate 0: only the requests that carry a traceparent are traced (Triton's context propagation).
     server = await startTestServer({
       modelRepositories: [EXAMPLES, EDGES],
       modelControlMode: 'explicit',
-      startupModels: ['simple', 'text_length', 'length_pipeline'],
+      startupModels: ['simple', 'text_length', 'length_pipeline', 'word_stream'],
       traceSettings: { ...DEFAULT_TRACE_SETTINGS, level: { timestamps: true, tensors: false }, rate: 0 },
       openTelemetry: { url: receiver.url, resource: { 'service.name': 'nereid-test', 'deployment.environment': 'ci' }, bspScheduleDelayMs: 50 },
     });
@@ -65,6 +67,27 @@ describe('the trace extension, OpenTelemetry mode', () => {
         error === null ? resolve() : reject(error),
       );
     });
+    const stream = await server.post('/v2/models/word_stream/generate_stream', { text_input: 'a b' }, { headers: { traceparent: sse.header } });
+    assert.equal((await stream.text()).split('data: ').length - 1, 2);
+    const streamMetadata = new Metadata();
+    streamMetadata.set('traceparent', grpcStream.header);
+    const bidi = (client as unknown as { ModelStreamInfer: (m: Metadata) => NodeJS.ReadWriteStream & { write(m: object): void } }).ModelStreamInfer(streamMetadata);
+    const streamEnded = new Promise<void>((resolve, reject) => {
+      bidi.on('data', () => {});
+      bidi.on('end', resolve);
+      bidi.on('error', reject);
+    });
+    bidi.write({
+      model_name: 'simple',
+      id: 'in-a-stream',
+      inputs: [
+        { name: 'INPUT0', datatype: 'INT32', shape: [1, 16] },
+        { name: 'INPUT1', datatype: 'INT32', shape: [1, 16] },
+      ],
+      raw_input_contents: [int32Raw(ones), int32Raw(ones)],
+    });
+    bidi.end();
+    await streamEnded;
     // Sampled by the rate once it is 1: a trace of its own, with no remote parent.
     await server.post('/v2/trace/setting', { trace_rate: '1' });
     assert.equal((await server.post('/v2/models/simple/infer', { id: 'sampled', inputs: [
@@ -135,5 +158,19 @@ describe('the trace extension, OpenTelemetry mode', () => {
     assert.equal(root2.name, 'InferRequest');
     assert.equal(root2.parentSpanId, '', 'a sampled request without a traceparent starts a trace of its own');
     assert.notEqual(root2.traceId, http.traceId);
+  });
+
+  test('generate_stream and gRPC ModelStreamInfer requests are traced too, under their traceparent', () => {
+    const generate = spans.filter((span) => span.traceId === sse.traceId);
+    assert.deepEqual(generate.map((span) => span.name).sort(), ['InferRequest', 'compute', 'word_stream']);
+    const root = generate.find((span) => span.name === 'InferRequest')!;
+    assert.equal(root.parentSpanId, sse.parentId);
+    // The send starts with the first response, so later responses may complete after HTTP_SEND_START.
+    const names = eventNames(root);
+    assert.deepEqual([names.slice(0, 3), names.at(-1)], [['HTTP_RECV_START', 'HTTP_RECV_END', 'INFER_RESPONSE_COMPLETE'], 'HTTP_SEND_END']);
+    assert.deepEqual([...names].sort(), ['HTTP_RECV_END', 'HTTP_RECV_START', 'HTTP_SEND_END', 'HTTP_SEND_START', 'INFER_RESPONSE_COMPLETE', 'INFER_RESPONSE_COMPLETE']);
+    const streamed = spans.filter((span) => span.traceId === grpcStream.traceId);
+    assert.deepEqual(streamed.map((span) => span.name).sort(), ['InferRequest', 'compute', 'simple']);
+    assert.deepEqual(eventNames(streamed.find((span) => span.name === 'InferRequest')!), ['GRPC_WAITREAD_START', 'GRPC_WAITREAD_END', 'INFER_RESPONSE_COMPLETE', 'GRPC_SEND_START', 'GRPC_SEND_END']);
   });
 });

@@ -227,8 +227,17 @@ const streamInfer = (
   const write = (reply: ModelStreamInferResponse): void => {
     if (!call.cancelled && !call.destroyed) call.write(reply);
   };
+  const carrier = traceContextOf(call.metadata);
   call.on('data', (message: ModelInferRequest) => {
     pending++;
+    // Each request of the stream is traced on its own (Triton's GRPC_WAITREAD_* around its decoding, GRPC_SEND_* around each answer).
+    const trace = server.startTrace(message.modelName, carrier);
+    trace?.timestamp('GRPC_WAITREAD_START');
+    const traced = (write: () => void): void => {
+      trace?.timestamp('GRPC_SEND_START');
+      write();
+      trace?.timestamp('GRPC_SEND_END');
+    };
     const header = { modelName: message.modelName, modelVersion: message.modelVersion, id: message.id };
     const emptyFinal = message.parameters.triton_enable_empty_final_response?.parameterChoice;
     const isEmptyFinalWanted = emptyFinal?.case === 'boolParam' && emptyFinal.value;
@@ -241,7 +250,8 @@ const streamInfer = (
       if (undecodable !== undefined) throw new NereidError('INVALID_ARG', `failed to parse a ModelInferRequest of the stream: ${undecodable}`);
       const request = await decodeModelInferRequest(message, regions);
       isDecoupled = (await server.modelSpec(request.modelName, request.modelVersion)).isDecoupled;
-      return request;
+      trace?.timestamp('GRPC_WAITREAD_END');
+      return trace === undefined ? request : { ...request, trace };
     });
     decodedInOrder = admitted.then(
       () => undefined,
@@ -251,7 +261,10 @@ const streamInfer = (
       .then(async (request) => {
         await server.inferStream(request, (response) => {
           const final = { ...response, parameters: { ...response.parameters, triton_final_response: !isDecoupled } };
-          written = written.then(async () => write(create(ModelStreamInferResponseSchema, { inferResponse: await encodeModelInferResponse(final, regions) })));
+          written = written.then(async () => {
+            const reply = create(ModelStreamInferResponseSchema, { inferResponse: await encodeModelInferResponse(final, regions) });
+            traced(() => write(reply));
+          });
         });
         await written;
       })
@@ -268,6 +281,7 @@ const streamInfer = (
         (error: unknown) => write(create(ModelStreamInferResponseSchema, { errorMessage: grpcError(error, logger).details, inferResponse: header })),
       )
       .then(() => {
+        trace?.end();
         regions.releaseAll();
         pending--;
         finishIfDone();

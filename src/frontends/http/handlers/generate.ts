@@ -1,4 +1,4 @@
-import { type InferRequest, type InferResponse, type InferenceServer, NereidError } from '../../../core/index.js';
+import { type InferRequest, type InferResponse, type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
 import type { Parameters } from '../../../protocol/parameters.js';
 import { elementCount } from '../../../protocol/tensor-data.js';
 import { tensorDataFromJson, tensorDataToJson } from '../../tensor-json.js';
@@ -58,8 +58,9 @@ export function encodeGenerateResponse(response: InferResponse): string {
 }
 
 /** `POST .../generate`: exactly one response, as JSON. */
-export async function handleGenerate(server: InferenceServer, target: Target, body: Buffer): Promise<Reply> {
-  const request = await decodeGenerateRequest(server, target, body);
+export async function handleGenerate(server: InferenceServer, target: Target, body: Buffer, trace?: RequestTrace): Promise<Reply> {
+  const decoded = await decodeGenerateRequest(server, target, body);
+  const request = trace === undefined ? decoded : { ...decoded, trace };
   const responses: InferResponse[] = [];
   await server.inferStream(request, (response) => responses.push(response));
   if (responses.length !== 1) {
@@ -78,8 +79,9 @@ const sseEvent = (json: string): Buffer => Buffer.from(`data: ${json}\n\n`);
  * request that fails before its first response gets an ordinary JSON error; a failure after that is
  * an `{"error": ...}` event, the status having been sent already.
  */
-export async function handleGenerateStream(server: InferenceServer, target: Target, body: Buffer): Promise<Reply> {
-  const request = await decodeGenerateRequest(server, target, body);
+export async function handleGenerateStream(server: InferenceServer, target: Target, body: Buffer, trace?: RequestTrace): Promise<Reply> {
+  const decoded = await decodeGenerateRequest(server, target, body);
+  const request = trace === undefined ? decoded : { ...decoded, trace };
   const events = new AsyncQueue<Uint8Array>();
   const firstResponse = deferred();
   let hasResponded = false;
