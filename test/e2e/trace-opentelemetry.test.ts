@@ -31,6 +31,7 @@ describe('the trace extension, OpenTelemetry mode', () => {
   const http = traceparent();
   const grpc = traceparent();
   const sse = traceparent();
+  const bls = traceparent();
   const grpcStream = traceparent();
   before(async () => {
     receiver = await startOtlpReceiver();
@@ -38,7 +39,7 @@ describe('the trace extension, OpenTelemetry mode', () => {
     server = await startTestServer({
       modelRepositories: [EXAMPLES, EDGES],
       modelControlMode: 'explicit',
-      startupModels: ['simple', 'text_length', 'length_pipeline', 'word_stream'],
+      startupModels: ['simple', 'text_length', 'length_pipeline', 'length_caller', 'word_stream'],
       traceSettings: { ...DEFAULT_TRACE_SETTINGS, level: { timestamps: true, tensors: false }, rate: 0 },
       openTelemetry: { url: receiver.url, resource: { 'service.name': 'nereid-test', 'deployment.environment': 'ci' }, bspScheduleDelayMs: 50 },
     });
@@ -67,6 +68,12 @@ describe('the trace extension, OpenTelemetry mode', () => {
         error === null ? resolve() : reject(error),
       );
     });
+    const calling = await server.post(
+      '/v2/models/length_caller/infer',
+      { id: 'caller', inputs: [{ name: 'TEXT', shape: [1], datatype: 'BYTES', data: ['seven'] }] },
+      { headers: { traceparent: bls.header } },
+    );
+    assert.equal(calling.status, 200);
     const stream = await server.post('/v2/models/word_stream/generate_stream', { text_input: 'a b' }, { headers: { traceparent: sse.header } });
     assert.equal((await stream.text()).split('data: ').length - 1, 2);
     const streamMetadata = new Metadata();
@@ -172,5 +179,15 @@ describe('the trace extension, OpenTelemetry mode', () => {
     const streamed = spans.filter((span) => span.traceId === grpcStream.traceId);
     assert.deepEqual(streamed.map((span) => span.name).sort(), ['InferRequest', 'compute', 'simple']);
     assert.deepEqual(eventNames(streamed.find((span) => span.name === 'InferRequest')!), ['GRPC_WAITREAD_START', 'GRPC_WAITREAD_END', 'INFER_RESPONSE_COMPLETE', 'GRPC_SEND_START', 'GRPC_SEND_END']);
+  });
+
+  test("a JavaScript model's call to another model is a child of the calling request's model span", () => {
+    const trace = spans.filter((span) => span.traceId === bls.traceId);
+    assert.deepEqual(trace.map((span) => span.name).sort(), ['InferRequest', 'compute', 'compute', 'length_caller', 'text_length']);
+    const caller = trace.find((span) => span.name === 'length_caller')!;
+    const called = trace.find((span) => span.name === 'text_length')!;
+    assert.equal(called.parentSpanId, caller.spanId);
+    assert.equal(called.attributes['triton.trace_parent_id'], caller.attributes['triton.trace_id']);
+    assert.deepEqual(trace.filter((span) => span.name === 'compute').map((span) => span.parentSpanId).sort(), [called.spanId, caller.spanId].sort());
   });
 });
