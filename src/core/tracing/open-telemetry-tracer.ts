@@ -57,6 +57,7 @@ export async function loadOpenTelemetryTracer(settings: OpenTelemetrySettings, l
   const provider = new sdk.BasicTracerProvider({ resource, spanProcessors: [processor] });
   const tracer = provider.getTracer(TRACER_NAME);
   const propagator = new core.W3CTraceContextPropagator();
+  logger.info('trace', `OpenTelemetry trace mode: spans are exported over OTLP/HTTP to ${settings.url}`);
   // NOTE: spans carry wall-clock times, the trace records monotonic ones: one offset between the two,
   // taken once, as Triton's `time_offset_` (its events use the system clock, docs/user_guide/trace.md).
   const epochOffsetNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e6)) - process.hrtime.bigint();

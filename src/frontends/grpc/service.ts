@@ -78,7 +78,7 @@ const tensorMetadata = (tensor: TensorMetadata): MessageInitShape<typeof ModelMe
 });
 
 /** The W3C trace context a call's metadata carries (`traceparent`, `tracestate`), for OpenTelemetry mode's propagation. */
-export function traceContextOf(metadata: Metadata): TraceContextCarrier | undefined {
+function traceContextOf(metadata: Metadata): TraceContextCarrier | undefined {
   const [traceparent] = metadata.get('traceparent');
   if (typeof traceparent !== 'string') return undefined;
   const [tracestate] = metadata.get('tracestate');
