@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_SERVER_OPTIONS, type ServerOptions } from './config/server-options.js';
 import type { TlsFiles, TlsService } from './config/tls-flags.js';
-import { InferenceServer, type ModelControl, NereidError, RequestRouter, TraceManager } from './core/index.js';
+import { InferenceServer, type ModelControl, NereidError, RequestRouter, TraceManager, loadOpenTelemetryTracer } from './core/index.js';
 import { AuthToken } from './frontends/auth-token.js';
 import { GrpcFrontend } from './frontends/grpc/grpc-server.js';
 import { HttpFrontend } from './frontends/http/http-server.js';
@@ -200,7 +200,11 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     isLogFileUpdateAllowed: options.isLogFileUpdateAllowed,
     isSharedMemoryServed: options.isClientShmAllowed,
     // Issue 23, the trace extension:
-    traceManager: new TraceManager({ initial: options.traceSettings, logger }),
+    traceManager: new TraceManager({
+      initial: options.traceSettings,
+      logger,
+      ...(options.openTelemetry !== undefined ? { openTelemetry: await loadOpenTelemetryTracer(options.openTelemetry, logger) } : {}),
+    }),
   });
   modelControlTarget.core = core;
   // Issue 13, the system shared memory extension: one registry for both front ends.

@@ -87,6 +87,11 @@ export interface BackendModel {
    * model gets the scheduler its config asks for.
    */
   createScheduler?(statistics: ModelStatistics): Scheduler;
+  /**
+   * Set by a model whose decoupled-ness is known only once it is loaded (an ensemble with a decoupled
+   * step); the loaded model is then decoupled whatever its config says, as Triton does.
+   */
+  readonly isDecoupled?: boolean;
   unload(): Promise<void>;
 }
 

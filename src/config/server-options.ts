@@ -7,7 +7,7 @@ import { parseRestrictedFeatures } from './restricted-features.js';
 import { type TlsFiles, type TlsService, resolveTlsFiles } from './tls-flags.js';
 import { TRITON_ONLY_FLAGS, checkTritonOnlyFlags } from './triton-flags.js';
 import { parseTraceConfig } from './trace-config.js';
-import { DEFAULT_TRACE_SETTINGS, type TraceSettings } from '../kernel/trace-settings.js';
+import { DEFAULT_TRACE_SETTINGS, type OpenTelemetrySettings, type TraceSettings } from '../kernel/trace-settings.js';
 
 /**
  * Triton's --model-control-mode: load everything at start (NONE), load and unload through the API
@@ -118,6 +118,8 @@ export interface ServerOptions {
   readonly startupWarnings: readonly string[];
   /** `--trace-config` (and Triton's deprecated --trace-* flags): the trace settings at start-up. */
   readonly traceSettings: TraceSettings;
+  /** `--trace-config mode=opentelemetry` with its `opentelemetry,<setting>=<value>`: spans exported over OTLP/HTTP; undefined: Triton's trace file. */
+  readonly openTelemetry?: OpenTelemetrySettings;
 }
 
 /** The settings of Triton's redis cache (triton-inference-server/redis_cache), timeouts in milliseconds (0: none). */
@@ -297,7 +299,7 @@ const FLAGS = {
   'trace-config': {
     type: 'string',
     multiple: true,
-    help: '[triton,]KEY=VALUE  tracing: level=OFF|TIMESTAMPS|TENSORS (repeatable), rate=N (default 1000), count=N (default -1: no limit), triton,file=FILE, triton,log-frequency=N (default 0: at shutdown)',
+    help: '[MODE,]KEY=VALUE  tracing: level=OFF|TIMESTAMPS|TENSORS (repeatable), rate=N (default 1000), count=N (default -1: no limit), mode=triton|opentelemetry; triton,file=FILE, triton,log-frequency=N (default 0: at shutdown); opentelemetry,url=URL (default http://localhost:4318/v1/traces), opentelemetry,resource=KEY=VALUE (repeatable), opentelemetry,bsp_max_queue_size=N, opentelemetry,bsp_schedule_delay=MS, opentelemetry,bsp_max_export_batch_size=N',
   },
   'trace-file': { type: 'string', help: 'FILE  deprecated: --trace-config triton,file=FILE' },
   'trace-level': { type: 'string', multiple: true, help: 'LEVEL  deprecated: --trace-config level=LEVEL' },
@@ -581,6 +583,7 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     // Issue 23, Triton's flags and the trace extension:
     startupWarnings: [...checkTritonOnlyFlags(values, usageError), ...trace.warnings],
     traceSettings: trace.settings,
+    ...(trace.openTelemetry !== undefined ? { openTelemetry: trace.openTelemetry } : {}),
   };
   if (options.authTokenFile === '') throw usageError('--auth-token-file takes the path of a file that holds the token, got an empty path');
   checkPortCollision(options);

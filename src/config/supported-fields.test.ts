@@ -94,7 +94,7 @@ test('a nested field is named by its path, with the index of its item', () => {
   );
 });
 
-test('ensemble_scheduling.max_inflight_requests is taken: with no decoupled step, each step runs one request per ensemble request', () => {
+test('ensemble_scheduling.max_inflight_requests is taken (the ensemble scheduler applies it to each step)', () => {
   assert.equal(refusalOf('platform: "ensemble"\nensemble_scheduling { max_inflight_requests: 4 }'), undefined);
 });
 

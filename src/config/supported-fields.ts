@@ -147,10 +147,8 @@ export const SUPPORTED_FIELDS: Readonly<Record<string, Readonly<Record<string, F
   },
   'inference.ModelEnsembling': {
     step: supported,
-    // Triton's limit of the requests in flight at each step of one ensemble request, which only a
-    // decoupled step (many responses, so many requests downstream) can pass. Nereid's ensembles refuse
-    // decoupled steps (ensemble-plan.ts), so each step runs one request per ensemble request and any
-    // limit (0 is none) is kept as it is.
+    // Triton's limit of the requests in flight at each step, across the ensemble's requests (0 is
+    // none): the EnsembleScheduler's StepSlots.
     max_inflight_requests: supported,
   },
   'inference.ModelEnsembling.Step': {

@@ -3,6 +3,7 @@ export { InferenceServer } from './inference-server.js';
 export type { InferenceServerOptions, TraceSettingsMessage } from './inference-server.js';
 export type { RequestTrace } from '../kernel/request-trace.js';
 export { TraceManager } from './tracing/trace-manager.js';
+export { type TraceContextCarrier, loadOpenTelemetryTracer } from './tracing/open-telemetry-tracer.js';
 export { type TraceSettings, type TraceSettingsUpdate, DEFAULT_TRACE_SETTINGS, parseTraceSettingsUpdate } from '../kernel/trace-settings.js';
 export { RequestRouter } from './request-router.js';
 export type { ModelCaller } from '../kernel/model-caller.js';

@@ -11,6 +11,7 @@ import type { RepositoryIndexEntry } from '../protocol/repository-index.js';
 import type { ModelStatistics } from '../protocol/statistics.js';
 import type { RequestTrace } from '../kernel/request-trace.js';
 import { TraceManager } from './tracing/trace-manager.js';
+import type { TraceContextCarrier } from './tracing/open-telemetry-tracer.js';
 import { DEFAULT_TRACE_SETTINGS, type TraceSettingsUpdate, traceSettingsMessage } from '../kernel/trace-settings.js';
 
 export interface InferenceServerOptions {
@@ -204,8 +205,8 @@ export class InferenceServer {
    * A trace for a request to `modelName` when the trace settings sample it (the trace extension);
    * undefined for most requests. The front end that starts a trace ends it once its answer is sent.
    */
-  startTrace(modelName: string): RequestTrace | undefined {
-    return this.#traces.sample(modelName);
+  startTrace(modelName: string, carrier?: TraceContextCarrier): RequestTrace | undefined {
+    return this.#traces.sample(modelName, carrier);
   }
 
   /**

@@ -111,3 +111,23 @@ export function traceSettingsMessage(settings: TraceSettings): { trace_level: st
     trace_file: settings.file,
   };
 }
+
+/** Where traces go: Triton's JSON file, or spans exported over OTLP/HTTP (fixed at start-up, as in Triton). */
+export type TraceMode = 'triton' | 'opentelemetry';
+
+/**
+ * The OpenTelemetry mode's settings (`--trace-config opentelemetry,<setting>=<value>`, Triton's
+ * docs/user_guide/trace.md). The batch span processor settings left undefined come from
+ * OTEL_BSP_* or the SDK's defaults (2048, 5000 ms, 512), as in Triton.
+ */
+export interface OpenTelemetrySettings {
+  /** The OTLP/HTTP receiver's traces endpoint. */
+  readonly url: string;
+  /** Resource attributes, over `service.name=triton-inference-server` and OTEL_RESOURCE_ATTRIBUTES. */
+  readonly resource: Readonly<Record<string, string>>;
+  readonly bspMaxQueueSize?: number;
+  readonly bspScheduleDelayMs?: number;
+  readonly bspMaxExportBatchSize?: number;
+}
+
+export const DEFAULT_OPENTELEMETRY_URL = 'http://localhost:4318/v1/traces';

@@ -1,6 +1,7 @@
 import type { Backend, BackendModel, LoadContext, ModelFiles } from '../backends/backend.js';
 import type { ModelInstance } from '../kernel/model-instance.js';
-import type { ModelConfig } from '../protocol/gen/model_config_pb.js';
+import { clone, create } from '@bufbuild/protobuf';
+import { type ModelConfig, ModelConfigSchema, ModelTransactionPolicySchema } from '../protocol/gen/model_config_pb.js';
 import { backendSpecOf, loadModelSpec } from '../config/model-spec.js';
 import type { InferRequest } from '../kernel/infer-request.js';
 import type { ModelSpec } from '../kernel/model-spec.js';
@@ -79,9 +80,10 @@ export class Model {
     this.#backendModel = backendModel;
     this.#instances = instances;
     const scheduler = backendModel.createScheduler?.(this.statistics) ?? createScheduler(config, new InstancePool(instances), this.statistics, sequence);
-    // Validation refuses the cache for decoupled models and sequence batching, as Triton does.
+    // Validation refuses the cache for decoupled models and sequence batching, as Triton does; an
+    // ensemble found decoupled at load (a decoupled step) is not cached either.
     this.#scheduler =
-      responseCache !== undefined && config.responseCache?.enable === true
+      responseCache !== undefined && config.responseCache?.enable === true && !spec.isDecoupled
         ? new CachingScheduler({ scheduler, cache: responseCache, statistics: this.statistics, version: spec.version, loadId: responseCache.isShared ? 0 : nextLoadId++ })
         : scheduler;
   }
@@ -157,6 +159,12 @@ export class Model {
       context.logger.warning('model', `model '${config.name}' enables response_cache, but the server has no cache (--cache-config local,size=BYTES): its responses are not cached`);
     }
     const scheduled = registrations.length > 0 ? instances.map((instance, index) => new RateLimitedInstance(instance, registrations[index]!)) : instances;
+    if (backendModel.isDecoupled === true && !spec.isDecoupled) {
+      // An ensemble with a decoupled step: Triton fills in its model_transaction_policy, and the config shows it.
+      const decoupled = clone(ModelConfigSchema, config);
+      decoupled.modelTransactionPolicy = create(ModelTransactionPolicySchema, { decoupled: true });
+      return new Model(decoupled, { ...spec, isDecoupled: true }, backendModel, scheduled, observer, { stateSpecs, logger: context.logger }, responseCache);
+    }
     return new Model(config, spec, backendModel, scheduled, observer, { stateSpecs, logger: context.logger }, responseCache);
   }
 

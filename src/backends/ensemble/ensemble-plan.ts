@@ -14,6 +14,8 @@ export interface PlanStep {
   readonly inputs: ReadonlyArray<{ readonly modelInput: string; readonly tensor: string }>;
   /** Model output name → ensemble tensor name. */
   readonly outputs: ReadonlyArray<{ readonly modelOutput: string; readonly tensor: string }>;
+  /** The model sends any number of responses per request; each one feeds the steps after it. */
+  readonly isDecoupled: boolean;
 }
 
 interface TensorFacts {
@@ -61,9 +63,6 @@ export async function planEnsemble(
   for (const input of spec.inputs) facts.set(input.name, { dataType: input.dataType, shape: fullShape(spec.maxBatchSize, input.dims), owner: `ensemble input '${input.name}'` });
   // Writers first, so that every reader can be checked against what it receives.
   composing.forEach((model, index) => {
-    if (model.isDecoupled) {
-      throw new NereidError('UNSUPPORTED', `${where(index)}: the model is decoupled; Nereid ensembles run models that give exactly one response per request`);
-    }
     if (spec.maxBatchSize > 0 && model.maxBatchSize < spec.maxBatchSize) {
       throw new NereidError(
         'INVALID_ARG',
@@ -109,6 +108,7 @@ export async function planEnsemble(
       modelVersion: step.modelVersion === -1n ? undefined : Number(step.modelVersion),
       inputs: Object.entries(step.inputMap).map(([modelInput, tensor]) => ({ modelInput, tensor })),
       outputs: Object.entries(step.outputMap).map(([modelOutput, tensor]) => ({ modelOutput, tensor })),
+      isDecoupled: model.isDecoupled,
     };
   });
   for (const output of spec.outputs) agree(output.name, { dataType: output.dataType, shape: fullShape(spec.maxBatchSize, output.dims) }, `ensemble output '${output.name}'`);

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { silentLogger } from '../../logging/logger.js';
 import { DEFAULT_TRACE_SETTINGS, parseTraceSettingsUpdate } from '../../kernel/trace-settings.js';
+import type { Context, Span } from '@opentelemetry/api';
+import type { OpenTelemetryTracer } from './open-telemetry-tracer.js';
 import { TraceManager } from './trace-manager.js';
 
 const TIMESTAMPS = { timestamps: true, tensors: false };
@@ -56,4 +58,31 @@ test('traces waiting for shutdown are bounded: past the bound they are dropped, 
   }
   assert.equal(warnings.length, 1);
   assert.match(warnings[0]!, /^1 traces \(\d+ bytes\) wait to be written; further traces are dropped/);
+});
+
+test('OpenTelemetry mode: a valid traceparent is traced whatever the rate and count; others follow the rate', () => {
+  const started: Array<{ name: string; parent: unknown }> = [];
+  const span = { addEvent: () => span, end: () => {} } as unknown as Span;
+  const tracer: OpenTelemetryTracer = {
+    extract: (carrier) => (carrier.traceparent === 'valid' ? ({ remote: true } as unknown as Context) : undefined),
+    startSpan: (name, _ns, parent) => {
+      started.push({ name, parent });
+      return span;
+    },
+    contextOf: () => ({}) as Context,
+    timeOf: () => [0, 0],
+    shutdown: async () => {},
+  };
+  const traces = new TraceManager({ initial: { ...DEFAULT_TRACE_SETTINGS, level: TIMESTAMPS, rate: 0, count: 1 }, logger: silentLogger, openTelemetry: tracer });
+  assert.equal(traces.sample('m'), undefined, 'rate 0 samples nothing by itself');
+  assert.equal(traces.sample('m', { traceparent: 'malformed' }), undefined);
+  for (let i = 0; i < 3; i++) traces.sample('m', { traceparent: 'valid' })!.end();
+  assert.deepEqual(started, Array(3).fill({ name: 'InferRequest', parent: { remote: true } }));
+  assert.equal(traces.settings().count, 1, 'propagated traces leave the count alone');
+  traces.update(undefined, parseTraceSettingsUpdate({ trace_rate: ['1'] }));
+  traces.sample('m')!.end();
+  assert.deepEqual(started.at(-1), { name: 'InferRequest', parent: undefined });
+  assert.equal(traces.sample('m'), undefined, 'the count is spent');
+  traces.update('m', parseTraceSettingsUpdate({ trace_level: ['OFF'] }));
+  assert.equal(traces.sample('m', { traceparent: 'valid' }), undefined, 'level OFF traces nothing, propagated or not');
 });

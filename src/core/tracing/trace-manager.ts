@@ -3,6 +3,8 @@ import type { Logger } from '../../logging/logger.js';
 import type { RequestTrace } from '../../kernel/request-trace.js';
 import { type TraceSettings, type TraceSettingsUpdate, isTraceLevelOff } from '../../kernel/trace-settings.js';
 import { TritonTrace } from './triton-trace.js';
+import { OpenTelemetryTrace, RootSpan } from './open-telemetry-trace.js';
+import type { OpenTelemetryTracer, TraceContextCarrier } from './open-telemetry-tracer.js';
 
 /** Where sampling stands for one settings object: the server's, or a model's that overrides any of them. */
 interface Sampler {
@@ -18,14 +20,17 @@ export interface TraceManagerOptions {
   readonly logger: Logger;
   /** The most bytes of traces kept in memory before they are written; past it, traces are dropped (default 64 MiB). */
   readonly maxCollectedBytes?: number;
+  /** The OpenTelemetry mode: traces become spans on this tracer instead of records in the trace file. */
+  readonly openTelemetry?: OpenTelemetryTracer;
 }
 
 const DEFAULT_MAX_COLLECTED_BYTES = 64 * 2 ** 20;
 
 /**
- * Triton's trace manager (server src/tracer.cc `TraceManager`) in its Triton mode: the server's
- * settings and each model's overrides, the sampling (one request in `rate`, at most `count` traces),
- * and the trace file in Triton's JSON layout (docs/user_guide/trace.md).
+ * Triton's trace manager (server src/tracer.cc `TraceManager`): the server's settings and each
+ * model's overrides, the sampling (one request in `rate`, at most `count` traces), and where traces
+ * go: in Triton mode the trace file in Triton's JSON layout (docs/user_guide/trace.md), in
+ * OpenTelemetry mode spans on the tracer (open-telemetry-trace.ts), exported by its batch processor.
  *
  *     settings(model) = { ...server, ...overrides(model) }      sampler: the model's when it overrides any
  *
@@ -92,20 +97,33 @@ export class TraceManager {
     }
   }
 
-  /** A trace for this request when it is sampled; undefined otherwise (most requests: one map lookup and a counter). */
-  sample(model: string): RequestTrace | undefined {
+  /**
+   * A trace for this request when it is sampled; undefined otherwise (most requests: one map lookup
+   * and a counter). In OpenTelemetry mode a request that carries a valid W3C `traceparent` is always
+   * traced, under that remote parent, whatever the rate and count (Triton's context propagation:
+   * `rate=0` then traces only those).
+   */
+  sample(model: string, carrier?: TraceContextCarrier): RequestTrace | undefined {
     const settings = this.#effective(model);
-    if (isTraceLevelOff(settings.level) || settings.rate === 0) return undefined;
+    if (isTraceLevelOff(settings.level)) return undefined;
+    const { openTelemetry } = this.#options;
+    if (openTelemetry !== undefined && carrier?.traceparent !== undefined) {
+      const remote = openTelemetry.extract(carrier);
+      if (remote !== undefined) return this.#createSpans(openTelemetry, settings, new RootSpan(openTelemetry, remote));
+    }
+    if (settings.rate === 0) return undefined;
     const sampler = this.#sampler(model);
     if (sampler.remaining === 0) return undefined;
     sampler.seen++;
     if (sampler.seen % settings.rate !== 0) return undefined;
     if (sampler.remaining > 0) sampler.remaining--;
+    if (openTelemetry !== undefined) return this.#createSpans(openTelemetry, settings, new RootSpan(openTelemetry, undefined));
     return this.#create(settings, undefined);
   }
 
-  /** Writes what is still in memory (at shutdown). */
+  /** Writes what is still in memory, or exports the spans still queued (at shutdown). */
   async flush(): Promise<void> {
+    if (this.#options.openTelemetry !== undefined) return this.#options.openTelemetry.shutdown();
     const settings = this.#server;
     if (settings.logFrequency === 0) this.#write(settings.file, this.#collected.splice(0));
     else if (this.#collected.length > 0) this.#write(`${settings.file}.${this.#fileIndex++}`, this.#collected.splice(0));
@@ -128,6 +146,17 @@ export class TraceManager {
       level: settings.level,
       spawn: (parent) => this.#create(settings, parent),
       complete: (records) => this.#complete(settings, records),
+    });
+  }
+
+  #createSpans(tracer: OpenTelemetryTracer, settings: TraceSettings, root: RootSpan, parent?: OpenTelemetryTrace): OpenTelemetryTrace {
+    return new OpenTelemetryTrace({
+      id: this.#nextId++,
+      level: settings.level,
+      tracer,
+      root,
+      ...(parent !== undefined ? { parent } : {}),
+      spawn: (from) => this.#createSpans(tracer, settings, root, from),
     });
   }
 

@@ -1,6 +1,6 @@
 import { type MessageInitShape, create } from '@bufbuild/protobuf';
-import { type ServerUnaryCall, type sendUnaryData, status as GrpcStatus } from '@grpc/grpc-js';
-import { type InferenceServer, NereidError, parseTraceSettingsUpdate } from '../../core/index.js';
+import { type Metadata, type ServerUnaryCall, type sendUnaryData, status as GrpcStatus } from '@grpc/grpc-js';
+import { type InferenceServer, NereidError, type TraceContextCarrier, parseTraceSettingsUpdate } from '../../core/index.js';
 import type { TensorMetadata } from '../../protocol/metadata.js';
 import type { Duration, ModelStatistics as ReportedStatistics } from '../../protocol/statistics.js';
 import type { Logger } from '../../logging/logger.js';
@@ -77,6 +77,14 @@ const tensorMetadata = (tensor: TensorMetadata): MessageInitShape<typeof ModelMe
   shape: tensor.shape.map((dim) => BigInt(dim)),
 });
 
+/** The W3C trace context a call's metadata carries (`traceparent`, `tracestate`), for OpenTelemetry mode's propagation. */
+function traceContextOf(metadata: Metadata): TraceContextCarrier | undefined {
+  const [traceparent] = metadata.get('traceparent');
+  if (typeof traceparent !== 'string') return undefined;
+  const [tracestate] = metadata.get('tracestate');
+  return { traceparent, ...(typeof tracestate === 'string' ? { tracestate } : {}) };
+}
+
 function logSettingValue(value: string | number | boolean): LogSettingsResponse_SettingValue['parameterChoice'] {
   if (typeof value === 'boolean') return { case: 'boolParam', value };
   return typeof value === 'number' ? { case: 'uint32Param', value } : { case: 'stringParam', value };
@@ -124,7 +132,7 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
       }),
     ),
     modelInfer: (call, callback) => {
-      const trace = server.startTrace(call.request.modelName);
+      const trace = server.startTrace(call.request.modelName, traceContextOf(call.metadata));
       const regions = RequestRegions.of(sharedMemory);
       const signal = cancelSignalOf(call);
       if (trace === undefined) {
@@ -243,8 +251,17 @@ const streamInfer = (
     const status = grpcError(error, logger);
     if (!call.cancelled && !call.destroyed) call.emit('error', status);
   };
+  const carrier = traceContextOf(call.metadata);
   call.on('data', (message: ModelInferRequest) => {
     pending++;
+    // Each request of the stream is traced on its own (Triton's GRPC_WAITREAD_* around its decoding, GRPC_SEND_* around each answer).
+    const trace = server.startTrace(message.modelName, carrier);
+    trace?.timestamp('GRPC_WAITREAD_START');
+    const traced = (write: () => void): void => {
+      trace?.timestamp('GRPC_SEND_START');
+      write();
+      trace?.timestamp('GRPC_SEND_END');
+    };
     const header = { modelName: message.modelName, modelVersion: message.modelVersion, id: message.id };
     const emptyFinal = message.parameters.triton_enable_empty_final_response?.parameterChoice;
     const isEmptyFinalWanted = emptyFinal?.case === 'boolParam' && emptyFinal.value;
@@ -257,7 +274,8 @@ const streamInfer = (
       if (undecodable !== undefined) throw new NereidError('INVALID_ARG', `failed to parse a ModelInferRequest of the stream: ${undecodable}`);
       const request = await decodeModelInferRequest(message, regions);
       isDecoupled = (await server.modelSpec(request.modelName, request.modelVersion)).isDecoupled;
-      return { ...request, signal };
+      trace?.timestamp('GRPC_WAITREAD_END');
+      return trace === undefined ? { ...request, signal } : { ...request, signal, trace };
     });
     decodedInOrder = admitted.then(
       () => undefined,
@@ -267,7 +285,10 @@ const streamInfer = (
       .then(async (request) => {
         await server.inferStream(request, (response) => {
           const final = { ...response, parameters: { ...response.parameters, triton_final_response: !isDecoupled } };
-          written = written.then(async () => write(create(ModelStreamInferResponseSchema, { inferResponse: await encodeModelInferResponse(final, regions) })));
+          written = written.then(async () => {
+            const reply = create(ModelStreamInferResponseSchema, { inferResponse: await encodeModelInferResponse(final, regions) });
+            traced(() => write(reply));
+          });
         });
         await written;
       })
@@ -287,6 +308,7 @@ const streamInfer = (
         },
       )
       .then(() => {
+        trace?.end();
         regions.releaseAll();
         pending--;
         finishIfDone();

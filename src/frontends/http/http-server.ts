@@ -1,6 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type InferenceServer, NereidError } from '../../core/index.js';
+import { type InferenceServer, NereidError, type RequestTrace } from '../../core/index.js';
 import { compressBody, decompressBody } from '../../protocol/content-encoding.js';
 import type { Logger } from '../../logging/logger.js';
 import { type AccessPolicy, OPEN_ACCESS } from '../access-policy.js';
@@ -164,30 +164,48 @@ export class HttpFrontend {
           case 'infer':
             return this.#infer(req, route, receivedNs, signal);
           case 'generate':
-            return handleGenerate(server, route, await this.#readBody(req), signal);
+            return this.#traced(req, route, receivedNs, (body, trace) => handleGenerate(server, route, body, trace, signal));
           case 'generate_stream':
-            return handleGenerateStream(server, route, await this.#readBody(req), signal);
+            return this.#traced(req, route, receivedNs, (body, trace) => handleGenerateStream(server, route, body, trace, signal));
           case 'stats':
             return handleStatistics(server, route);
         }
     }
   }
 
-  /** An inference request, traced when the trace settings sample it (Triton's HTTP_RECV_START and _END). */
-  async #infer(
+  /** An inference request (infer, generate, generate_stream), traced when the trace settings sample it; `signal` (the connection closed) cancels it. */
+  #infer(
     req: IncomingMessage,
     route: { readonly modelName: string; readonly modelVersion: number | undefined },
     receivedNs: bigint,
     signal: AbortSignal,
   ): Promise<Reply> {
-    const trace = this.#options.server.startTrace(route.modelName);
     const sharedMemory = this.#options.sharedMemory !== undefined ? { sharedMemory: this.#options.sharedMemory } : {};
-    if (trace === undefined) return handleInfer(this.#options.server, route, { headers: req.headers, body: await this.#readBody(req), ...sharedMemory, signal });
+    return this.#traced(req, route, receivedNs, (body, trace) =>
+      handleInfer(this.#options.server, route, { headers: req.headers, body, ...sharedMemory, signal, ...(trace !== undefined ? { trace } : {}) }),
+    );
+  }
+
+  /**
+   * Reads the body and runs `handle`, with a trace when the trace settings sample the request
+   * (Triton's HTTP_RECV_START and _END) or, in OpenTelemetry mode, when it carries a W3C `traceparent`.
+   * The reply carries the trace: #send records the send and ends it.
+   */
+  async #traced(
+    req: IncomingMessage,
+    route: { readonly modelName: string },
+    receivedNs: bigint,
+    handle: (body: Buffer, trace: RequestTrace | undefined) => Promise<Reply>,
+  ): Promise<Reply> {
+    const { traceparent, tracestate } = req.headers;
+    const carrier = typeof traceparent === 'string' ? { traceparent, ...(typeof tracestate === 'string' ? { tracestate } : {}) } : undefined;
+    const trace = this.#options.server.startTrace(route.modelName, carrier);
+    if (trace === undefined) return handle(await this.#readBody(req), undefined);
     trace.timestamp('HTTP_RECV_START', receivedNs);
     try {
       const body = await this.#readBody(req);
       trace.timestamp('HTTP_RECV_END');
-      return { ...(await handleInfer(this.#options.server, route, { headers: req.headers, body, ...sharedMemory, trace, signal })), trace };
+      return { ...(await handle(body, trace)), trace };
     } catch (error) {
       trace.end();
       throw error;
@@ -260,6 +278,12 @@ export class HttpFrontend {
       chunks = [await compressBody[encoding](Buffer.concat(chunks))];
       headers['content-encoding'] = encoding;
     }
+    const { trace } = reply;
+    if (trace !== undefined) {
+      trace.timestamp('HTTP_SEND_START');
+      res.once('finish', () => trace.timestamp('HTTP_SEND_END'));
+      res.once('close', () => trace.end());
+    }
     if (reply.stream !== undefined) {
       await this.#sendStream(res, reply.status, headers, reply.stream);
       return;
@@ -267,12 +291,6 @@ export class HttpFrontend {
     let length = 0;
     for (const chunk of chunks) length += chunk.byteLength;
     headers['content-length'] = length;
-    const { trace } = reply;
-    if (trace !== undefined) {
-      trace.timestamp('HTTP_SEND_START');
-      res.once('finish', () => trace.timestamp('HTTP_SEND_END'));
-      res.once('close', () => trace.end());
-    }
     res.writeHead(reply.status, headers);
     if (req.method === 'HEAD') {
       res.end();

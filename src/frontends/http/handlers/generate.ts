@@ -1,4 +1,4 @@
-import { type InferRequest, type InferResponse, type InferenceServer, NereidError } from '../../../core/index.js';
+import { type InferRequest, type InferResponse, type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
 import type { Parameters } from '../../../protocol/parameters.js';
 import { elementCount } from '../../../protocol/tensor-data.js';
 import { tensorDataFromJson, tensorDataToJson } from '../../tensor-json.js';
@@ -58,8 +58,9 @@ export function encodeGenerateResponse(response: InferResponse): string {
 }
 
 /** `POST .../generate`: exactly one response, as JSON; `signal` (the connection closed) cancels the request. */
-export async function handleGenerate(server: InferenceServer, target: Target, body: Buffer, signal?: AbortSignal): Promise<Reply> {
-  const request = { ...(await decodeGenerateRequest(server, target, body)), signal };
+export async function handleGenerate(server: InferenceServer, target: Target, body: Buffer, trace: RequestTrace | undefined, signal?: AbortSignal): Promise<Reply> {
+  const decoded = { ...(await decodeGenerateRequest(server, target, body)), signal };
+  const request = trace === undefined ? decoded : { ...decoded, trace };
   const responses: InferResponse[] = [];
   await server.inferStream(request, (response) => responses.push(response));
   if (responses.length !== 1) {
@@ -79,8 +80,9 @@ const sseEvent = (json: string): Buffer => Buffer.from(`data: ${json}\n\n`);
  * an `{"error": ...}` event, the status having been sent already. A client that goes away cancels the
  * request (`signal`): a decoupled model is told, and what it still sends is dropped.
  */
-export async function handleGenerateStream(server: InferenceServer, target: Target, body: Buffer, signal?: AbortSignal): Promise<Reply> {
-  const request = { ...(await decodeGenerateRequest(server, target, body)), signal };
+export async function handleGenerateStream(server: InferenceServer, target: Target, body: Buffer, trace: RequestTrace | undefined, signal?: AbortSignal): Promise<Reply> {
+  const decoded = { ...(await decodeGenerateRequest(server, target, body)), signal };
+  const request = trace === undefined ? decoded : { ...decoded, trace };
   const events = new AsyncQueue<Uint8Array>();
   const firstResponse = deferred();
   let hasResponded = false;
