@@ -25,12 +25,15 @@
  *   BENCH_NEREID_MAIN [dist/cli/main.js]   BENCH_BEFORE_MAIN [unset]   BENCH_NEREID_ARGS ['']
  *   BENCH_WORK_DIR [bench/batching/.work]  (shared with bench:batching: the exported models are reused)
  *
+ * Beside each rate, the server's CPU time per request (user + system, all its threads, from
+ * /proc/PID/stat over the wrk run): a figure that a loaded machine disturbs much less than the rate.
+ *
  * The answer of every server is checked against PyTorch's before and after its runs. The report is
  * printed and saved to bench/results/hot-path-<time>.md and .json.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus } from 'node:os';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { EngineResult } from './batching/engine-limit.js';
 import { encodeInferRequest, toFloat32 } from './batching/kserve-binary.js';
@@ -78,6 +81,15 @@ const configs = CONFIGS.filter((c) => SETTINGS.configs.includes(c.name));
 const models = [...new Set(configs.map((c) => c.model))];
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const CLOCK_TICKS_PER_S = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** CPU seconds a process has used (user + system, all threads), from /proc/PID/stat. */
+function cpuSecondsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // After the command: state is field 3, utime 14 and stime 15 (proc(5)).
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
+}
 
 function instanceCountOf(model: string): number {
   const entry = SETTINGS.instanceCount.split(',').find((item) => item.startsWith(`${model}=`));
@@ -176,8 +188,10 @@ interface Point {
   readonly config: string;
   readonly concurrency: number;
   readonly server: string;
-  readonly runs: WrkResult[];
+  readonly runs: Run[];
 }
+
+type Run = WrkResult & { readonly cpuUsPerRequest: number };
 
 const mean = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
 const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -198,13 +212,15 @@ async function measureConfig(config: BenchConfig, servers: readonly Server[]): P
     for (let round = 0; round < SETTINGS.rounds; round++) {
       const order = round % 2 === 0 ? servers : [...servers].reverse();
       for (const server of order) {
-        const run = await runWrk({ url: `${server.process.baseUrl}${server.path(config)}`, concurrency, threads: 1, durationS: SETTINGS.seconds, bodyFile: sample.bodyFile, headerLength: sample.headerLength });
+        const cpuBeforeS = cpuSecondsOf(server.process.pid);
+        const wrk = await runWrk({ url: `${server.process.baseUrl}${server.path(config)}`, concurrency, threads: 1, durationS: SETTINGS.seconds, bodyFile: sample.bodyFile, headerLength: sample.headerLength });
+        const run = { ...wrk, cpuUsPerRequest: ((cpuSecondsOf(server.process.pid) - cpuBeforeS) * 1e6) / Math.max(1, wrk.requests) };
         await check(server);
         const key = `${server.label}/${concurrency}`;
         if (!points.has(key)) points.set(key, { config: config.name, concurrency, server: server.label, runs: [] });
         points.get(key)!.runs.push(run);
         const errors = run.errorCount > 0 ? `, ${run.errorCount} errors` : '';
-        log(`  ${config.name} c=${concurrency} ${server.label}: ${run.inferPerSec.toFixed(0)} req/s, p50 ${(run.p50Ms * 1000).toFixed(0)} µs${errors}`);
+        log(`  ${config.name} c=${concurrency} ${server.label}: ${run.inferPerSec.toFixed(0)} req/s, p50 ${(run.p50Ms * 1000).toFixed(0)} µs, ${run.cpuUsPerRequest.toFixed(0)} CPU µs/req${errors}`);
       }
     }
   }
@@ -214,12 +230,13 @@ async function measureConfig(config: BenchConfig, servers: readonly Server[]): P
 function table(config: BenchConfig, points: readonly Point[], servers: readonly string[], engine: EngineResult | undefined): string {
   const rate = (server: string, c: number): number => mean(points.find((p) => p.server === server && p.concurrency === c)!.runs.map((r) => r.inferPerSec));
   const p50Us = (server: string, c: number): number => median(points.find((p) => p.server === server && p.concurrency === c)!.runs.map((r) => r.p50Ms * 1000));
+  const cpuUs = (server: string, c: number): number => median(points.find((p) => p.server === server && p.concurrency === c)!.runs.map((r) => r.cpuUsPerRequest));
   const hasBefore = servers.includes('before');
-  const header = ['concurrency', ...servers.map((s) => `${s} req/s (p50 µs)`), 'nereid / naive'];
+  const header = ['concurrency', ...servers.map((s) => `${s} req/s (p50 µs) [CPU µs/req]`), 'nereid / naive'];
   if (hasBefore) header.push('nereid / before');
   if (engine !== undefined) header.push(`nereid / engine (${engine.best.inferPerSec.toFixed(0)}/s)`);
   const rows = SETTINGS.concurrencies.map((c) => {
-    const cells = [String(c), ...servers.map((s) => `${rate(s, c).toFixed(0)} (${p50Us(s, c).toFixed(0)})`), (rate('nereid', c) / rate('naive', c)).toFixed(2)];
+    const cells = [String(c), ...servers.map((s) => `${rate(s, c).toFixed(0)} (${p50Us(s, c).toFixed(0)}) [${cpuUs(s, c).toFixed(0)}]`), (rate('nereid', c) / rate('naive', c)).toFixed(2)];
     if (hasBefore) cells.push((rate('nereid', c) / rate('before', c)).toFixed(2));
     if (engine !== undefined) cells.push((rate('nereid', c) / engine.best.inferPerSec).toFixed(2));
     return `| ${cells.join(' | ')} |`;
@@ -229,6 +246,7 @@ function table(config: BenchConfig, points: readonly Point[], servers: readonly 
 
 async function main(): Promise<void> {
   const startedAt = new Date();
+  const loadAtStart = loadavg();
   stopAllOnExit();
   const repository = makeRepository();
   const engines = new Map<string, EngineResult>();
@@ -252,6 +270,7 @@ async function main(): Promise<void> {
     '',
     `- machine: ${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node.js ${process.version}; servers, wrk and workers share the cores`,
     `- nereid: ${SETTINGS.nereidMain} (commit ${commit})${SETTINGS.beforeMain !== undefined ? `; before: ${SETTINGS.beforeMain}` : ''}${SETTINGS.nereidArgs.length > 0 ? `; flags ${SETTINGS.nereidArgs.join(' ')}` : ''}`,
+    `- load average at the start ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}, at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
     `- wrk -t1, ${SETTINGS.seconds} s per point, ${SETTINGS.rounds} round(s) alternated (mean rate, median p50); instance counts ${SETTINGS.instanceCount}`,
     '',
     ...configs.flatMap((config) => [table(config, points.filter((p) => p.config === config.name), labels, config.queueDelayUs !== undefined ? engines.get(config.model) : undefined), '']),

@@ -1,47 +1,97 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { INLINE_WARMUP_RUNS, InlineGuard, MAX_INLINE_RUN_US, MAX_SINGLE_RUN_US, SLOW_RUN_US, WINDOW_RUNS } from './inline-guard.js';
+import {
+  INLINE_WARMUP_RUNS,
+  InlineGuard,
+  MAX_INLINE_P10_US,
+  MAX_INLINE_RUN_US,
+  MAX_LEAVE_MEDIAN_US,
+  MAX_SINGLE_RUN_US,
+  WINDOW_RUNS,
+} from './inline-guard.js';
 
 /** Qualified, with its inline warm-up runs (slow, as a new session's are) behind it. */
-const qualified = (): InlineGuard => {
+const qualified = (roundTripUs = 40): InlineGuard => {
   const guard = new InlineGuard();
-  for (let run = 0; run < WINDOW_RUNS; run++) guard.recordThreadRun(5, 64);
+  for (let run = 0; run < WINDOW_RUNS; run++) guard.recordThreadRun(5, 64, roundTripUs);
   for (let run = 0; run < INLINE_WARMUP_RUNS; run++) assert.equal(guard.recordInlineRun(10 * MAX_SINGLE_RUN_US), true);
   return guard;
 };
 
 test('an instance qualifies after a window of fast runs, for inputs no bigger than measured in it', () => {
   const guard = new InlineGuard();
-  for (let run = 1; run < WINDOW_RUNS; run++) assert.equal(guard.recordThreadRun(5, run === 10 ? 256 : 64), false);
+  for (let run = 1; run < WINDOW_RUNS; run++) assert.equal(guard.recordThreadRun(5, run === 10 ? 256 : 64, 40), false);
   assert.equal(guard.allows(64), false);
-  assert.equal(guard.recordThreadRun(5, 64), true);
-  assert.equal(guard.recordThreadRun(5, 64), false, 'qualifies once');
+  assert.equal(guard.recordThreadRun(5, 64, 40), true);
+  assert.equal(guard.recordThreadRun(5, 64, 40), false, 'qualifies once');
   assert.equal(guard.allows(256), true);
   assert.equal(guard.allows(257), false);
 });
 
-test('a window qualifies by its median and its slowest tenth, so that a preempted run or two do not count', () => {
-  const preempted = new InlineGuard();
-  for (let run = 0; run < WINDOW_RUNS - 2; run++) preempted.recordThreadRun(5, 64);
-  preempted.recordThreadRun(50 * SLOW_RUN_US, 64);
-  assert.equal(preempted.recordThreadRun(50 * SLOW_RUN_US, 64), true);
-  const slow = new InlineGuard();
-  for (let run = 0; run < WINDOW_RUNS - 1; run++) slow.recordThreadRun(MAX_INLINE_RUN_US + 1, 64);
-  assert.equal(slow.recordThreadRun(5, 64), false);
-  assert.equal(slow.allows(64), false);
-  for (let run = 0; run < WINDOW_RUNS - 1; run++) slow.recordThreadRun(5, 64);
-  assert.equal(slow.recordThreadRun(5, 64), true, 'the next window is judged afresh');
+test('only executions no bigger than those that ran fast may run inline (small batches inline, big ones on the thread)', () => {
+  const guard = new InlineGuard();
+  for (let run = 1; run < WINDOW_RUNS; run++) guard.recordThreadRun(run % 2 === 0 ? 10 : 4 * MAX_INLINE_P10_US, run % 2 === 0 ? 256 : 8192, 400);
+  assert.equal(guard.recordThreadRun(10, 256, 400), true);
+  assert.equal(guard.allows(256), true);
+  assert.equal(guard.allows(8192), false);
 });
 
-test('inline runs slow in a window, or one very slow run, send the instance back to its thread for good', () => {
+test('a window qualifies by its fastest tenth (what the model computes) and its median (how long the loop is held)', () => {
+  const preempted = new InlineGuard();
+  for (let run = 0; run < WINDOW_RUNS - 2; run++) preempted.recordThreadRun(5, 64, 40);
+  preempted.recordThreadRun(50 * MAX_SINGLE_RUN_US, 64, 40);
+  assert.equal(preempted.recordThreadRun(50 * MAX_SINGLE_RUN_US, 64, 40), true);
+  const slow = new InlineGuard();
+  for (let run = 0; run < WINDOW_RUNS - 1; run++) slow.recordThreadRun(MAX_INLINE_RUN_US + 1, 64, 40);
+  assert.equal(slow.recordThreadRun(5, 64, 40), false);
+  assert.equal(slow.allows(64), false);
+  for (let run = 0; run < WINDOW_RUNS - 1; run++) slow.recordThreadRun(5, 64, 40);
+  assert.equal(slow.recordThreadRun(5, 64, 40), true, 'the next window is judged afresh');
+  const loaded = new InlineGuard();
+  for (let run = 1; run < WINDOW_RUNS; run++) loaded.recordThreadRun(run % 4 === 0 ? 20 : 300, 64, 600);
+  assert.equal(loaded.recordThreadRun(300, 64, 600), true, 'fast runs among preempted ones, a slower hop still');
+  const mostlySlow = new InlineGuard();
+  for (let run = 1; run < WINDOW_RUNS; run++) mostlySlow.recordThreadRun(run % 8 === 0 ? 20 : 2 * MAX_LEAVE_MEDIAN_US, 64, 4 * MAX_LEAVE_MEDIAN_US);
+  assert.equal(mostlySlow.recordThreadRun(20, 64, 4 * MAX_LEAVE_MEDIAN_US), false, 'a median past the leave limit');
+});
+
+test('inline runs slow in two windows in a row, or two very slow runs in a row, send the instance back to its thread for good', () => {
   const drifting = qualified();
-  for (let run = 0; run < 15; run++) assert.equal(drifting.recordInlineRun(2 * MAX_INLINE_RUN_US), true);
-  assert.equal(drifting.recordInlineRun(2 * MAX_INLINE_RUN_US), false);
+  for (let run = 0; run < 31; run++) assert.equal(drifting.recordInlineRun(MAX_INLINE_P10_US + 1), true);
+  assert.equal(drifting.recordInlineRun(MAX_INLINE_P10_US + 1), false);
   assert.equal(drifting.allows(64), false);
-  assert.equal(drifting.recordThreadRun(5, 64), false);
+  assert.equal(drifting.recordThreadRun(5, 64, 40), false);
   const stuck = qualified();
+  assert.equal(stuck.recordInlineRun(MAX_SINGLE_RUN_US + 1), true, 'one alone is a preempted run');
+  assert.equal(stuck.recordInlineRun(5), true);
+  assert.equal(stuck.recordInlineRun(MAX_SINGLE_RUN_US + 1), true);
   assert.equal(stuck.recordInlineRun(MAX_SINGLE_RUN_US + 1), false);
   assert.equal(stuck.allows(64), false);
   const steady = qualified();
-  for (let run = 0; run < 100; run++) assert.equal(steady.recordInlineRun(run % 10 === 0 ? SLOW_RUN_US : 5), true);
+  for (let run = 0; run < 100; run++) assert.equal(steady.recordInlineRun(run % 10 === 0 ? 4 * MAX_INLINE_P10_US : 5), true);
+});
+
+test('inline, runs between the limit to qualify and the limit to leave keep the instance inline (hysteresis)', () => {
+  const guard = qualified();
+  assert.ok(MAX_INLINE_P10_US > MAX_INLINE_RUN_US);
+  for (let run = 0; run < 64; run++) assert.equal(guard.recordInlineRun(MAX_INLINE_P10_US), true);
+  assert.equal(guard.allows(64), true);
+});
+
+test('the leave limit follows the round trip through the thread measured when qualifying, within bounds', () => {
+  assert.equal(qualified(40).leaveMedianUs, MAX_INLINE_P10_US);
+  assert.equal(qualified(400).leaveMedianUs, 400);
+  assert.equal(qualified(50 * MAX_LEAVE_MEDIAN_US).leaveMedianUs, MAX_LEAVE_MEDIAN_US);
+  const loaded = qualified(400);
+  for (let run = 0; run < 64; run++) assert.equal(loaded.recordInlineRun(run % 4 === 0 ? 20 : 300), true, 'slower than unloaded, faster than the hop');
+  for (let run = 0; run < 31; run++) loaded.recordInlineRun(401);
+  assert.equal(loaded.recordInlineRun(401), false);
+});
+
+test('one slow inline window alone (a burst of contention) keeps the instance inline', () => {
+  const guard = qualified();
+  for (let run = 0; run < 16; run++) assert.equal(guard.recordInlineRun(3 * MAX_INLINE_P10_US), true);
+  for (let run = 0; run < 16; run++) assert.equal(guard.recordInlineRun(5), true);
+  for (let run = 0; run < 16; run++) assert.equal(guard.recordInlineRun(3 * MAX_INLINE_P10_US), true);
+  assert.equal(guard.allows(64), true);
 });

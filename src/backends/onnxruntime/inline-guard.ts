@@ -1,23 +1,36 @@
 /**
  * When an ONNX Runtime instance may run its model on the main thread, with no thread hop (issue 20).
- * A run there blocks the event loop for its whole duration, so only a model whose runs take some tens
- * of microseconds at most qualifies, and only for runs no bigger than the ones it was measured on:
+ * A run there blocks the event loop for its whole duration, so only a model that computes for some
+ * tens of microseconds at most qualifies, and only for runs no bigger than the ones it was measured on.
+ * A run's time is the synchronous native call alone (sync-session.ts), on the thread or inline; on a
+ * loaded machine it also holds the time the thread was preempted, which says nothing of the model. So:
  *
- * - every instance starts on its execution thread; once the median of a window of WINDOW_RUNS runs
- *   there is at most MAX_INLINE_RUN_US and nine in ten took at most SLOW_RUN_US, it may run inline
- *   executions of at most the input bytes seen in that window (a window that fails is followed by
- *   another: medians and deciles, because a busy machine preempts a run now and then);
- * - inline, a window of INLINE_WINDOW_RUNS whose median is past MAX_INLINE_RUN_US, or one run past
- *   MAX_SINGLE_RUN_US (far past: a preempted or garbage-collected run is not the model's), sends the
- *   instance back to its thread for good: a model whose run time grows is not one to gamble the event
- *   loop on. The first INLINE_WARMUP_RUNS inline runs are not judged: a new session's first runs
- *   allocate and take milliseconds.
+ * - what the model computes is read from the fastest tenth of a window's runs (preemption only ever
+ *   adds time): at most MAX_INLINE_RUN_US to qualify, past MAX_INLINE_P10_US (twice that: a
+ *   hysteresis, so that a model near the limit does not qualify and then leave on the same noise)
+ *   to leave;
+ * - how long the event loop would be held is read from the median, which must stay within the leave
+ *   limit: the median round trip through the thread measured in the qualifying window, bounded to
+ *   [MAX_INLINE_P10_US, MAX_LEAVE_MEDIAN_US]. On a loaded machine every run is slower, inline or not,
+ *   and a run that holds the loop for less than the hop it saves costs the other requests less than
+ *   the hop would.
+ *
+ * Every instance starts on its execution thread; a window of WINDOW_RUNS runs there that passes both
+ * lets it run inline the executions no bigger than the biggest that ran within MAX_INLINE_P10_US in
+ * that window (so that with dynamic batching the small batches may run inline and the big ones stay on
+ * the thread; a window that fails is followed by another). Inline, a window of INLINE_WINDOW_RUNS that fails either, or two runs in a row
+ * past MAX_SINGLE_RUN_US (one alone is a preempted or garbage-collected run: on a machine with a load
+ * average of 17 on 2 cores a run of 13 µs measured 17 and 25 ms now and then), sends it back to its
+ * thread for good: a model whose run time grows is not one to gamble the event loop on. The first
+ * INLINE_WARMUP_RUNS inline runs are not judged: a new session's first runs allocate and take
+ * milliseconds.
  *
  * bench/channel.ts measured the hop it saves at about 15 µs of a 35 µs round trip for a 16-value
- * identity (docs/benchmarks.md, "The hot path").
+ * identity; on a VM whose idle cores are slow to wake, far more (docs/benchmarks.md, "The hot path").
  */
 export const MAX_INLINE_RUN_US = 50;
-export const SLOW_RUN_US = 200;
+export const MAX_INLINE_P10_US = 2 * MAX_INLINE_RUN_US;
+export const MAX_LEAVE_MEDIAN_US = 1000;
 export const MAX_SINGLE_RUN_US = 5000;
 export const WINDOW_RUNS = 64;
 const INLINE_WINDOW_RUNS = 16;
@@ -25,28 +38,54 @@ export const INLINE_WARMUP_RUNS = 4;
 
 /** What OrtInstance asks of the guard (tests give it another policy). */
 export interface InlinePolicy {
-  recordThreadRun(runUs: number, inputBytes: number): boolean;
+  /** A run on the execution thread: its run time, its input bytes, and the whole round trip to the thread and back. */
+  recordThreadRun(runUs: number, inputBytes: number, roundTripUs: number): boolean;
   allows(inputBytes: number): boolean;
   recordInlineRun(runUs: number): boolean;
 }
 
+/**
+ * For an instance fed by a dynamic batcher: its batches compute on the thread while the main thread
+ * gathers the next, which inline runs would serialize (the MLP with dynamic batching at queue delay 0,
+ * concurrency 32, fell to 0.44 of the build that ran nothing inline once its small batches did).
+ */
+export const NEVER_INLINE: InlinePolicy = { recordThreadRun: () => false, allows: () => false, recordInlineRun: () => false };
+
+/** The fastest tenth's upper bound and the median of a window (sorted in place). */
+function summaryOf(window: number[]): { readonly p10: number; readonly median: number } {
+  window.sort((a, b) => a - b);
+  return { p10: window[Math.floor(window.length / 10)]!, median: window[window.length >> 1]! };
+}
+
+const medianOf = (values: number[]): number => summaryOf(values).median;
+
 export class InlineGuard implements InlinePolicy {
   #window: number[] = [];
+  #roundTrips: number[] = [];
   #windowMaxInputBytes = 0;
   #maxInputBytes = -1;
+  #leaveMedianUs = MAX_INLINE_P10_US;
   #isRetired = false;
   #inlineRuns = 0;
+  #wasLastRunStuck = false;
+  #wasLastWindowSlow = false;
 
   /** Records a run on the execution thread; true once the instance qualifies (the first time only). */
-  recordThreadRun(runUs: number, inputBytes: number): boolean {
+  recordThreadRun(runUs: number, inputBytes: number, roundTripUs: number): boolean {
     if (this.#isRetired || this.#maxInputBytes >= 0) return false;
     this.#window.push(runUs);
-    this.#windowMaxInputBytes = Math.max(this.#windowMaxInputBytes, inputBytes);
+    this.#roundTrips.push(roundTripUs);
+    if (runUs <= MAX_INLINE_P10_US) this.#windowMaxInputBytes = Math.max(this.#windowMaxInputBytes, inputBytes);
     if (this.#window.length < WINDOW_RUNS) return false;
-    const sorted = this.#window.sort((a, b) => a - b);
-    const qualifies = sorted[WINDOW_RUNS >> 1]! <= MAX_INLINE_RUN_US && sorted[Math.floor(WINDOW_RUNS * 0.9)]! <= SLOW_RUN_US;
-    if (qualifies) this.#maxInputBytes = this.#windowMaxInputBytes;
+    const leaveMedianUs = Math.min(MAX_LEAVE_MEDIAN_US, Math.max(MAX_INLINE_P10_US, medianOf(this.#roundTrips)));
+    const { p10, median } = summaryOf(this.#window);
+    const qualifies = p10 <= MAX_INLINE_RUN_US && median <= leaveMedianUs;
+    if (qualifies) {
+      this.#maxInputBytes = this.#windowMaxInputBytes;
+      this.#leaveMedianUs = leaveMedianUs;
+    }
     this.#window = [];
+    this.#roundTrips = [];
     this.#windowMaxInputBytes = 0;
     return qualifies;
   }
@@ -56,15 +95,25 @@ export class InlineGuard implements InlinePolicy {
     return !this.#isRetired && inputBytes <= this.#maxInputBytes;
   }
 
+  /** The median inline run time past which the instance goes back to its thread. */
+  get leaveMedianUs(): number {
+    return this.#leaveMedianUs;
+  }
+
   /** Records how long an inline run blocked the event loop; false when the instance goes back to its thread for good. */
   recordInlineRun(runUs: number): boolean {
     if (++this.#inlineRuns <= INLINE_WARMUP_RUNS) return true;
-    if (runUs > MAX_SINGLE_RUN_US) return this.#retire();
+    const isStuck = runUs > MAX_SINGLE_RUN_US;
+    if (isStuck && this.#wasLastRunStuck) return this.#retire();
+    this.#wasLastRunStuck = isStuck;
     this.#window.push(runUs);
     if (this.#window.length < INLINE_WINDOW_RUNS) return true;
-    const median = this.#window.sort((a, b) => a - b)[INLINE_WINDOW_RUNS >> 1]!;
+    const { p10, median } = summaryOf(this.#window);
     this.#window = [];
-    return median <= MAX_INLINE_RUN_US || this.#retire();
+    const isSlow = p10 > MAX_INLINE_P10_US || median > this.#leaveMedianUs;
+    if (isSlow && this.#wasLastWindowSlow) return this.#retire();
+    this.#wasLastWindowSlow = isSlow;
+    return true;
   }
 
   #retire(): false {

@@ -15,6 +15,7 @@ import type { Backend, BackendContext, BackendModel, InstanceSpec, ModelFiles } 
 import type { ModelInstance } from '../../kernel/model-instance.js';
 import { type OnnxModelInfo, type OnnxTensorInfo, readOnnxModelInfo } from './model-metadata.js';
 import { executionThreads } from './execution-threads.js';
+import { NEVER_INLINE } from './inline-guard.js';
 import { OrtInstance } from './ort-instance.js';
 import { ortTypeOf } from './ort-tensors.js';
 import { sessionOptionsFromConfig } from './session-options.js';
@@ -134,6 +135,7 @@ class OnnxRuntimeModel implements BackendModel {
       sessionOptions: sessionOptionsFromConfig(this.config, { instanceCount: instance.instanceCount, cpuCount: this.context.cpuCount }),
       logger: this.context.logger,
       signal: instance.signal,
+      ...(this.config.schedulingChoice.case === 'dynamicBatching' ? { inlinePolicy: NEVER_INLINE } : {}),
     });
   }
 

@@ -37,6 +37,7 @@ import {
 } from './ort-channel.js';
 import { InlineGuard, type InlinePolicy } from './inline-guard.js';
 import { dataTypeOfOrt, ortTypeOf, stringCheckedTensor } from './ort-tensors.js';
+import type { SyncSession } from './sync-session.js';
 
 const utf8 = new TextDecoder('utf-8');
 
@@ -54,7 +55,7 @@ function gathered(parts: readonly Uint8Array[]): Uint8Array {
 }
 
 interface InlineSession {
-  readonly session: InferenceSession;
+  readonly session: SyncSession;
   readonly Tensor: typeof OrtTensor;
 }
 
@@ -229,10 +230,12 @@ export class OrtInstance implements ModelInstance {
     let result: RunResult;
     try {
       if (this.#inline !== undefined && this.#guard.allows(inputBytes)) {
-        result = await this.#runInline(this.#inline, feeds, outputNames);
+        result = this.#runInline(this.#inline, feeds, outputNames);
       } else {
+        const sentMs = epochMs();
         result = await this.#run(feeds, outputNames);
-        if (this.#guard.recordThreadRun((result.runEndMs - result.runStartMs) * 1000, inputBytes)) this.#startInline();
+        const runUs = (result.runEndMs - result.runStartMs) * 1000;
+        if (this.#guard.recordThreadRun(runUs, inputBytes, (epochMs() - sentMs) * 1000)) this.#startInline();
       }
     } catch (error) {
       if (!(error instanceof NereidError)) throw error;
@@ -267,7 +270,7 @@ export class OrtInstance implements ModelInstance {
    * Runs on the main thread: the request's own typed arrays are the feeds (gathered into one buffer
    * for a batch of several), and ONNX Runtime's outputs are used as they come, with no copy.
    */
-  async #runInline(inline: InlineSession, feeds: readonly ChannelTensor[], fetches: readonly string[]): Promise<RunResult> {
+  #runInline(inline: InlineSession, feeds: readonly ChannelTensor[], fetches: readonly string[]): RunResult {
     const ortFeeds: Record<string, OrtTensor> = {};
     for (const feed of feeds) {
       let data: unknown;
@@ -276,13 +279,11 @@ export class OrtInstance implements ModelInstance {
       else data = typedArrayOf(feed.type, gathered(feed.parts));
       ortFeeds[this.#inputNames[feed.nameIndex]!] = new inline.Tensor(feed.type, data as never, feed.dims);
     }
-    // NOTE: session.run() computes in a setImmediate of its own; this one, queued first, runs just
-    // before it: from there to the await's return is how long the event loop was blocked.
-    let runStartMs = epochMs();
-    setImmediate(() => (runStartMs = epochMs()));
-    let results: InferenceSession.OnnxValueMapType;
+    // The run is synchronous (sync-session.ts): its duration is how long the event loop was blocked.
+    const runStartMs = epochMs();
+    let results: Record<string, OrtTensor>;
     try {
-      results = await inline.session.run(ortFeeds, [...fetches]);
+      results = inline.session.run(ortFeeds, fetches);
     } catch (error) {
       throw new NereidError('INTERNAL', `onnxruntime execute failure: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -292,7 +293,7 @@ export class OrtInstance implements ModelInstance {
       this.#options.logger.info('onnxruntime', `${this.#supervisor.label} runs on its execution thread again: its runs grew past what the main thread may spend on them`);
     }
     const outputs = fetches.map((name): ReadTensor => {
-      const value = results[name] as OrtTensor;
+      const value = results[name]!;
       const data = value.type === 'string' ? (value.data as string[]).map((element) => Buffer.from(element, 'utf8') as Uint8Array) : (value.data as ArrayBufferView);
       return { nameIndex: this.#outputIndex.get(name)!, type: value.type, dims: [...value.dims], data };
     });
@@ -304,14 +305,11 @@ export class OrtInstance implements ModelInstance {
     if (this.#isInlineStarted) return;
     this.#isInlineStarted = true;
     const options = this.#options;
-    import('onnxruntime-node')
-      .then(async ({ InferenceSession, Tensor }) => {
+    Promise.all([import('onnxruntime-node'), import('./sync-session.js')])
+      .then(([{ Tensor }, { loadSyncSession }]) => {
+        if (this.#isClosed) return;
         // One thread: a pool would add threads to the main thread's process for runs of microseconds.
-        const session = await InferenceSession.create(options.modelPath, { ...options.sessionOptions, intraOpNumThreads: 1, interOpNumThreads: 1 });
-        if (this.#isClosed) {
-          await session.release();
-          return;
-        }
+        const session = loadSyncSession(options.modelPath, { ...options.sessionOptions, intraOpNumThreads: 1, interOpNumThreads: 1 });
         this.#inline = { session, Tensor };
         options.logger.verbose(1, 'onnxruntime', `${this.#supervisor.label} runs on the main thread: its runs take microseconds`);
       })
@@ -323,7 +321,7 @@ export class OrtInstance implements ModelInstance {
   #stopInline(): void {
     const inline = this.#inline;
     this.#inline = undefined;
-    void inline?.session.release();
+    inline?.session.release();
   }
 
   /** Hands the run to the execution thread and waits, off the event loop, for its reply in shared memory. */

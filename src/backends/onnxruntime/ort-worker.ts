@@ -1,13 +1,13 @@
 /**
  * An execution thread: hosts the ONNX Runtime sessions of many instances and runs their requests one
- * at a time. NOTE: onnxruntime-node's `session.run()` blocks the thread that calls it (the promise only
- * wraps a synchronous native call), so sessions run here and the main event loop stays free.
+ * at a time. A run blocks the thread that calls it (sync-session.ts), so sessions run here and the
+ * main event loop stays free.
  *
  * The thread sleeps in Atomics.wait on its doorbell; each wake it reads its messages (receiveMessageOnPort:
  * no event-loop turn needed) and runs every session whose control block holds a request (ort-channel.ts).
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
-import { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
+import { Tensor as OrtTensor } from 'onnxruntime-node';
 import {
   arenaBytesFor,
   BELL_COUNTER,
@@ -27,6 +27,7 @@ import {
   writeTensors,
 } from './ort-channel.js';
 import type { FromThread, GrownArena, ThreadInit, ToThread } from './ort-messages.js';
+import { loadSyncSession, type SyncSession } from './sync-session.js';
 
 const init = workerData as ThreadInit;
 const bell = new Int32Array(init.bell);
@@ -35,7 +36,7 @@ const utf8Encoder = new TextEncoder();
 
 interface Hosted {
   readonly id: number;
-  readonly session: InferenceSession;
+  readonly session: SyncSession;
   readonly control: Int32Array;
   readonly times: Float64Array;
   arena: SharedArrayBuffer;
@@ -49,11 +50,11 @@ function reply(message: FromThread): void {
   parentPort!.postMessage(message);
 }
 
-async function handle(message: ToThread): Promise<void> {
+function handle(message: ToThread): void {
   switch (message.type) {
     case 'load': {
       try {
-        const session = await InferenceSession.create(message.modelPath, message.sessionOptions);
+        const session = loadSyncSession(message.modelPath, message.sessionOptions);
         sessions.set(message.session, {
           id: message.session,
           session,
@@ -71,7 +72,7 @@ async function handle(message: ToThread): Promise<void> {
     case 'unload': {
       const hosted = sessions.get(message.session);
       sessions.delete(message.session);
-      await hosted?.session.release();
+      hosted?.session.release();
       reply({ type: 'unloaded', session: message.session });
       return;
     }
@@ -90,7 +91,7 @@ function localBuffer(hosted: Hosted, byteLength: number): ArrayBuffer {
   return hosted.local;
 }
 
-async function run(hosted: Hosted): Promise<void> {
+function run(hosted: Hosted): void {
   const { session, control, times } = hosted;
   try {
     const feeds: Record<string, OrtTensor> = {};
@@ -101,10 +102,8 @@ async function run(hosted: Hosted): Promise<void> {
     const fetches: string[] = [];
     const fetchIndexes = control.subarray(CONTROL_FETCHES, CONTROL_FETCHES + control[CONTROL_FETCH_COUNT]!);
     for (const index of fetchIndexes) fetches.push(session.outputNames[index]!);
-    // NOTE: session.run() computes in a setImmediate of its own; this one, queued first, runs just
-    // before it, so that the start is when the computation starts, not when run() was called.
-    setImmediate(() => (times[CONTROL_RUN_START] = performance.timeOrigin + performance.now()));
-    const results = await session.run(feeds, fetches);
+    times[CONTROL_RUN_START] = performance.timeOrigin + performance.now();
+    const results = session.run(feeds, fetches);
     times[CONTROL_RUN_END] = performance.timeOrigin + performance.now();
     const outputs: ChannelTensor[] = [];
     for (const [position, name] of fetches.entries()) {
@@ -130,20 +129,32 @@ async function run(hosted: Hosted): Promise<void> {
   Atomics.notify(control, CONTROL_STATE);
 }
 
-async function handleMessages(): Promise<void> {
+function handleMessages(): void {
   for (let received = receiveMessageOnPort(init.controlPort); received !== undefined; received = receiveMessageOnPort(init.controlPort)) {
-    await handle(received.message as ToThread);
+    handle(received.message as ToThread);
   }
 }
 
+/** The thread's own event loop turns at most every TURN_EVERY_MS, between runs. */
+const TURN_EVERY_MS = 5;
+let lastTurnMs = performance.now();
+
 for (;;) {
   const seen = Atomics.load(bell, BELL_COUNTER);
-  await handleMessages();
+  handleMessages();
   for (const hosted of sessions.values()) {
     if (Atomics.load(hosted.control, CONTROL_STATE) !== STATE_REQUEST) continue;
-    await run(hosted);
+    run(hosted);
     // An unload or an exit waits for one run at most, not for every session's.
-    await handleMessages();
+    handleMessages();
+  }
+  // NOTE: runs and messages are handled without an event-loop turn (nothing above awaits a
+  // macrotask: a turn per run cost a setImmediate each), but native finalizers and the worker's own
+  // handles still need turns now and then; a request that arrives meanwhile bumps the counter read
+  // above, so it is not slept through.
+  if (performance.now() - lastTurnMs >= TURN_EVERY_MS) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    lastTurnMs = performance.now();
   }
   Atomics.store(bell, BELL_SLEEPING, 1);
   Atomics.wait(bell, BELL_COUNTER, seen);
