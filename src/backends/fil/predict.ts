@@ -1,9 +1,10 @@
 import { CATEGORY_LEFT, CATEGORY_RIGHT, type Forest, NUMERIC_DEFAULT_LEFT, NUMERIC_DEFAULT_RIGHT, ZERO_AS_MISSING } from './forest.js';
 
 /*
- * The fil backend's evaluator, chosen over ONNX Runtime's ai.onnx.ml TreeEnsembleRegressor by
- * measurement (docs/benchmarks.md, "Tree models"): 15 times faster at one row (no session-run
- * overhead), even up to 1,024 rows, slower only where ONNX Runtime's extra threads count.
+ * The fil backend's evaluator in TypeScript: the fallback of the native one (native-forest.ts) when
+ * the addon is absent, and what the native one is tested against, bit for bit. Chosen over ONNX
+ * Runtime's ai.onnx.ml TreeEnsembleRegressor by measurement (docs/benchmarks.md, "Tree models"):
+ * 15 times faster at one row (no session-run overhead), even up to 1,024 rows.
  */
 
 /**
