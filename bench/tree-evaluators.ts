@@ -8,13 +8,16 @@
  *   (C++, `intraOpNumThreads` threads, off the event loop).
  *
  * Latency per call at each batch size and, for the evaluators on the calling thread, the CPU time per
- * row and tree (process.cpuUsage, which the other sessions' load hurts less than the wall clock); the
+ * row and tree (process.cpuUsage, which the other sessions' load hurts less than the wall clock),
+ * beside XGBoost's own on one thread (bench/tree_models.py, `nthread` 1, time.process_time); the
  * margins of all of them, and whether they agree (max |difference|: 0 between JavaScript and native).
  *
  *   /usr/bin/python3 bench/tree_models.py make /tmp/trees
  *   node --import tsx bench/tree-evaluators.ts /tmp/trees [threads]      (BENCH_DURATION_MS per point, default 1500)
  */
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
 import { createNativeForest } from '../src/backends/fil/native-forest.js';
 import { predictMargins } from '../src/backends/fil/predict.js';
@@ -42,8 +45,18 @@ async function timed(run: () => Promise<unknown> | unknown): Promise<{ perCallUs
   return { perCallUs: ((performance.now() - start) / calls) * 1000, cpuPerCallUs: (used.user + used.system) / calls };
 }
 
-console.log('| model | batch | JavaScript µs/call | JavaScript CPU ns/row/tree | native µs/call | native CPU ns/row/tree | native off-thread µs/call | ONNX Runtime µs/call | max \\|JS - native\\| | max \\|JS - ONNX\\| |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+const xgboost = spawnSync('/usr/bin/python3', [fileURLToPath(new URL('./tree_models.py', import.meta.url)), 'xgboost', folder, '1', String(DURATION_MS / 1000), ...BATCHES.map(String)], { encoding: 'utf8' });
+if (xgboost.status !== 0) throw new Error(`bench/tree_models.py failed:\n${xgboost.stderr}`);
+const xgboostCpuUs = new Map(
+  xgboost.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { model: string; batch: number; cpuUs: number })
+    .map((figure) => [`${figure.model}/${figure.batch}`, figure.cpuUs]),
+);
+
+console.log('| model | batch | JavaScript µs/call | JavaScript CPU ns/row/tree | native µs/call | native CPU ns/row/tree | XGBoost (1 thread) CPU ns/row/tree | native off-thread µs/call | ONNX Runtime µs/call | max \\|JS - native\\| | max \\|JS - ONNX\\| |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const { name, features } of MODELS) {
   const forest = await readForest(name, join(folder, name, '1', 'xgboost.json'), 'xgboost_json');
   const choice = createNativeForest(forest);
@@ -69,7 +82,7 @@ for (const { name, features } of MODELS) {
     }
     const perRowTree = (us: number) => ((us * 1000) / (batch * trees)).toFixed(1);
     console.log(
-      `| ${name} | ${batch} | ${script.perCallUs.toFixed(1)} | ${perRowTree(script.cpuPerCallUs)} | ${onCaller.perCallUs.toFixed(1)} | ${perRowTree(onCaller.cpuPerCallUs)} | ${offThread.perCallUs.toFixed(1)} | ${onnx.perCallUs.toFixed(1)} | ${nativeDifference} | ${onnxDifference.toExponential(1)} |`,
+      `| ${name} | ${batch} | ${script.perCallUs.toFixed(1)} | ${perRowTree(script.cpuPerCallUs)} | ${onCaller.perCallUs.toFixed(1)} | ${perRowTree(onCaller.cpuPerCallUs)} | ${perRowTree(xgboostCpuUs.get(`${name}/${batch}`)!)} | ${offThread.perCallUs.toFixed(1)} | ${onnx.perCallUs.toFixed(1)} | ${nativeDifference} | ${onnxDifference.toExponential(1)} |`,
     );
   }
   await session.release();

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -143,10 +144,16 @@ void SumThreaded(const Forest& forest, const float* input, int64_t rows, double*
     return std::min(rows, ((blocks * index) / count) * kBlockRows);
   };
   std::vector<std::thread> helpers;
-  for (int64_t index = 1; index < count; index++) {
-    helpers.emplace_back([&, index] { Sum(forest, input, rangeOf(index), rangeOf(index + 1), sums); });
+  int64_t started = 1;
+  // A thread that cannot start (std::system_error) leaves its rows, and the rest, to this one.
+  try {
+    for (; started < count; started++) {
+      helpers.emplace_back([&, started] { Sum(forest, input, rangeOf(started), rangeOf(started + 1), sums); });
+    }
+  } catch (const std::system_error&) {
   }
   Sum(forest, input, 0, rangeOf(1), sums);
+  if (started < count) Sum(forest, input, rangeOf(started), rows, sums);
   for (std::thread& helper : helpers) helper.join();
 }
 
