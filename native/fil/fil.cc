@@ -15,7 +15,9 @@
 //
 // Why no branch per node: a leaf points to itself with a NaN threshold, so walking a tree is
 // exactly `depth` steps of `node = child + goesRight` for every row, and the rows of a block are
-// independent loads that the core overlaps (the layout of FIL and XGBoost's predictors).
+// independent loads that the core overlaps (the layout of FIL and XGBoost's predictors). Fewer than
+// four rows walk 32 trees side by side instead, for the same reason (3 times faster for one row of a
+// 500-tree forest).
 #define NAPI_VERSION 8
 #include <node_api.h>
 
@@ -92,6 +94,22 @@ bool GoesLeft(const Forest& forest, int32_t n, float x) {
   return x < node.threshold;
 }
 
+// One step of the walk from node `at` for the row `row`: the next node.
+template <bool kHasComplexSplits>
+inline int32_t Step(const Forest& forest, const Node* nodes, const float* row, int32_t at) {
+  const Node& node = nodes[at];
+  const float x = row[node.packed >> 4];
+  int right;
+  if (kHasComplexSplits && (node.packed & 7) > kNumericDefaultLeft) {
+    right = GoesLeft(forest, at, x) ? 0 : 1;
+  } else {
+    // x >= t goes right; NaN goes right unless the default is left. A leaf (NaN threshold,
+    // default left) never goes right, and its child is itself.
+    right = (x >= node.threshold) | ((x != x) & !((node.packed >> 3) & 1));
+  }
+  return node.child + right;
+}
+
 template <bool kHasComplexSplits>
 void SumRows(const Forest& forest, const float* input, int64_t rowBegin, int64_t rowEnd, double* sums) {
   const int32_t features = forest.numFeatures;
@@ -107,6 +125,7 @@ void SumRows(const Forest& forest, const float* input, int64_t rowBegin, int64_t
       const int32_t root = forest.roots[t];
       for (int r = 0; r < count; r++) at[r] = root;
       for (int32_t level = forest.treeDepth[t]; level > 0; level--) {
+        // NOTE: Step written out: through the call (inlined) this loop measured 30 to 50 % slower.
         for (int r = 0; r < count; r++) {
           const Node& node = nodes[at[r]];
           const float x = block[r * features + (node.packed >> 4)];
@@ -128,11 +147,39 @@ void SumRows(const Forest& forest, const float* input, int64_t rowBegin, int64_t
   }
 }
 
+// For a few rows, where a block would walk one row at a time: each row walks kTreeBlock trees at
+// once instead (independent loads again), and adds their leaves in tree order as SumRows does.
+template <bool kHasComplexSplits>
+void SumFewRows(const Forest& forest, const float* input, int64_t rowBegin, int64_t rowEnd, double* sums) {
+  constexpr size_t kTreeBlock = 32;
+  const int32_t groups = forest.numGroups;
+  const Node* nodes = forest.nodes.data();
+  const size_t treeCount = forest.roots.size();
+  std::fill(sums + rowBegin * groups, sums + rowEnd * groups, 0.0);
+  int32_t at[kTreeBlock];
+  for (int64_t r = rowBegin; r < rowEnd; r++) {
+    const float* row = input + r * forest.numFeatures;
+    for (size_t first = 0; first < treeCount; first += kTreeBlock) {
+      const size_t count = std::min(kTreeBlock, treeCount - first);
+      int32_t depth = 0;
+      for (size_t j = 0; j < count; j++) {
+        at[j] = forest.roots[first + j];
+        depth = std::max(depth, forest.treeDepth[first + j]);
+      }
+      for (int32_t level = depth; level > 0; level--) {
+        for (size_t j = 0; j < count; j++) at[j] = Step<kHasComplexSplits>(forest, nodes, row, at[j]);
+      }
+      for (size_t j = 0; j < count; j++) sums[r * groups + forest.treeGroup[first + j]] += forest.leafValue[at[j]];
+    }
+  }
+}
+
 void Sum(const Forest& forest, const float* input, int64_t rowBegin, int64_t rowEnd, double* sums) {
+  const bool isFew = rowEnd - rowBegin < 4;
   if (forest.hasComplexSplits) {
-    SumRows<true>(forest, input, rowBegin, rowEnd, sums);
+    isFew ? SumFewRows<true>(forest, input, rowBegin, rowEnd, sums) : SumRows<true>(forest, input, rowBegin, rowEnd, sums);
   } else {
-    SumRows<false>(forest, input, rowBegin, rowEnd, sums);
+    isFew ? SumFewRows<false>(forest, input, rowBegin, rowEnd, sums) : SumRows<false>(forest, input, rowBegin, rowEnd, sums);
   }
 }
 

@@ -52,7 +52,11 @@ describe('the native evaluator', { skip }, () => {
       for (const defaultLeft of [false, true]) {
         // 0.1 as a double lies between two floats; nextUp(0.1) is LightGBM's `x <= 0.1` rewritten.
         for (const threshold of [0.5, 0.1, nextUp(0.1), Math.fround(0.1), -Infinity, 3.5e38]) {
-          await assertSameMargins(stump(kind, defaultLeft, threshold, [0, 1, 5, 33]), values, values.length, `kind ${kind}, default ${defaultLeft ? 'left' : 'right'}, threshold ${threshold}`);
+          const forest = stump(kind, defaultLeft, threshold, [0, 1, 5, 33]);
+          const what = `kind ${kind}, default ${defaultLeft ? 'left' : 'right'}, threshold ${threshold}`;
+          await assertSameMargins(forest, values, values.length, what);
+          // A row alone takes the other loop (trees walked side by side).
+          for (let row = 0; row < values.length; row++) await assertSameMargins(forest, values.subarray(row, row + 1), 1, `${what}, row ${row} alone`);
         }
       }
     }
