@@ -7,7 +7,8 @@
       features; beside each, model.onnx: the same trees as one ai.onnx.ml TreeEnsembleRegressor node
       (the other evaluator candidate), converted here from the XGBoost JSON.
   /usr/bin/python3 bench/tree_models.py xgboost <folder> <threads> <seconds> <batch>...
-      prints one JSON line per model and batch: rows/s of Booster.inplace_predict in-process.
+      prints one JSON line per model and batch: rows/s of Booster.inplace_predict in-process, and the
+      CPU time per call (time.process_time: all of the process's threads, OpenMP's waiting included).
 
 Requirements (Debian 12): python3-xgboost python3-sklearn python3-onnx python3-numpy.
 """
@@ -90,11 +91,13 @@ def measure_xgboost(folder, threads, seconds, batches):
                 booster.inplace_predict(x)
             count = 0
             start = time.perf_counter()
+            cpu_start = time.process_time()
             while time.perf_counter() - start < seconds:
                 booster.inplace_predict(x)
                 count += 1
             elapsed = time.perf_counter() - start
-            print(json.dumps({"model": name, "batch": batch, "rowsPerSecond": count * batch / elapsed, "latencyUs": elapsed / count * 1e6}), flush=True)
+            cpu_us = (time.process_time() - cpu_start) / count * 1e6
+            print(json.dumps({"model": name, "batch": batch, "rowsPerSecond": count * batch / elapsed, "latencyUs": elapsed / count * 1e6, "cpuUs": cpu_us}), flush=True)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ runBackendConformance({
     batching: `${NOT_FP32_ROWS} (no BYTES), and every row of the right width is a valid input, so no request can fail alone in a batch`,
     reshape: NOT_FP32_ROWS,
     bad_output: 'the fil backend computes its outputs from the configuration it checked against the model file at load, so no output can break it',
-    crashy: 'the fil backend evaluates on the calling thread, with no worker to crash',
+    crashy: 'the fil backend runs no model code: its evaluator (native or JavaScript) has no process of its own to crash',
     slow: 'a tree model is not slow on purpose, and the fil backend has no worker to hold a request while others queue',
   },
   batchProbe: {

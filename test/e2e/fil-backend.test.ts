@@ -3,6 +3,8 @@
  * XGBoost objective, LightGBM, scikit-learn conversions, SHAP) answers what its own library predicts,
  * over HTTP and gRPC, in one batched request and one row per request (which the dynamic batcher
  * gathers again); files and configs that disagree fail their load with a reason naming both.
+ * The predictions are checked twice: with the native evaluator (native/fil) and with the JavaScript
+ * one that replaces it when the addon is not built (NEREID_FIL_FALLBACK=1).
  */
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,18 +12,52 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { GrpcClient, HttpClient } from '../../src/client/index.js';
+import type { Logger } from '../../src/logging/logger.js';
 import { EXAMPLES, type TestServer, startTestServer } from '../helpers/server.js';
 import { TREE_MODELS, TREE_REPOSITORY, assertClose, rowsAsFloat32, treeExpectation } from '../helpers/tree-fixtures.js';
 
 type Client = HttpClient | GrpcClient;
 
+const infer = async (client: Client, model: string, rows: Float32Array, count: number, features: number) => {
+  const result = await client.infer(model, [{ name: 'input__0', datatype: 'FP32', shape: [count, features], data: rows }]);
+  return Object.fromEntries(result.outputs.map((output) => [output.name, result.data(output.name, 'FP32') as Float32Array]));
+};
+
+/** Batches big enough for the threads (native) or the row pool (JavaScript), checked row by row. */
+async function assertLargeBatches(client: Client): Promise<void> {
+  for (const [model, copies] of [['xgb_shap_binary', 250], ['xgb_many_trees', 10], ['lgb_multiclass', 300]] as const) {
+    const expected = treeExpectation(model);
+    const rows = Array.from({ length: copies }, () => expected.rows).flat();
+    const outputs = await infer(client, model, rowsAsFloat32(rows), rows.length, expected.rows[0]!.length);
+    for (const [name, values] of Object.entries(expected.outputs)) {
+      assertClose(outputs[name]!, Array.from({ length: copies }, () => values).flat(), `${model} ${name} (${rows.length} rows)`);
+    }
+  }
+}
+
+/** Starts a server with every fixture model, recording what the fil backend logs; env NEREID_FIL_FALLBACK as given while the models load. */
+async function startFilServer(repositories: readonly string[], fallback: '0' | '1'): Promise<{ server: TestServer; filLines: string[] }> {
+  const filLines: string[] = [];
+  const logger: Logger = { warning() {}, error() {}, verbose() {}, info: (component, message) => (component === 'fil' ? filLines.push(message) : undefined) };
+  const previous = process.env.NEREID_FIL_FALLBACK;
+  process.env.NEREID_FIL_FALLBACK = fallback;
+  try {
+    const server = await startTestServer({ modelRepositories: repositories, modelControlMode: 'explicit', startupModels: [...TREE_MODELS, 'breast_cancer'], logger });
+    return { server, filLines };
+  } finally {
+    if (previous === undefined) delete process.env.NEREID_FIL_FALLBACK;
+    else process.env.NEREID_FIL_FALLBACK = previous;
+  }
+}
+
 describe('fil backend', () => {
   let server: TestServer;
+  let filLines: string[];
   let clients: Record<'http' | 'grpc', Client>;
   const scratch = mkdtempSync(join(tmpdir(), 'nereid-fil-'));
 
   before(async () => {
-    server = await startTestServer({ modelRepositories: [TREE_REPOSITORY, scratch, EXAMPLES], modelControlMode: 'explicit', startupModels: [...TREE_MODELS, 'breast_cancer'] });
+    ({ server, filLines } = await startFilServer([TREE_REPOSITORY, scratch, EXAMPLES], '0'));
     clients = { http: new HttpClient(server.url), grpc: new GrpcClient(server.grpcUrl!) };
   });
   after(async () => {
@@ -31,10 +67,12 @@ describe('fil backend', () => {
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  const infer = async (client: Client, model: string, rows: Float32Array, count: number, features: number) => {
-    const result = await client.infer(model, [{ name: 'input__0', datatype: 'FP32', shape: [count, features], data: rows }]);
-    return Object.fromEntries(result.outputs.map((output) => [output.name, result.data(output.name, 'FP32') as Float32Array]));
-  };
+  test('the load line names the evaluator: native, as npm install built it', (t) => {
+    const line = filLines.find((text) => text.startsWith("model 'breast_cancer': "))!;
+    // CI must have the addon (.ci/run builds it); a machine without a compiler skips.
+    if (line.includes('the JavaScript evaluator') && !process.env['CI']) return t.skip(line.slice(line.indexOf('because ')));
+    assert.match(line, /^model 'breast_cancer': 100 trees, \d+ nodes, 30 features, objective 'binary:logistic' from '.*', evaluated by the native evaluator$/);
+  });
 
   for (const protocol of ['http', 'grpc'] as const) {
     test(`${protocol}: every model answers its library's predictions, batched and one row per request`, async () => {
@@ -53,16 +91,7 @@ describe('fil backend', () => {
     });
   }
 
-  test('a large batch, cut across the row worker threads, answers the same as its rows one by one', async () => {
-    for (const [model, copies] of [['xgb_shap_binary', 250], ['xgb_many_trees', 10], ['lgb_multiclass', 300]] as const) {
-      const expected = treeExpectation(model);
-      const rows = Array.from({ length: copies }, () => expected.rows).flat();
-      const outputs = await infer(clients.grpc, model, rowsAsFloat32(rows), rows.length, expected.rows[0]!.length);
-      for (const [name, values] of Object.entries(expected.outputs)) {
-        assertClose(outputs[name]!, Array.from({ length: copies }, () => values).flat(), `${model} ${name} (${rows.length} rows)`);
-      }
-    }
-  });
+  test('a large batch, cut across threads, answers the same as its rows one by one', () => assertLargeBatches(clients.grpc));
 
   test("the example breast_cancer classifier answers XGBoost's predict_proba", async () => {
     const expected = treeExpectation('breast_cancer');
@@ -183,5 +212,30 @@ describe('fil backend', () => {
     const answer = await load('treelite');
     assert.equal(answer.status, 400);
     assert.match(answer.error!, /\(model_type 'treelite_checkpoint'\) is a Treelite checkpoint, whose binary layout is Treelite's internal memory image/);
+  });
+});
+
+describe('fil backend with the JavaScript evaluator (NEREID_FIL_FALLBACK=1)', () => {
+  let server: TestServer;
+  let filLines: string[];
+  let client: HttpClient;
+
+  before(async () => {
+    ({ server, filLines } = await startFilServer([TREE_REPOSITORY, EXAMPLES], '1'));
+    client = new HttpClient(server.url);
+  });
+  after(async () => {
+    await client.close();
+    await server.close();
+  });
+
+  test("every model answers its library's predictions, in one batch and in batches for the row pool", async () => {
+    assert.match(filLines.find((text) => text.startsWith("model 'breast_cancer': "))!, /evaluated by the JavaScript evaluator, because NEREID_FIL_FALLBACK=1$/);
+    for (const model of [...TREE_MODELS, 'breast_cancer']) {
+      const expected = treeExpectation(model);
+      const outputs = await infer(client, model, rowsAsFloat32(expected.rows), expected.rows.length, expected.rows[0]!.length);
+      for (const [name, values] of Object.entries(expected.outputs)) assertClose(outputs[name]!, values, `${model} ${name}`);
+    }
+    await assertLargeBatches(client);
   });
 });

@@ -17,6 +17,7 @@ import type { Forest } from './forest.js';
 import { INPUT_NAME, OUTPUT_NAME, TREESHAP_NAME, classCount, outputDims, treeshapDims } from './fil-outputs.js';
 import { FilInstance } from './fil-instance.js';
 import { type FilSettings, readFilSettings } from './fil-settings.js';
+import { createNativeForest } from './native-forest.js';
 import { MODEL_TYPES, readForest } from './read-forest.js';
 import { RowPool } from './row-pool.js';
 import { TreeShap } from './tree-shap.js';
@@ -109,13 +110,17 @@ export const filBackend: Backend = {
     for (const [key, value] of settings.ignored) {
       context.logger.info('fil', `model '${spec.name}': parameter ${key} '${value}' tunes FIL's GPU or memory layout and changes no prediction; Nereid's CPU evaluator does not use it`);
     }
-    context.logger.info('fil', `model '${spec.name}': ${forest.roots.length} trees, ${forest.feature.length} nodes, ${forest.numFeatures} features, objective '${forest.objective}' from '${join(files.versionDir, '')}'`);
+    const evaluator = createNativeForest(forest);
+    const native = 'native' in evaluator ? evaluator.native : undefined;
+    const evaluatorText = 'native' in evaluator ? 'the native evaluator' : `the JavaScript evaluator, because ${evaluator.fallbackReason}`;
+    context.logger.info('fil', `model '${spec.name}': ${forest.roots.length} trees, ${forest.feature.length} nodes, ${forest.numFeatures} features, objective '${forest.objective}' from '${join(files.versionDir, '')}', evaluated by ${evaluatorText}`);
     return {
       createInstance: async (instance) => {
         // The cores are shared among the model's instances; with one core each, no pool.
-        const threadCount = Math.floor(context.cpuCount / instance.instanceCount);
-        const pool = threadCount >= 2 ? new RowPool({ label: `instance '${instance.name}' of model '${spec.name}'`, forest, settings, hasShap: treeShap !== undefined, threadCount, logger: context.logger }) : undefined;
-        return new FilInstance({ name: instance.name, spec, forest, settings, ...(treeShap !== undefined ? { treeShap } : {}), ...(pool !== undefined ? { pool } : {}) });
+        const threadCount = Math.max(1, Math.floor(context.cpuCount / instance.instanceCount));
+        const needsPool = threadCount >= 2 && (native === undefined || treeShap !== undefined);
+        const pool = needsPool ? new RowPool({ label: `instance '${instance.name}' of model '${spec.name}'`, forest, settings, hasShap: treeShap !== undefined, threadCount, logger: context.logger }) : undefined;
+        return new FilInstance({ name: instance.name, spec, forest, settings, threadCount, ...(native !== undefined ? { native } : {}), ...(treeShap !== undefined ? { treeShap } : {}), ...(pool !== undefined ? { pool } : {}) });
       },
       unload: async () => {},
     };

@@ -7,8 +7,9 @@ import { concatBatch, splitBatch } from '../../scheduling/batch.js';
 import { checkOutputs } from '../tensor-io.js';
 import { epochMs, msToNs } from '../worker-thread.js';
 import type { Forest } from './forest.js';
-import { INPUT_NAME, OUTPUT_NAME, TREESHAP_NAME, computeOutput, outputDims, treeshapDims } from './fil-outputs.js';
+import { INPUT_NAME, OUTPUT_NAME, TREESHAP_NAME, computeOutput, outputDims, outputFromMargins, treeshapDims } from './fil-outputs.js';
 import type { FilSettings } from './fil-settings.js';
+import type { NativeForest } from './native-forest.js';
 import type { RowPool } from './row-pool.js';
 import type { TreeShap } from './tree-shap.js';
 
@@ -19,6 +20,13 @@ import type { TreeShap } from './tree-shap.js';
  */
 const POOL_MIN_WORK = 50_000;
 
+/**
+ * Rows × trees from which the native evaluator runs off the event loop, on `threadCount` threads:
+ * at 5 to 15 ns a row and tree, 20,000 take 100 to 300 µs on the main thread, against some 30 µs
+ * to hand the batch to libuv's pool and start the threads (docs/benchmarks.md, "Tree models").
+ */
+const NATIVE_OFF_THREAD_MIN_WORK = 20_000;
+
 export interface FilInstanceOptions {
   readonly name: string;
   readonly spec: ModelSpec;
@@ -26,7 +34,11 @@ export interface FilInstanceOptions {
   readonly settings: FilSettings;
   /** Present when the configuration declares treeshap_output. */
   readonly treeShap?: TreeShap;
-  /** Worker threads for large batches; absent: every batch on the main thread. */
+  /** The native evaluator (native-forest.ts); absent: predict.ts on the main thread or the pool. */
+  readonly native?: NativeForest;
+  /** The threads a large batch may use: the instance's share of the cores. */
+  readonly threadCount: number;
+  /** JavaScript worker threads for large batches, when the native evaluator is absent or SHAP values are asked. */
   readonly pool?: RowPool;
 }
 
@@ -35,10 +47,12 @@ export interface FilInstanceOptions {
  * (predict.ts). The forest is read-only, so every instance of a model shares the one the backend parsed.
  *
  * NOTE: small batches run on the main thread (docs/benchmarks.md, "Tree models"): one row of the
- * example model takes about 10 µs, with no message to a worker and back. Batches of POOL_MIN_WORK
- * rows × trees or more are cut across the instance's row pool (row-pool.ts), which uses the other
- * cores and leaves the event loop free; without a pool (one core per instance) or once it has
- * failed, they run here too, holding the event loop meanwhile.
+ * example model takes a few µs, with no hand-over to another thread and back. With the native
+ * evaluator, batches of NATIVE_OFF_THREAD_MIN_WORK rows × trees or more run on libuv's thread pool,
+ * cut across `threadCount` threads, and the event loop stays free. Without it (or when SHAP values
+ * are asked, which only predict.ts and tree-shap.ts compute), batches of POOL_MIN_WORK rows × trees
+ * or more are cut across the instance's row pool (row-pool.ts); without a pool (one core per
+ * instance) or once it has failed, they run here too, holding the event loop meanwhile.
  */
 export class FilInstance implements ModelInstance {
   readonly name: string;
@@ -75,8 +89,13 @@ export class FilInstance implements ModelInstance {
   }
 
   async #evaluate(features: Float32Array, rows: number, wantsShap: boolean): Promise<{ output: Float32Array; contributions?: Float32Array }> {
-    const { forest, settings, treeShap, pool } = this.#options;
-    if (pool?.isUsable === true && rows * forest.roots.length >= POOL_MIN_WORK) {
+    const { forest, settings, treeShap, pool, native, threadCount } = this.#options;
+    const work = rows * forest.roots.length;
+    if (native !== undefined && !wantsShap) {
+      const margins = work >= NATIVE_OFF_THREAD_MIN_WORK ? await native.marginsOffThread(features, rows, threadCount) : native.margins(features, rows);
+      return { output: outputFromMargins(forest, settings, margins, rows) };
+    }
+    if (pool?.isUsable === true && work >= POOL_MIN_WORK) {
       // A pool that fails under this batch has said so in the log; the batch runs here instead.
       const pooled = await pool.run(features, rows, wantsShap).catch(() => undefined);
       if (pooled !== undefined) return pooled;

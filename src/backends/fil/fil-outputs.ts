@@ -36,9 +36,14 @@ export function treeshapDims(forest: Forest): number[] {
 
 /** output__0 for `rows` rows of `input`: `rows * outputDims` values, row-major. */
 export function computeOutput(forest: Forest, settings: FilSettings, input: Float32Array, rows: number): Float32Array {
+  const margins = new Float64Array(rows * forest.numGroups);
+  predictMargins(forest, input, rows, margins);
+  return outputFromMargins(forest, settings, margins, rows);
+}
+
+/** output__0 for `rows` rows from their margins (predictMargins), which it transforms in place. */
+export function outputFromMargins(forest: Forest, settings: FilSettings, values: Float64Array, rows: number): Float32Array {
   const groups = forest.numGroups;
-  const values = new Float64Array(rows * groups);
-  predictMargins(forest, input, rows, values);
   transformMargins(forest, values, rows);
   if (settings.predictProba) {
     if (groups > 1) return Float32Array.from(values);

@@ -1,9 +1,10 @@
 import { CATEGORY_LEFT, CATEGORY_RIGHT, type Forest, NUMERIC_DEFAULT_LEFT, NUMERIC_DEFAULT_RIGHT, ZERO_AS_MISSING } from './forest.js';
 
 /*
- * The fil backend's evaluator, chosen over ONNX Runtime's ai.onnx.ml TreeEnsembleRegressor by
- * measurement (docs/benchmarks.md, "Tree models"): 15 times faster at one row (no session-run
- * overhead), even up to 1,024 rows, slower only where ONNX Runtime's extra threads count.
+ * The fil backend's evaluator in TypeScript: the fallback of the native one (native-forest.ts) when
+ * the addon is absent, and what the native one is tested against, bit for bit. Chosen over ONNX
+ * Runtime's ai.onnx.ml TreeEnsembleRegressor by measurement (docs/benchmarks.md, "Tree models"):
+ * 15 times faster at one row (no session-run overhead), even up to 1,024 rows.
  */
 
 /**
@@ -53,21 +54,35 @@ export function leafOf(forest: Forest, root: number, input: Float32Array, offset
  * `averageDivisor`. No transform.
  */
 export function predictMargins(forest: Forest, input: Float32Array, rows: number, margins: Float64Array): void {
-  const { numFeatures, numGroups, roots, treeGroup, value, baseMargin, averageDivisor } = forest;
+  sumTrees(forest, input, rows, margins);
+  finishMargins(forest, margins, rows);
+}
+
+/**
+ * Each row's sum of leaf values per group into `sums`, trees added in order: what the native
+ * evaluator (native/fil/fil.cc) computes, to the last bit.
+ */
+export function sumTrees(forest: Forest, input: Float32Array, rows: number, sums: Float64Array): void {
+  const { numFeatures, numGroups, roots, treeGroup, value } = forest;
   const treeCount = roots.length;
-  for (let row = 0; row < rows; row++) for (let g = 0; g < numGroups; g++) margins[row * numGroups + g] = 0;
+  sums.fill(0, 0, rows * numGroups);
   for (let start = 0; start < rows; start += BLOCK_ROWS) {
     const end = Math.min(rows, start + BLOCK_ROWS);
     for (let t = 0; t < treeCount; t++) {
       const root = roots[t]!;
       const group = treeGroup[t]!;
-      for (let row = start; row < end; row++) margins[row * numGroups + group]! += value[leafOf(forest, root, input, row * numFeatures)]!;
+      for (let row = start; row < end; row++) sums[row * numGroups + group]! += value[leafOf(forest, root, input, row * numFeatures)]!;
     }
   }
+}
+
+/** Sums of trees (sumTrees) made margins in place: divided by `averageDivisor`, plus the base margin. */
+export function finishMargins(forest: Forest, sums: Float64Array, rows: number): void {
+  const { numGroups, baseMargin, averageDivisor } = forest;
   for (let row = 0; row < rows; row++) {
     for (let g = 0; g < numGroups; g++) {
       const index = row * numGroups + g;
-      margins[index] = margins[index]! / averageDivisor + baseMargin[g]!;
+      sums[index] = sums[index]! / averageDivisor + baseMargin[g]!;
     }
   }
 }

@@ -48,7 +48,7 @@ interface NativeAddon {
   unmap(buffer: ArrayBuffer, handle: object): void;
 }
 
-// Where `npm install` builds the addon (scripts/build-shm-addon.mjs); the same depth from src/ and dist/.
+// Where `npm install` builds the addon (scripts/build-addons.mjs); the same depth from src/ and dist/.
 const ADDON_PATH = '../../../native/shm/build/Release/nereid_shm.node';
 
 class MappedMemory implements RegionMemory {
@@ -179,6 +179,6 @@ export function chooseRegionMemoryProvider(options: { readonly isFallbackForced?
     const addon = createRequire(import.meta.url)(ADDON_PATH) as NativeAddon;
     return { provider: nativeProvider(addon) };
   } catch (error) {
-    return { provider: fileProvider, fallbackReason: `the native addon did not load (${(error as Error).message.split('\n', 1)[0]}); run 'npm rebuild' or 'node scripts/build-shm-addon.mjs'` };
+    return { provider: fileProvider, fallbackReason: `the native addon did not load (${(error as Error).message.split('\n', 1)[0]}); run 'npm rebuild' or 'node scripts/build-addons.mjs'` };
   }
 }
