@@ -1,6 +1,6 @@
 import { MessageChannel, type MessagePort, receiveMessageOnPort, type Worker } from 'node:worker_threads';
 import type { InferenceSession } from 'onnxruntime-node';
-import { BELL_BYTES, BELL_COUNTER, BELL_SLEEPING, CONTROL_STATE, STATE_GONE } from './ort-channel.js';
+import { BELL_BYTES, BELL_COUNTER, BELL_READY_BASE, BELL_READY_WRITTEN, BELL_SLEEPING, CONTROL_STATE, READY_SLOTS, STATE_GONE } from './ort-channel.js';
 import type { FromThread, GrownArena, ThreadInit, ToThread } from './ort-messages.js';
 import { startWorker, workerUrl } from '../worker-thread.js';
 
@@ -104,6 +104,14 @@ class ExecutionThread {
     this.ring();
   }
 
+  /** Puts `session` on the ready list (its control block holds a request) and rings. */
+  ringFor(session: number): void {
+    const written = this.#bell[BELL_READY_WRITTEN]!;
+    this.#bell[BELL_READY_BASE + (written & (READY_SLOTS - 1))] = session;
+    Atomics.store(this.#bell, BELL_READY_WRITTEN, (written + 1) | 0);
+    this.ring();
+  }
+
   ring(): void {
     Atomics.add(this.#bell, BELL_COUNTER, 1);
     if (Atomics.load(this.#bell, BELL_SLEEPING) === 1) Atomics.notify(this.#bell, BELL_COUNTER);
@@ -189,7 +197,7 @@ export class ExecutionThreads {
     });
     return {
       ready,
-      ring: () => thread.ring(),
+      ring: () => thread.ringFor(session),
       replaceArena: (arena) => thread.post({ type: 'arena', session, arena }),
       takeGrownArena: () => thread.takeGrownArena(session),
       unload: () =>

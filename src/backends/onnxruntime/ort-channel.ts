@@ -47,10 +47,21 @@ type WaitAsync = (array: Int32Array, index: number, value: number) => { readonly
 /** Atomics.waitAsync (Node 16+), which TypeScript's ES2022 library does not declare yet. */
 export const waitAsync: WaitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;
 
-/** The doorbell of an execution thread (Int32 words): a counter bumped for each request or message, and whether the thread sleeps. */
+/**
+ * The doorbell of an execution thread (Int32 words): a counter bumped for each request or message,
+ * whether the thread sleeps, and the ready list: the ids of the sessions given a request, in a ring
+ * of READY_SLOTS words that the main thread alone writes (BELL_READY_WRITTEN counts them, wrapping)
+ * and the thread alone reads. With it a wake runs the sessions that have a request instead of
+ * looking at every session the thread hosts (about 30 µs for 500 sessions, once per wake: a hot
+ * model among 1,000 paid it on every request). A thread that falls more than READY_SLOTS behind
+ * looks at every session once instead.
+ */
 export const BELL_COUNTER = 0;
 export const BELL_SLEEPING = 1;
-export const BELL_BYTES = 8;
+export const BELL_READY_WRITTEN = 2;
+export const BELL_READY_BASE = 4;
+export const READY_SLOTS = 1024;
+export const BELL_BYTES = (BELL_READY_BASE + READY_SLOTS) * 4;
 
 export const ORT_TYPE_CODES: readonly OrtTensor.Type[] = ['float32', 'uint8', 'int8', 'uint16', 'int16', 'int32', 'int64', 'string', 'bool', 'float16', 'float64', 'uint32', 'uint64'];
 const TYPE_CODE = new Map(ORT_TYPE_CODES.map((type, code) => [type, code]));

@@ -4,13 +4,15 @@
  * main event loop stays free.
  *
  * The thread sleeps in Atomics.wait on its doorbell; each wake it reads its messages (receiveMessageOnPort:
- * no event-loop turn needed) and runs every session whose control block holds a request (ort-channel.ts).
+ * no event-loop turn needed) and runs the sessions on the doorbell's ready list (ort-channel.ts).
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { Tensor as OrtTensor } from 'onnxruntime-node';
 import {
   arenaBytesFor,
   BELL_COUNTER,
+  BELL_READY_BASE,
+  BELL_READY_WRITTEN,
   BELL_SLEEPING,
   type ChannelTensor,
   CONTROL_FETCH_COUNT,
@@ -19,6 +21,7 @@ import {
   CONTROL_RUN_END,
   CONTROL_RUN_START,
   CONTROL_STATE,
+  READY_SLOTS,
   readTensors,
   STATE_DONE,
   STATE_FAILED,
@@ -139,14 +142,25 @@ function handleMessages(): void {
 const TURN_EVERY_MS = 5;
 let lastTurnMs = performance.now();
 
+/** Runs `hosted` if its control block holds a request; an unload or an exit waits for one run at most, not for every session's. */
+function runIfRequested(hosted: Hosted | undefined): void {
+  if (hosted === undefined || Atomics.load(hosted.control, CONTROL_STATE) !== STATE_REQUEST) return;
+  run(hosted);
+  handleMessages();
+}
+
+/** How many ready-list entries this thread has read (wrapping, as BELL_READY_WRITTEN). */
+let readyRead = 0;
+
 for (;;) {
   const seen = Atomics.load(bell, BELL_COUNTER);
   handleMessages();
-  for (const hosted of sessions.values()) {
-    if (Atomics.load(hosted.control, CONTROL_STATE) !== STATE_REQUEST) continue;
-    run(hosted);
-    // An unload or an exit waits for one run at most, not for every session's.
-    handleMessages();
+  const readyWritten = Atomics.load(bell, BELL_READY_WRITTEN);
+  if (((readyWritten - readyRead) | 0) > READY_SLOTS) {
+    readyRead = readyWritten;
+    for (const hosted of sessions.values()) runIfRequested(hosted);
+  } else {
+    for (; readyRead !== readyWritten; readyRead = (readyRead + 1) | 0) runIfRequested(sessions.get(bell[BELL_READY_BASE + (readyRead & (READY_SLOTS - 1))]!));
   }
   // NOTE: runs and messages are handled without an event-loop turn (nothing above awaits a
   // macrotask: a turn per run cost a setImmediate each), but native finalizers and the worker's own
