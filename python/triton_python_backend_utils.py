@@ -17,6 +17,7 @@ from nereid_stub.inference import (
     InferenceRequest,
     InferenceResponse,
     InferenceResponseSender,
+    InferenceTrace,
     PreferredMemory,
 )
 from nereid_stub.logger import Logger
@@ -65,6 +66,7 @@ __all__ = [
     "InferenceRequest",
     "InferenceResponse",
     "InferenceResponseSender",
+    "InferenceTrace",
     "Logger",
     "Metric",
     "MetricFamily",

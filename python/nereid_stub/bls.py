@@ -25,6 +25,12 @@ def _start(request, decoupled, on_message):
 
     call_id = channel.start_call(on_frame)
     writer = Writer().u32(call_id).u8(1 if decoupled else 0).str(request._model_name).i64(request._model_version)
+    # The request this call serves (trace=request.trace()), by its execution and index.
+    origin = request._trace._origin
+    if origin is None:
+        writer.u8(0)
+    else:
+        writer.u8(1).u32(origin[0]).u32(origin[1])
     codec.write_request(writer, request)
     channel.send(Kind.BLS_REQUEST, writer)
 

@@ -53,8 +53,8 @@ def _read_parameters(reader):
     return parameters
 
 
-def read_request(reader, model_name, sender):
-    """A request the model receives."""
+def read_request(reader, model_name, sender, origin):
+    """A request the model receives; ``origin`` is its (execution id, index), which its trace names."""
     request_id = reader.str()
     correlation_id = read_value(reader)
     flags = reader.u32()
@@ -62,7 +62,7 @@ def read_request(reader, model_name, sender):
     requested_output_names = [reader.str() for _ in range(reader.u32())]
     inputs = [read_tensor(reader) for _ in range(reader.u32())]
     return inference.InferenceRequest._received(
-        model_name, request_id, correlation_id, flags, parameters, requested_output_names, inputs, sender
+        model_name, request_id, correlation_id, flags, parameters, requested_output_names, inputs, sender, origin
     )
 
 

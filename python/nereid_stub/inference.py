@@ -40,6 +40,21 @@ class PreferredMemory:
         self.preferred_device_id = preferred_device_id
 
 
+class InferenceTrace:
+    """The trace of a request the model receives (``request.trace()``): given to a request the model
+    makes (``pb_utils.InferenceRequest(..., trace=request.trace())``), it makes that call a child of the
+    request's trace when the request is traced. The trace itself lives in Nereid, which knows the
+    request by its place in the execution."""
+
+    def __init__(self, origin=None):
+        # (execution id, request index) of the request received; None for an empty trace.
+        self._origin = origin
+
+    def get_context(self):
+        """The OpenTelemetry context of the trace as Triton gives it; Nereid does not pass it to the model, so None."""
+        return None
+
+
 class InferenceRequest:
     """A request: one the model receives in ``execute``, or one it makes of another model (BLS).
 
@@ -74,14 +89,16 @@ class InferenceRequest:
         self._model_version = model_version
         self._flags = flags
         self._timeout = timeout
-        self._trace = trace
+        if trace is not None and not isinstance(trace, InferenceTrace):
+            raise TritonModelException(f"InferenceRequest trace must be a pb_utils.InferenceTrace (request.trace()), got {type(trace).__name__}")
+        self._trace = trace if trace is not None else InferenceTrace()
         self._parameters = _parameters(parameters, "InferenceRequest")
         self._sender = None
         # Set on the requests a model receives (cancellation.py); None on those it makes.
         self._cancellation = None
 
     @classmethod
-    def _received(cls, model_name, request_id, correlation_id, flags, parameters, requested_output_names, inputs, sender):
+    def _received(cls, model_name, request_id, correlation_id, flags, parameters, requested_output_names, inputs, sender, origin):
         request = cls(
             request_id=request_id,
             correlation_id=correlation_id,
@@ -90,6 +107,7 @@ class InferenceRequest:
             model_name=model_name,
             flags=flags,
             parameters=parameters,
+            trace=InferenceTrace(origin),
         )
         request._sender = sender
         return request
@@ -114,7 +132,8 @@ class InferenceRequest:
         self._flags = flags
 
     def trace(self):
-        """The trace the request belongs to; Nereid's traces are the server's, so this is None."""
+        """The trace the request belongs to: pass it to the requests the model makes for this one
+        (``trace=request.trace()``), so that they are traced as its children."""
         return self._trace
 
     def timeout(self):

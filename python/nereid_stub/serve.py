@@ -50,7 +50,12 @@ class ModelRunner:
         cancellations = cancellation.start(exec_id, count)
         finals = _Countdown(count, lambda: cancellation.finish(exec_id))
         requests = [
-            codec.read_request(reader, self._model_name, self._sender(exec_id, index, cancellations[index], finals) if self._is_decoupled else None)
+            codec.read_request(
+                reader,
+                self._model_name,
+                self._sender(exec_id, index, cancellations[index], finals) if self._is_decoupled else None,
+                (exec_id, index),
+            )
             for index in range(count)
         ]
         for request, flag in zip(requests, cancellations):

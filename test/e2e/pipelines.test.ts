@@ -110,7 +110,7 @@ describe('pipelines: the digits classifier as an ensemble and as a model calling
     const fine = server.post('/v2/models/faulty_ensemble/infer', { inputs: [{ name: 'MODE', datatype: 'BYTES', shape: [1], data: ['ok'] }] });
     const [bad, good] = await Promise.all([failing, fine]);
     assert.equal(bad.status, 400);
-    assert.deepEqual(await bad.json(), { error: "ensemble 'faulty_ensemble' step 0 (model 'js_faulty'): MODE asked for an error" });
+    assert.deepEqual(await bad.json(), { error: "in ensemble 'faulty_ensemble', MODE asked for an error (step 0, model 'js_faulty')" });
     assert.equal(good.status, 200);
     const ensemble = await stats('faulty_ensemble');
     assert.equal(ensemble.inference_stats.fail.count, 1);

@@ -259,7 +259,7 @@ describe('sequence batching end to end', () => {
     }
     assert.deepEqual(sums, [1, 3, 6]);
     const error = await serverErrorOf(client.infer('accumulator_ensemble', [{ name: 'X', datatype: 'INT32', shape: [1, 1], data: [1] }]));
-    assert.equal(error.message, "ensemble 'accumulator_ensemble' step 0 (model 'accumulator'): inference request to model 'accumulator' must specify a non-zero or non-empty correlation ID");
+    assert.equal(error.message, "in ensemble 'accumulator_ensemble', inference request to model 'accumulator' must specify a non-zero or non-empty correlation ID (step 0, model 'accumulator')");
   });
 
   test('statistics count each request of a sequence once', async () => {

@@ -32,6 +32,7 @@ describe('the trace extension, OpenTelemetry mode', () => {
   const grpc = traceparent();
   const sse = traceparent();
   const bls = traceparent();
+  const pythonBls = traceparent();
   const grpcStream = traceparent();
   before(async () => {
     receiver = await startOtlpReceiver();
@@ -39,7 +40,7 @@ describe('the trace extension, OpenTelemetry mode', () => {
     server = await startTestServer({
       modelRepositories: [EXAMPLES, EDGES],
       modelControlMode: 'explicit',
-      startupModels: ['simple', 'text_length', 'length_pipeline', 'length_caller', 'word_stream'],
+      startupModels: ['simple', 'text_length', 'length_pipeline', 'length_caller', 'length_caller_py', 'word_stream'],
       traceSettings: { ...DEFAULT_TRACE_SETTINGS, level: { timestamps: true, tensors: false }, rate: 0 },
       openTelemetry: { url: receiver.url, resource: { 'service.name': 'nereid-test', 'deployment.environment': 'ci' }, bspScheduleDelayMs: 50 },
     });
@@ -74,6 +75,12 @@ describe('the trace extension, OpenTelemetry mode', () => {
       { headers: { traceparent: bls.header } },
     );
     assert.equal(calling.status, 200);
+    const pythonCalling = await server.post(
+      '/v2/models/length_caller_py/infer',
+      { id: 'python-caller', inputs: [{ name: 'TEXT', shape: [1], datatype: 'BYTES', data: ['eleven'] }] },
+      { headers: { traceparent: pythonBls.header } },
+    );
+    assert.equal(pythonCalling.status, 200);
     const stream = await server.post('/v2/models/word_stream/generate_stream', { text_input: 'a b' }, { headers: { traceparent: sse.header } });
     assert.equal((await stream.text()).split('data: ').length - 1, 2);
     const streamMetadata = new Metadata();
@@ -189,5 +196,16 @@ describe('the trace extension, OpenTelemetry mode', () => {
     assert.equal(called.parentSpanId, caller.spanId);
     assert.equal(called.attributes['triton.trace_parent_id'], caller.attributes['triton.trace_id']);
     assert.deepEqual(trace.filter((span) => span.name === 'compute').map((span) => span.parentSpanId).sort(), [called.spanId, caller.spanId].sort());
+  });
+
+  test("a Python model's BLS call made with trace=request.trace() is a child of the calling request's model span", () => {
+    const trace = spans.filter((span) => span.traceId === pythonBls.traceId);
+    assert.deepEqual(trace.map((span) => span.name).sort(), ['InferRequest', 'compute', 'compute', 'length_caller_py', 'text_length']);
+    const caller = trace.find((span) => span.name === 'length_caller_py')!;
+    const called = trace.find((span) => span.name === 'text_length')!;
+    assert.equal(caller.parentSpanId, trace.find((span) => span.name === 'InferRequest')!.spanId);
+    assert.equal(called.parentSpanId, caller.spanId);
+    assert.equal(called.attributes['triton.trace_parent_id'], caller.attributes['triton.trace_id']);
+    assert.ok(caller.startNs <= called.startNs && called.endNs <= caller.endNs, 'the call lies within the calling request');
   });
 });

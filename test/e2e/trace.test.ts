@@ -63,7 +63,7 @@ describe('the trace extension, Triton mode', () => {
     server = await startTestServer({
       modelRepositories: [EXAMPLES, EDGES],
       modelControlMode: 'explicit',
-      startupModels: ['simple', 'text_length', 'length_pipeline', 'length_caller'],
+      startupModels: ['simple', 'text_length', 'length_pipeline', 'length_caller', 'length_caller_py'],
       traceSettings: { ...DEFAULT_TRACE_SETTINGS, level: { timestamps: true, tensors: false }, rate: 1, file },
     });
     client = new InferenceClient(server.grpcUrl!, credentials.createInsecure());
@@ -121,7 +121,7 @@ describe('the trace extension, Triton mode', () => {
     }, "null resets the server's level to its start-up value");
   });
 
-  test('HTTP and gRPC requests leave Triton’s timestamps; an ensemble step and a model-to-model call are child traces; rate and count are honoured', async () => {
+  test('HTTP and gRPC requests leave Triton’s timestamps; an ensemble step and model-to-model calls (JavaScript, Python BLS) are child traces; rate and count are honoured', async () => {
     assert.equal((await server.post('/v2/models/simple/infer', simpleRequest('over-http'))).status, 200);
     await call(client, 'ModelInfer', {
       model_name: 'simple',
@@ -136,6 +136,8 @@ describe('the trace extension, Triton mode', () => {
     assert.equal(pipeline.status, 200);
     const caller = await server.post('/v2/models/length_caller/infer', { id: 'caller', inputs: [{ name: 'TEXT', shape: [1], datatype: 'BYTES', data: ['seven'] }] });
     assert.equal(caller.status, 200, await caller.clone().text());
+    const python = await server.post('/v2/models/length_caller_py/infer', { id: 'python-caller', inputs: [{ name: 'TEXT', shape: [1], datatype: 'BYTES', data: ['eleven'] }] });
+    assert.deepEqual(((await python.json()) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data, [6]);
     // TENSORS for one model only, then a rate of 2 with a count of 2: of five requests, the 2nd and 4th are traced.
     await server.post('/v2/models/simple/trace/setting', { trace_level: ['TIMESTAMPS', 'TENSORS'] });
     await server.post('/v2/models/simple/trace/setting', { trace_rate: '2', trace_count: '2' });
@@ -165,6 +167,15 @@ describe('the trace extension, Triton mode', () => {
     const called = traces.find((trace) => trace[0]!.parent_id === calling[0]!.id)!;
     assert.deepEqual(called[0], { id: called[0]!.id, model_name: 'text_length', model_version: 1, parent_id: calling[0]!.id }, 'a model-to-model call naming its parent request is a child trace');
     assert.deepEqual(timestampNames(called), core);
+    const pythonCalling = byRequest('python-caller');
+    assert.equal(pythonCalling[0]!.model_name, 'length_caller_py');
+    const pythonCalled = traces.filter((trace) => trace[0]!.parent_id === pythonCalling[0]!.id);
+    assert.deepEqual(
+      pythonCalled.map((trace) => trace[0]),
+      [{ id: pythonCalled[0]![0]!.id, model_name: 'text_length', model_version: 1, parent_id: pythonCalling[0]!.id }],
+      "a Python model's BLS call made with trace=request.trace() is a child trace",
+    );
+    assert.deepEqual(timestampNames(pythonCalled[0]!), core);
 
     assert.deepEqual(
       traces.map((trace) => trace[0]!.request_id).filter((id) => id?.startsWith('sampled-')),

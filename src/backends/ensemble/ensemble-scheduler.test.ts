@@ -68,7 +68,7 @@ test('a failing step fails the request with its status, named in the message', a
   calls[0]!.reject(new NereidError('UNAVAILABLE', "model 'inner' is unloading and takes no new requests"));
   await assert.rejects(failing, {
     status: 'UNAVAILABLE',
-    message: "ensemble 'pipe' step 0 (model 'inner'): model 'inner' is unloading and takes no new requests",
+    message: "in ensemble 'pipe', model 'inner' is unloading and takes no new requests (step 0, model 'inner')",
   });
   assert.equal(scheduler.inflightCount, 0);
 });

@@ -198,7 +198,7 @@ export class EnsembleScheduler implements Scheduler {
     return done.promise;
   }
 
-  /** One request of one step on its composing model, each response handed to `deliver` with its index; rejects with the step named. */
+  /** One request of one step on its composing model, each response handed to `deliver` with its index; rejects with the ensemble and the step named. */
   async #runStep(request: InferRequest, step: PlanStep, inputs: Tensor[], deliver: (response: InferResponse, index: number) => void): Promise<void> {
     const { spec, caller } = this.#options;
     const slots = this.#slots[step.index]!;
@@ -227,7 +227,8 @@ export class EnsembleScheduler implements Scheduler {
       }
     } catch (error) {
       const cause = error instanceof NereidError ? error : new NereidError('INTERNAL', (error as Error).message);
-      throw new NereidError(cause.status, `ensemble '${spec.name}' step ${step.index} (model '${step.modelName}'): ${cause.message}`);
+      // Triton's sentence (core src/ensemble_scheduler/ensemble_scheduler.cc), then which step failed.
+      throw new NereidError(cause.status, `in ensemble '${spec.name}', ${cause.message} (step ${step.index}, model '${step.modelName}')`);
     } finally {
       trace?.end();
       slots.release();

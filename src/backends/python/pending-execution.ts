@@ -47,6 +47,11 @@ export class PendingExecution {
     this.promise = this.#settled.promise;
   }
 
+  /** The request at `index` of the batch (a BLS call names the one it serves by its index). */
+  requestAt(index: number): InferRequest | undefined {
+    return this.#requests[index];
+  }
+
   /** EXECUTE_DONE: the model's `execute` returned (or raised). */
   onExecuteDone(reader: FrameReader): void {
     const startNs = reader.i64Exact();

@@ -196,16 +196,16 @@ export class PythonInstance implements ModelInstance {
         break;
       }
       case Kind.BlsRequest:
-        // A BLS request does not say which request it serves: it is cancelled once every request the
-        // process is running has been (for a model that runs one execution at a time, those of its batch).
-        runBlsRequest(
-          reader,
-          this.#options.caller,
-          (replyKind, writer) => {
+        // A BLS request is cancelled once every request the process is running has been (for a model
+        // that runs one execution at a time, those of its batch), whether or not it names the one it serves.
+        runBlsRequest(reader, {
+          caller: this.#options.caller,
+          send: (replyKind, writer) => {
             if (this.#supervisor.worker.process === stub) stub.send(replyKind, writer);
           },
-          everyAborted([...this.#running].map((request) => request.signal)),
-        );
+          signal: everyAborted([...this.#running].map((request) => request.signal)),
+          requestOf: (execId, index) => this.#supervisor.peek(execId)?.requestAt(index),
+        });
         break;
       case Kind.ApiRequest:
         runStubApiCall(reader, api, (replyKind, writer) => {

@@ -17,7 +17,8 @@
  *   BLS_RESPONSE  u32 blsId, u8 isFinal,             EXECUTE_DONE  u32 execId, i64 startNs, i64 endNs, u8 outcome,
  *                 u8 hasResponse, [response]                      then u32 n, response[n] │ str message │ nothing
  *   PING          u32 sequence                       RESPONSE      u32 execId, u32 index, u32 flags, u8 hasResponse, [response]
- *   FINALIZE                                         BLS_REQUEST   u32 blsId, u8 isStream, str model, i64 version, request
+ *   FINALIZE                                         BLS_REQUEST   u32 blsId, u8 isStream, str model, i64 version,
+ *                                                                  u8 hasParent, [u32 execId, u32 index], request
  *   API_RESPONSE  u32 callId, u8 isError, then       PONG          u32 sequence
  *                 str resultJson │ u8 errorCode,     LOG           u8 level, str where, str message
  *                 str message                        API_REQUEST   u32 callId, str method, str argsJson (stub-api.ts)
