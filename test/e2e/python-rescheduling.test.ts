@@ -103,6 +103,17 @@ describe('Python backend: request rescheduling (set_release_flags) and iterative
     );
   });
 
+  test('a request already answered with the final flag is not rescheduled: it ends, and the next sequence runs', async () => {
+    const first: InferResponse[] = [];
+    const second: InferResponse[] = [];
+    await Promise.all([
+      server.core.inferStream({ modelName: 'iterative_sequence', id: '', parameters: { final_then_reschedule: true }, inputs: [inputOf(3)] }, (response) => first.push(response)),
+      server.core.inferStream({ modelName: 'iterative_sequence', id: '', parameters: {}, inputs: [inputOf(1)] }, (response) => second.push(response)),
+    ]);
+    const outOf = (response: InferResponse): number => (response.outputs.find((output) => output.name === 'OUT')!.data as Int32Array)[0]!;
+    assert.deepEqual([first.map(outOf), second.map(outOf)], [[2], [0]]);
+  });
+
   test('a default-mode model returns None for the request it reschedules, and answers it on a later execution', async () => {
     const body = {
       inputs: [
