@@ -104,6 +104,8 @@ function shapeKeyOf(inputs: readonly Tensor[]): string {
  * A slot frees when its sequence's END request has run, or when the sequence has had no request for
  * max_sequence_idle_microseconds (Triton's reaper): a later request of that id without START is
  * refused. The controls and implicit states are added to every request the instance sees.
+ * With `iterative_sequence`, a request its model releases with RESCHEDULE goes back to the front of its
+ * sequence's queue (executeBatch calls `reschedule`), and its sequence ends once it is released without.
  */
 export class SequenceBatcher implements Scheduler {
   readonly #options: SequenceBatcherOptions;
