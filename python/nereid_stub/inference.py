@@ -96,6 +96,7 @@ class InferenceRequest:
         self._sender = None
         # Set on the requests a model receives (cancellation.py); None on those it makes.
         self._cancellation = None
+        self._release_flags = TRITONSERVER_REQUEST_RELEASE_ALL
 
     @classmethod
     def _received(cls, model_name, request_id, correlation_id, flags, parameters, requested_output_names, inputs, sender, origin):
@@ -130,6 +131,12 @@ class InferenceRequest:
     def set_flags(self, flags):
         """Sets the flags of a request the model makes (TRITONSERVER_REQUEST_FLAG_SEQUENCE_START / _END)."""
         self._flags = flags
+
+    def set_release_flags(self, flags):
+        """How the request is released when ``execute`` returns: TRITONSERVER_REQUEST_RELEASE_RESCHEDULE
+        runs it again in a later execution (a model with ``sequence_batching { iterative_sequence: true }``;
+        a default-mode model returns None for it), TRITONSERVER_REQUEST_RELEASE_ALL (the default) ends it."""
+        self._release_flags = flags
 
     def trace(self):
         """The trace the request belongs to: pass it to the requests the model makes for this one
@@ -218,6 +225,11 @@ class InferenceResponseSender:
                 raise TritonModelException("Unable to send response. Response sender has been closed.")
             self._is_closed = is_final
             self._send_response(response, flags)
+
+    def _has_sent_final(self):
+        """Whether the final response has been sent (serve.py: such a request cannot be rescheduled)."""
+        with self._lock:
+            return self._is_closed
 
     def is_cancelled(self):
         """Whether the request has been cancelled: the model may stop sending and close the sender."""

@@ -10,7 +10,13 @@ import traceback
 
 from . import cancellation, codec
 from .errors import TritonModelException
-from .inference import TRITONSERVER_RESPONSE_COMPLETE_FINAL, InferenceResponse, InferenceResponseSender
+from .inference import (
+    TRITONSERVER_REQUEST_RELEASE_ALL,
+    TRITONSERVER_REQUEST_RELEASE_RESCHEDULE,
+    TRITONSERVER_RESPONSE_COMPLETE_FINAL,
+    InferenceResponse,
+    InferenceResponseSender,
+)
 from .logger import Logger, send_log
 from .model_config import using_decoupled_model_transaction_policy
 from .model_loader import describe, load_model_class
@@ -66,7 +72,7 @@ class ModelRunner:
             if inspect.isawaitable(result):
                 result = self._event_loop.run(result)
             writer = Writer().u32(exec_id).i64(start_ns).i64(time.time_ns())
-            self._write_outcome(writer, result, len(requests))
+            self._write_outcome(writer, result, requests, finals)
             if not self._is_decoupled:
                 cancellation.finish(exec_id)
         except Exception as error:
@@ -85,14 +91,21 @@ class ModelRunner:
         except Exception:
             _log_traceback()
 
-    def _write_outcome(self, writer, result, request_count):
+    def _write_outcome(self, writer, result, requests, finals):
+        request_count = len(requests)
         if self._is_decoupled:
             if result is not None:
                 raise TritonModelException(
                     f"model '{self._model_name}' is decoupled: execute must return None and send responses "
                     "through request.get_response_sender()"
                 )
-            writer.u8(Outcome.RETURNED)
+            writer.u8(Outcome.RETURNED).u32(request_count)
+            for request in requests:
+                is_rescheduled = self._is_rescheduled(request)
+                writer.u32(TRITONSERVER_REQUEST_RELEASE_RESCHEDULE if is_rescheduled else TRITONSERVER_REQUEST_RELEASE_ALL)
+                if is_rescheduled:
+                    # Done for this execution: its CANCEL messages now wait for the next one.
+                    finals.count_down()
             return
         if not isinstance(result, (list, tuple)):
             raise TritonModelException(
@@ -103,14 +116,36 @@ class ModelRunner:
                 "Number of InferenceResponse objects do not match the number of InferenceRequest objects. "
                 f"InferenceRequest(s) size is:{request_count}, and InferenceResponse(s) size is:{len(result)}"
             )
-        for response in result:
-            if not isinstance(response, InferenceResponse):
+        for request, response in zip(requests, result):
+            if request._release_flags & TRITONSERVER_REQUEST_RELEASE_RESCHEDULE:
+                if response is not None:
+                    raise TritonModelException("Expected a None object in the execute function return list for reschduled request")
+            elif not isinstance(response, InferenceResponse):
                 raise TritonModelException(
                     f"execute returned a {type(response).__name__} where a pb_utils.InferenceResponse was expected"
                 )
         writer.u8(Outcome.RESPONSES).u32(request_count)
         for response in result:
-            codec.write_response(writer, response)
+            if response is None:
+                writer.u32(TRITONSERVER_REQUEST_RELEASE_RESCHEDULE)
+            else:
+                writer.u32(TRITONSERVER_REQUEST_RELEASE_ALL)
+                codec.write_response(writer, response)
+
+    def _is_rescheduled(self, request):
+        """A decoupled request released with RESCHEDULE, unless it has had its final response: Triton
+        reschedules only requests still open, so that one ends."""
+        if not request._release_flags & TRITONSERVER_REQUEST_RELEASE_RESCHEDULE:
+            return False
+        if request.get_response_sender()._has_sent_final():
+            send_log(
+                Logger.ERROR,
+                "model.py",
+                f"request '{request.request_id()}' was released with TRITONSERVER_REQUEST_RELEASE_RESCHEDULE after its "
+                "final response (TRITONSERVER_RESPONSE_COMPLETE_FINAL): it is not rescheduled",
+            )
+            return False
+        return True
 
     def _sender(self, exec_id, index, flag, finals):
         def send_response(response, flags):

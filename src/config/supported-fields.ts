@@ -109,10 +109,7 @@ export const SUPPORTED_FIELDS: Readonly<Record<string, Readonly<Record<string, F
     max_sequence_idle_microseconds: supported,
     control_input: supported,
     state: supported,
-    iterative_sequence: refused(
-      'the sequence batcher cannot reschedule a request for another iteration',
-      'remove it to run each request of a sequence once',
-    ),
+    iterative_sequence: supported,
   },
   'inference.ModelSequenceBatching.StrategyDirect': { max_queue_delay_microseconds: supported, minimum_slot_utilization: supported },
   'inference.ModelSequenceBatching.StrategyOldest': {

@@ -23,6 +23,11 @@ export interface ExecuteResult {
   readonly responses: ReadonlyArray<readonly Tensor[] | NereidError>;
   readonly timing: ComputeTiming;
   /**
+   * The indices of the requests the model released with Triton's TRITONSERVER_REQUEST_RELEASE_RESCHEDULE:
+   * they are to run again (their `responses` entry is empty), where the scheduler supports it.
+   */
+  readonly rescheduled?: ReadonlySet<number>;
+  /**
    * Time the execution waited for the rate limiter's resources after leaving the scheduler's queue
    * (scheduling/rate-limited-instance.ts); the statistics count it as queue time, as Triton does.
    */

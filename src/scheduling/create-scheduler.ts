@@ -44,6 +44,7 @@ export function createScheduler(config: ModelConfig, pool: InstancePool, statist
       maxSequenceIdleUs: Number(batching.maxSequenceIdleMicroseconds),
       controls: new SequenceControls(batching, isBatching),
       states: new SequenceStates(sequence?.stateSpecs ?? [], isBatching),
+      isIterative: batching.iterativeSequence,
       strategy:
         strategy.case === 'oldest'
           ? {

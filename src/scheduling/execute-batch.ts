@@ -5,6 +5,7 @@ import type { Tensor } from '../kernel/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { cancelledError } from './cancellation.js';
 import type { Clock } from './clock.js';
+import { requestIdPrefix } from './request-id-prefix.js';
 
 /** A request waiting in a scheduler, with what is needed to answer it. */
 export interface QueuedRequest {
@@ -17,8 +18,13 @@ export interface QueuedRequest {
    * counts in no statistic and its result goes nowhere but `settle`.
    */
   readonly isPadding?: boolean;
-  /** Delivers the request's outputs or error; called exactly once. */
+  /** Delivers the request's outputs or error; called exactly once, unless `reschedule` is called instead. */
   settle(result: readonly Tensor[] | NereidError): void;
+  /**
+   * Given by a scheduler that runs a request again when its model released it with RESCHEDULE (the
+   * iterative sequence batcher); absent, such a request fails with Triton's error.
+   */
+  reschedule?(): void;
 }
 
 export interface ExecuteBatchOptions {
@@ -40,6 +46,8 @@ export interface ExecuteBatchOptions {
  *   any wait for the rate limiter's resources.
  * A request cancelled while it ran counts as its backend answered it, but is settled with the
  * CANCELLED error instead of its result: nobody wants that any more.
+ * A request the model released with RESCHEDULE counts as this execution's success, as Triton's
+ * backends report each execution of a request, and goes back to its scheduler (`reschedule`).
  */
 export async function executeBatch({ instance, batch, statistics, clock, startUs }: ExecuteBatchOptions): Promise<void> {
   let result: ExecuteResult;
@@ -60,9 +68,11 @@ export async function executeBatch({ instance, batch, statistics, clock, startUs
     }
     return;
   }
-  const responses = batch.map(
-    (_, index) => result.responses[index] ?? new NereidError('INTERNAL', `instance '${instance.name}' returned no response for a request`),
-  );
+  const rescheduled = result.rescheduled ?? NONE_RESCHEDULED;
+  const responses = batch.map((queued, index) => {
+    if (rescheduled.has(index) && queued.reschedule === undefined) return rescheduleRefused(queued.request);
+    return result.responses[index] ?? new NereidError('INTERNAL', `instance '${instance.name}' returned no response for a request`);
+  });
   const succeeded = batch.filter((queued, index) => queued.isPadding !== true && !(responses[index] instanceof NereidError));
   if (succeeded.length > 0) {
     statistics.recordExecution({
@@ -76,8 +86,21 @@ export async function executeBatch({ instance, batch, statistics, clock, startUs
   batch.forEach((queued, index) => {
     const response = responses[index]!;
     if (queued.isPadding !== true) statistics.recordRequest(response instanceof NereidError ? 'BACKEND' : 'SUCCESS', (endUs - queued.enqueuedUs) * 1000);
-    queued.settle(queued.request.signal?.aborted === true ? cancelledError(queued.request, 'executing') : response);
+    const isCancelled = queued.request.signal?.aborted === true;
+    if (rescheduled.has(index) && queued.reschedule !== undefined && !isCancelled) queued.reschedule();
+    else queued.settle(isCancelled ? cancelledError(queued.request, 'executing') : response);
   });
+}
+
+const NONE_RESCHEDULED: ReadonlySet<number> = new Set();
+
+/** Triton's answer to a release with RESCHEDULE where the scheduler cannot run the request again (core src/infer_request.cc). */
+function rescheduleRefused(request: InferRequest): NereidError {
+  return new NereidError(
+    'INVALID_ARG',
+    `${requestIdPrefix(request)}Request is released with TRITONSERVER_REQUEST_RELEASE_RESCHEDULE, while the model is not configured to handle such a flag. ` +
+      'Only a model with sequence_batching { iterative_sequence: true } can reschedule a request',
+  );
 }
 
 /**

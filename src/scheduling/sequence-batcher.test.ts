@@ -37,6 +37,8 @@ interface SlotView {
  */
 class FakeInstance implements ModelInstance {
   readonly executions: SlotView[][] = [];
+  /** How many more times the model releases the request of each id with RESCHEDULE. */
+  readonly reschedules = new Map<string, number>();
   readonly #running: Array<() => void> = [];
   constructor(readonly name: string) {}
   execute(requests: readonly InferRequest[]): Promise<ExecuteResult> {
@@ -54,9 +56,17 @@ class FakeInstance implements ModelInstance {
         ...(value(request, 'STATE') !== undefined ? { state: Number(value(request, 'STATE')) } : {}),
       })),
     );
+    const rescheduled = new Set<number>();
+    requests.forEach((request, index) => {
+      const left = this.reschedules.get(request.id) ?? 0;
+      if (left === 0) return;
+      this.reschedules.set(request.id, left - 1);
+      rescheduled.add(index);
+    });
     return new Promise((resolve) => {
       this.#running.push(() =>
         resolve({
+          ...(rescheduled.size > 0 ? { rescheduled } : {}),
           responses: requests.map((request) => {
             const sum = Number(value(request, 'IN')) + Number(value(request, 'STATE') ?? 0);
             const outputs: Tensor[] = [{ name: 'OUT', dataType: 'INT32', shape: [1, 1], data: Int32Array.of(sum) }];
@@ -101,6 +111,7 @@ interface SetupOptions {
   readonly idleUs?: number;
   readonly states?: readonly StateSpec[];
   readonly batching?: typeof BATCHING;
+  readonly isIterative?: boolean;
 }
 
 function setup(options: SetupOptions = {}) {
@@ -118,6 +129,7 @@ function setup(options: SetupOptions = {}) {
     maxSequenceIdleUs: options.idleUs ?? 1_000_000,
     controls: new SequenceControls(options.batching ?? BATCHING, maxBatchSize > 0),
     states: new SequenceStates(options.states ?? [], maxBatchSize > 0),
+    isIterative: options.isIterative ?? false,
   });
   const outcomes = new Map<string, string>();
   const send = (id: string, sequenceId: number | string, value: number, flags: { start?: boolean; end?: boolean; batch?: number; signal?: AbortSignal } = {}): void => {
@@ -413,4 +425,59 @@ test('close fails what is still queued once the wait is over', async () => {
   await closing;
   assert.equal(outcomes.get('b1'), "UNAVAILABLE: model 'm' was unloaded before the request ran");
   assert.equal(outcomes.get('a1'), 'OUT=1');
+});
+
+describe('SequenceBatcher, iterative_sequence', () => {
+  test('a request without a correlation id is a sequence of its own: rescheduled, it runs again in its slot without START until released', async () => {
+    const { instance, send, outcomes, statistics } = setup({ maxBatchSize: 1, isIterative: true });
+    instance.reschedules.set('a', 2);
+    send('a', 0, 5);
+    send('b', 0, 6);
+    await flush();
+    for (let execution = 0; execution < 3; execution++) await instance.finish();
+    assert.equal(outcomes.get('a'), 'OUT=5');
+    assert.equal(outcomes.has('b'), false, 'b waited for the slot until a was released');
+    await instance.finish();
+    assert.equal(outcomes.get('b'), 'OUT=6');
+    assert.deepEqual(
+      instance.executions.map(([slot]) => [slot!.id, slot!.start, slot!.end, slot!.corrid]),
+      [
+        ['a', 1, 0, 1n],
+        ['a', 0, 0, 1n],
+        ['a', 0, 0, 1n],
+        ['b', 1, 0, 2n],
+      ],
+    );
+    const stats = statistics.snapshot();
+    assert.deepEqual([stats.executionCount, stats.inferenceCount], [4, 4]);
+  });
+
+  test('a request cancelled while it runs is not run again though its model rescheduled it; its slot frees', async () => {
+    const { instance, send, outcomes } = setup({ maxBatchSize: 1, isIterative: true });
+    const cancel = new AbortController();
+    instance.reschedules.set('a', 1);
+    send('a', 0, 5, { signal: cancel.signal });
+    send('b', 0, 6);
+    await flush();
+    cancel.abort();
+    await instance.finish();
+    assert.equal(outcomes.get('a'), "CANCELLED: [request id: a] the request to model 'm' was cancelled while it was executing; its result was dropped");
+    await instance.finish();
+    assert.deepEqual(
+      instance.executions.map(([slot]) => slot!.id),
+      ['a', 'b'],
+    );
+  });
+
+  test("without iterative_sequence a rescheduled request fails with Triton's error", async () => {
+    const { instance, send, outcomes } = setup({ maxBatchSize: 1 });
+    instance.reschedules.set('a', 1);
+    send('a', 7, 5, { start: true });
+    await flush();
+    await instance.finish();
+    assert.equal(
+      outcomes.get('a'),
+      'INVALID_ARG: [request id: a] Request is released with TRITONSERVER_REQUEST_RELEASE_RESCHEDULE, while the model is not configured to handle such a flag. Only a model with sequence_batching { iterative_sequence: true } can reschedule a request',
+    );
+  });
 });

@@ -44,10 +44,20 @@ export interface SequenceBatcherOptions {
   readonly maxSequenceIdleUs: number;
   readonly controls: SequenceControls;
   readonly states: SequenceStates;
+  /**
+   * `iterative_sequence` (Triton's IterativeSequencer, docs/user_guide/model_configuration.md
+   * "Iterative Sequences"): a request without a correlation id starts a sequence of its own, one the
+   * model may run again and again by releasing the request with RESCHEDULE; the sequence ends when the
+   * request is released without it.
+   */
+  readonly isIterative?: boolean;
 }
 
 interface Entry extends QueuedRequest {
-  readonly flags: SequenceFlags & { readonly correlationId: CorrelationId };
+  /** Changes when the request is rescheduled: its later iterations run neither START nor END. */
+  flags: SequenceFlags & { readonly correlationId: CorrelationId };
+  /** When it last entered its sequence's queue: its first arrival, or its last reschedule. */
+  enqueuedUs: number;
   /** Requests batch together only when their inputs' shapes (and names) are equal. */
   readonly shapeKey: string;
   /** The outputs the client asked for, which a state output leaves in the response. */
@@ -61,6 +71,12 @@ type Slot = SlotOf<Entry>;
 type Runner = RunnerOf<Entry>;
 
 type Decision = { readonly slots: readonly Slot[] } | { readonly waitUntilUs: number } | undefined;
+
+/** The request fields an iterative sequence's model sees: the correlation id, START only on the first iteration. */
+function iterationParameters(request: InferRequest, flags: Entry['flags']): InferRequest['parameters'] {
+  const { sequence_start: _start, sequence_end: _end, ...parameters } = request.parameters;
+  return { ...parameters, sequence_id: flags.correlationId, ...(flags.isStart ? { sequence_start: true } : {}), ...(flags.isEnd ? { sequence_end: true } : {}) };
+}
 
 function shapeKeyOf(inputs: readonly Tensor[]): string {
   return inputs
@@ -88,6 +104,8 @@ function shapeKeyOf(inputs: readonly Tensor[]): string {
  * A slot frees when its sequence's END request has run, or when the sequence has had no request for
  * max_sequence_idle_microseconds (Triton's reaper): a later request of that id without START is
  * refused. The controls and implicit states are added to every request the instance sees.
+ * With `iterative_sequence`, a request its model releases with RESCHEDULE goes back to the front of its
+ * sequence's queue (executeBatch calls `reschedule`), and its sequence ends once it is released without.
  */
 export class SequenceBatcher implements Scheduler {
   readonly #options: SequenceBatcherOptions;
@@ -102,6 +120,8 @@ export class SequenceBatcher implements Scheduler {
   #timer: unknown;
   readonly #delivery = new OrderedDelivery();
   readonly #initialStatesKey: string;
+  /** The correlation id of the next iterative request that comes without one (Triton counts from 1). */
+  #nextIterativeId = 1n;
 
   constructor(options: SequenceBatcherOptions) {
     this.#options = options;
@@ -185,6 +205,7 @@ export class SequenceBatcher implements Scheduler {
       this.#options.statistics.recordRequest('CANCELED', (nowUs - cancelled.enqueuedUs) * 1000);
       cancelled.settle(cancelledError(cancelled.request, 'queued'));
     }
+    if (this.#options.isIterative === true) this.#slots.end(sequence);
     this.#slots.releaseIfDone(sequence, nowUs);
     this.#schedule();
   }
@@ -196,6 +217,9 @@ export class SequenceBatcher implements Scheduler {
       throw new NereidError('INVALID_ARG', `${idPrefix(request)}inference request to model '${model}' must specify batch-size 1 due to requirements of sequence batcher`);
     }
     const flags = sequenceFlagsOf(request);
+    if (this.#options.isIterative === true && flags.correlationId === undefined) {
+      return { isStart: true, isEnd: false, correlationId: this.#nextIterativeId++ };
+    }
     const { correlationId } = flags;
     if (correlationId === undefined) {
       throw new NereidError('INVALID_ARG', `${idPrefix(request)}inference request to model '${model}' must specify a non-zero or non-empty correlation ID`);
@@ -319,11 +343,18 @@ export class SequenceBatcher implements Scheduler {
         outputs: [...(entry.request.outputs ?? []), ...states.outputNames.filter((name) => !entry.clientOutputs.has(name)).map((name) => ({ name }))],
       };
       template ??= request;
+      const settle = (result: readonly Tensor[] | NereidError): void =>
+        entry.settle(result instanceof NereidError ? result : states.update(sequenceStates, result, entry.clientOutputs));
+      if (this.#options.isIterative !== true) return { request, batchSize: 1, enqueuedUs: entry.enqueuedUs, settle };
       return {
-        request,
+        request: { ...request, parameters: iterationParameters(request, entry.flags) },
         batchSize: 1,
         enqueuedUs: entry.enqueuedUs,
-        settle: (result) => entry.settle(result instanceof NereidError ? result : states.update(sequenceStates, result, entry.clientOutputs)),
+        settle: (result) => {
+          this.#slots.end(sequence);
+          settle(result);
+        },
+        reschedule: () => this.#reschedule(sequence, entry),
       };
     });
     const batch = placed.map((queued) => queued ?? this.#padding(template!, nowUs));
@@ -333,6 +364,23 @@ export class SequenceBatcher implements Scheduler {
       for (const sequence of ran) this.#slots.releaseIfDone(sequence, endUs);
       this.#schedule();
     });
+  }
+
+  /**
+   * Puts a request its model released with RESCHEDULE back at the front of its sequence, as Triton's
+   * IterativeSequencer::RescheduleRequest does: it runs again in the same slot, with the sequence's
+   * states, and neither START nor END.
+   */
+  #reschedule(sequence: Sequence, entry: Entry): void {
+    if (entry.order !== undefined) {
+      // Its turn in preserve_ordering passes: the result it will have is numbered when it leaves again.
+      this.#delivery.deliver(entry.order, () => {});
+      entry.order = undefined;
+    }
+    entry.flags = { ...entry.flags, isStart: false, isEnd: false };
+    entry.enqueuedUs = this.#clock.nowUs();
+    sequence.entries.unshift(entry);
+    this.#queuedCount++;
   }
 
   /** An empty slot's stand-in: a ready request's tensors with the controls of a slot that is not ready. */

@@ -92,6 +92,12 @@ export class SequenceSlots<E> {
     return wasActive;
   }
 
+  /** Ends a sequence without an END request (an iterative sequence's request was released): a later request of its key starts a new one. */
+  end(sequence: Sequence<E>): void {
+    sequence.hasEnded = true;
+    if (this.#active.get(sequence.key) === sequence) this.#active.delete(sequence.key);
+  }
+
   /** Frees the slot of a sequence that has ended and run its last request; the oldest backlogged sequence takes it. */
   releaseIfDone(sequence: Sequence<E>, nowUs: number): void {
     if (sequence.hasEnded && sequence.entries.length === 0 && sequence.slot !== undefined) this.#release(sequence.slot, nowUs);

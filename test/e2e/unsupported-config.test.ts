@@ -9,13 +9,13 @@ import { EXAMPLES, startTestServer } from '../helpers/server.js';
 
 /** The reason each model is refused, exactly as the index, the load API and the log give it. */
 const REASONS: Record<string, string> = {
-  seq: "model 'seq': config field 'sequence_batching.iterative_sequence' is not supported yet (the sequence batcher cannot reschedule a request for another iteration); remove it to run each request of a sequence once",
+  ops: "model 'ops': config field 'model_operations' is not supported yet (Nereid loads no custom operation libraries); remove it to load the model",
   agents: "model 'agents': config field 'model_repository_agents' is not supported yet (Nereid has no repository agents); remove it to load the model",
   hosted: "model 'hosted': config field 'instance_group[0].host_policy' is not supported yet (Nereid has no host policies); remove it to load the model",
 };
 
 const ADDITIONS: Record<string, string> = {
-  seq: 'sequence_batching { max_sequence_idle_microseconds: 5000000 iterative_sequence: true }',
+  ops: 'model_operations { op_library_filename: "libcustom_ops.so" }',
   agents: 'model_repository_agents { agents [{ name: "checksum" }] }',
   hosted: 'instance_group [{ kind: KIND_CPU count: 1 host_policy: "numa0" }]',
 };
@@ -56,7 +56,7 @@ describe('configuration fields Nereid does not implement', () => {
       assert.deepEqual(index, [
         { name: 'agents', state: 'UNAVAILABLE', reason: REASONS.agents },
         { name: 'hosted', state: 'UNAVAILABLE', reason: REASONS.hosted },
-        { name: 'seq', state: 'UNAVAILABLE', reason: REASONS.seq },
+        { name: 'ops', state: 'UNAVAILABLE', reason: REASONS.ops },
         { name: 'simple', version: '1', state: 'READY' },
       ]);
       for (const name of Object.keys(REASONS)) {

@@ -7,7 +7,7 @@ import { withResponseParameters } from '../../kernel/response-parameters.js';
 import { checkOutputs } from '../tensor-io.js';
 import { epochMs, msToNs } from '../worker-thread.js';
 import type { FrameReader } from './frame-codec.js';
-import { Outcome, RESPONSE_COMPLETE_FINAL, readResponse, type StubResponse } from './stub-protocol.js';
+import { Outcome, REQUEST_RELEASE_RESCHEDULE, RESPONSE_COMPLETE_FINAL, readResponse, type StubResponse } from './stub-protocol.js';
 import { deferred } from '../../util/deferred.js';
 
 export interface PendingExecutionOptions {
@@ -23,7 +23,8 @@ export interface PendingExecutionOptions {
  * One batch sent to a Python process, until every request of it has its answer. A default-mode
  * model answers the whole batch in EXECUTE_DONE. A decoupled model sends RESPONSE messages, each
  * passed to its request's `onResponse`; a request is complete with the final flag, and the batch
- * once every request is complete and `execute` has returned (EXECUTE_DONE).
+ * once every request is complete and `execute` has returned (EXECUTE_DONE). A request the model
+ * released with RESCHEDULE is complete for this execution without a result (ExecuteResult.rescheduled).
  */
 export class PendingExecution {
   readonly promise: Promise<ExecuteResult>;
@@ -34,6 +35,7 @@ export class PendingExecution {
   readonly #startMs: number;
   readonly #results: Array<readonly Tensor[] | NereidError | undefined>;
   #settledCount = 0;
+  readonly #rescheduled = new Set<number>();
   #pythonTimes: { startNs: bigint; endNs: bigint } | undefined;
   readonly #settled = deferred<ExecuteResult>();
 
@@ -60,7 +62,10 @@ export class PendingExecution {
     const outcome = reader.u8();
     if (outcome === Outcome.Responses) {
       const count = reader.u32();
-      for (let index = 0; index < count; index++) this.#settle(index, this.#outputsOf(index, readResponse(reader)));
+      for (let index = 0; index < count; index++) {
+        if ((reader.u32() & REQUEST_RELEASE_RESCHEDULE) !== 0) this.#reschedule(index);
+        else this.#settle(index, this.#outputsOf(index, readResponse(reader)));
+      }
       if (count < this.#requests.length) {
         const missing = new NereidError('INTERNAL', `${this.#label}: execute returned ${count} response(s) for ${this.#requests.length} request(s)`);
         this.#requests.forEach((_, index) => this.#settle(index, missing));
@@ -68,8 +73,19 @@ export class PendingExecution {
     } else if (outcome === Outcome.Failed) {
       const error = new NereidError('INTERNAL', reader.str());
       this.#requests.forEach((_, index) => this.#settle(index, error));
+    } else {
+      const count = reader.u32();
+      for (let index = 0; index < count; index++) {
+        if ((reader.u32() & REQUEST_RELEASE_RESCHEDULE) !== 0 && this.#results[index] === undefined) this.#reschedule(index);
+      }
     }
     this.#finishIfDone();
+  }
+
+  /** The model released request `index` with RESCHEDULE: it is done for this execution, without a result. */
+  #reschedule(index: number): void {
+    this.#rescheduled.add(index);
+    this.#settle(index, []);
   }
 
   /** RESPONSE: one response of a decoupled model, possibly with the final flag. */
@@ -113,6 +129,7 @@ export class PendingExecution {
     const pythonEndMs = hasTimes ? Number(endNs) / 1e6 : endMs;
     this.#settled.resolve({
       responses: this.#results as Array<readonly Tensor[] | NereidError>,
+      ...(this.#rescheduled.size > 0 ? { rescheduled: this.#rescheduled } : {}),
       timing: {
         inputNs: msToNs(pythonStartMs - this.#startMs),
         inferNs: msToNs(pythonEndMs - pythonStartMs),

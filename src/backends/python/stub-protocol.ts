@@ -14,8 +14,10 @@
  *   INIT          str argsJson                       READY
  *   AUTO_COMPLETE str configJson                     FAILED        str message
  *   EXECUTE       u32 execId, u32 n, request[n]      CONFIG        str configJson
- *   BLS_RESPONSE  u32 blsId, u8 isFinal,             EXECUTE_DONE  u32 execId, i64 startNs, i64 endNs, u8 outcome,
- *                 u8 hasResponse, [response]                      then u32 n, response[n] │ str message │ nothing
+ *   BLS_RESPONSE  u32 blsId, u8 isFinal,             EXECUTE_DONE  u32 execId, i64 startNs, i64 endNs, u8 outcome, then
+ *                 u8 hasResponse, [response]                      Responses: u32 n, (u32 releaseFlags, [response])[n]
+ *                                                                 │ Failed: str message
+ *                                                                 │ Returned: u32 n, u32 releaseFlags[n]
  *   PING          u32 sequence                       RESPONSE      u32 execId, u32 index, u32 flags, u8 hasResponse, [response]
  *   FINALIZE                                         BLS_REQUEST   u32 blsId, u8 isStream, str model, i64 version,
  *                                                                  u8 hasParent, [u32 execId, u32 index], request
@@ -23,6 +25,9 @@
  *                 str resultJson │ u8 errorCode,     LOG           u8 level, str where, str message
  *                 str message                        API_REQUEST   u32 callId, str method, str argsJson (stub-api.ts)
  *   CANCEL        u32 execId, u32 index
+ *
+ * releaseFlags are the request's `set_release_flags`: with REQUEST_RELEASE_RESCHEDULE it has no
+ * response (the model returned None for it) and runs again; else it ends with its response.
  */
 import type { DataType } from '../../protocol/data-type.js';
 import { NereidError } from '../../kernel/errors.js';
@@ -57,6 +62,8 @@ export const Outcome = { Responses: 0, Failed: 1, Returned: 2 } as const;
 
 /** pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL: the last response of a request. */
 export const RESPONSE_COMPLETE_FINAL = 1;
+/** pb_utils.TRITONSERVER_REQUEST_RELEASE_RESCHEDULE: the request runs again in a later execution. */
+export const REQUEST_RELEASE_RESCHEDULE = 2;
 /** pb_utils.TRITONSERVER_REQUEST_FLAG_SEQUENCE_START and _END. */
 export const REQUEST_FLAG_SEQUENCE_START = 1;
 export const REQUEST_FLAG_SEQUENCE_END = 2;
