@@ -167,5 +167,6 @@ test('no model the repository ships or tests with sets a refused field', () => {
     }
   }
   assert.deepEqual(refusedModels, []);
-  assert.equal(checked, 110);
+  // A floor, not a count: the scan must find the repository's configs, and every new fixture raised an exact count.
+  assert.ok(checked >= 100, `only ${checked} model configurations were found under ${folders.join(", ")}`);
 });
