@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { accessSync, constants, cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,18 +13,9 @@ import { modelConfigToProtoJson } from '../../src/config/model-config-json.js';
 import { parseModelConfig } from '../../src/config/parse-model-config.js';
 import { parsePerfArgs, type PerfOptions } from '../../src/perf/perf-options.js';
 import { runPerf } from '../../src/perf/run-perf.js';
+import { CHROMIUM, skipBrowser } from '../helpers/chromium.js';
 import { EXAMPLES, FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = ((): boolean => {
-  try {
-    accessSync(CHROMIUM, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const skipBrowser = !hasChromium && !process.env['CI'] ? `${CHROMIUM} is missing (apt-get install chromium); see .ci/run` : false;
 
 /** Runs `nereid analyze` in this process, its output captured. */
 async function runAnalyze(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {

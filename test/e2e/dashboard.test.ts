@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { accessSync, constants, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -7,20 +7,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { DEFAULT_METRICS_CONFIG } from '../../src/metrics/server-metrics.js';
 import { buildDashboard } from '../../scripts/build-dashboard.js';
+import { CHROMIUM, skipBrowser } from '../helpers/chromium.js';
 import { EXAMPLES, FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
 
-/** Debian's Chromium, driven by playwright-core (which downloads no browser of its own). */
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = ((): boolean => {
-  try {
-    accessSync(CHROMIUM, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-})();
-// CI installs it (.ci/run), so there a missing browser is a failure, not a skip.
-const skipBrowser = !hasChromium && !process.env['CI'] ? `${CHROMIUM} is missing (apt-get install chromium); see .ci/run` : false;
 
 type IndexEntry = { name: string; version?: string; state: string; reason?: string };
 type StatsJson = {
