@@ -2,32 +2,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Logger } from '../../src/logging/logger.js';
 import { startServer } from '../../src/server.js';
 import { AZURE_ACCOUNT, AZURE_KEY, type TestAzurite, startAzurite } from '../helpers/azurite.js';
 import { FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
+import { recordingLogger } from '../helpers/recording-logger.js';
+import { eventually } from '../helpers/eventually.js';
 
 const fp32 = { inputs: [{ name: 'INPUT0', shape: [1, 4], datatype: 'FP32', data: [1, 1, 1, 1] }] };
 const VARIABLES = ['AZURE_STORAGE_CONNECTION_STRING', 'AZURE_STORAGE_KEY', 'AZURE_STORAGE_AUTH_TYPE', 'TRITON_CLOUD_CREDENTIAL_PATH', 'TRITON_AZURE_MOUNT_DIRECTORY', 'TRITON_AWS_MOUNT_DIRECTORY'];
-
-function recordingLogger(): Logger & { readonly lines: string[] } {
-  const lines: string[] = [];
-  return {
-    lines,
-    info: (component, message) => lines.push(`I ${component}] ${message}`),
-    warning: (component, message) => lines.push(`W ${component}] ${message}`),
-    error: (component, message) => lines.push(`E ${component}] ${message}`),
-    verbose: (_level, component, message) => lines.push(`V ${component}] ${message}`),
-  };
-}
-
-async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 150; attempt++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  assert.fail(`still not true after 15 s: ${what}`);
-}
 
 /** Points the server at Azurite through AZURE_STORAGE_CONNECTION_STRING, and restores the environment in `after`. */
 function useConnectionString(connectionString: string): void {

@@ -4,46 +4,19 @@
 // codes). Needs Debian's protobuf-compiler, protobuf-compiler-grpc, python3-grpcio and
 // python3-protobuf (.ci/run installs them); without them the suite is skipped, except under CI.
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { EXAMPLES } from '../helpers/server.js';
+import { GRPC_PLUGIN, PYTHON, ROOT, missingGrpcPeerTools, run, skipWhenMissing } from '../helpers/python-grpc-peer.js';
 import { SIMPLE_METADATA } from '../helpers/simple-model.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLIENT = join(ROOT, 'test/interop/grpc_client.py');
-// Debian's interpreter, whose dist-packages hold python3-grpcio (not a pyenv or venv python).
-const PYTHON = '/usr/bin/python3';
-const GRPC_PLUGIN = '/usr/bin/grpc_python_plugin';
-
-/** Why the suite cannot run here, or undefined when it can. */
-function missingTools(): string | undefined {
-  const missing: string[] = [];
-  if (spawnSync('protoc', ['--version']).status !== 0) missing.push('protoc (protobuf-compiler)');
-  if (!existsSync(GRPC_PLUGIN)) missing.push('grpc_python_plugin (protobuf-compiler-grpc)');
-  if (spawnSync(PYTHON, ['-I', '-c', 'import grpc, google.protobuf']).status !== 0) missing.push('python3-grpcio / python3-protobuf');
-  return missing.length === 0 ? undefined : `missing ${missing.join(', ')}`;
-}
-
-const missing = missingTools();
-// CI installs the tools, so there a missing one is a failure, not a skip.
-const skip = missing !== undefined && !process.env['CI'] ? `${missing}; see .ci/run` : false;
-
-/** execFile without blocking the event loop: the server under test runs in this process. */
-function run(file: string, args: readonly string[], timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(file, args, { cwd: ROOT, timeout: timeoutMs, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${file} ${args.join(' ')} failed: ${error.message}\n${stderr}`));
-      else resolve(stdout);
-    });
-  });
-}
+const missing = missingGrpcPeerTools();
+const skip = skipWhenMissing(missing);
 
 // The client's inputs (test/interop/grpc_client.py), and what `simple` must answer.
 const range16 = (f: (i: number) => number): number[] => Array.from({ length: 16 }, (_, i) => f(i));

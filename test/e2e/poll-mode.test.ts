@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
+import { eventually } from '../helpers/eventually.js';
 
 const fp32 = { inputs: [{ name: 'INPUT0', shape: [1, 4], datatype: 'FP32', data: [1, 1, 1, 1] }] };
 
@@ -12,14 +13,6 @@ const fp32 = { inputs: [{ name: 'INPUT0', shape: [1, 4], datatype: 'FP32', data:
  * poller's rules (what is reloaded when, broken models, skipped intervals) are proven on a fake clock
  * in src/repository/repository-poller.test.ts; these show that POLL mode works for real.
  */
-async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  assert.fail(`still not true after 10 s: ${what}`);
-}
-
 describe('model control mode POLL', () => {
   let server: TestServer;
   let repository: string;
@@ -43,7 +36,7 @@ describe('model control mode POLL', () => {
   test('a new version folder is loaded at the next poll, and the old one unloaded', async () => {
     assert.deepEqual(await versions('model_a'), ['3']);
     cpSync(join(repository, 'model_a', '1'), join(repository, 'model_a', '4'), { recursive: true });
-    await eventually("version 4 of 'model_a' serves", async () => (await versions('model_a'))?.join() === '4');
+    await eventually("version 4 of 'model_a' serves", async () => (await versions('model_a'))?.join() === '4', 10);
     const response = await server.post('/v2/models/model_a/infer', fp32);
     assert.deepEqual(((await response.json()) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data, [1, 1, 1, 1], 'version 4 holds the model of version 1');
   });
@@ -51,9 +44,9 @@ describe('model control mode POLL', () => {
   test('a new model folder loads, a removed one unloads', async () => {
     cpSync(join(FIXTURES, 'nobatch_fp32'), join(repository, 'model_b'), { recursive: true });
     writeFileSync(join(repository, 'model_b', 'config.pbtxt'), 'platform: "onnxruntime_onnx"\nmax_batch_size: 0\n');
-    await eventually("'model_b' is ready", async () => (await server.get('/v2/models/model_b/ready')).status === 200);
+    await eventually("'model_b' is ready", async () => (await server.get('/v2/models/model_b/ready')).status === 200, 10);
     rmSync(join(repository, 'model_b'), { recursive: true });
-    await eventually("'model_b' is gone", async () => (await server.get('/v2/models/model_b/ready')).status === 400);
+    await eventually("'model_b' is gone", async () => (await server.get('/v2/models/model_b/ready')).status === 400, 10);
   });
 
   test('load and unload through the API are refused in POLL mode', async () => {

@@ -2,33 +2,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Logger } from '../../src/logging/logger.js';
 import { startServer } from '../../src/server.js';
 import { S3_KEY_ID, S3_SECRET, type TestS3Server, startS3Server } from '../helpers/s3-server.js';
 import { FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
+import { recordingLogger } from '../helpers/recording-logger.js';
+import { eventually } from '../helpers/eventually.js';
 
 const fp32 = { inputs: [{ name: 'INPUT0', shape: [1, 4], datatype: 'FP32', data: [1, 1, 1, 1] }] };
 const CREDENTIAL_VARIABLES = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_DEFAULT_REGION', 'TRITON_CLOUD_CREDENTIAL_PATH', 'TRITON_AWS_MOUNT_DIRECTORY'];
-
-/** Every line the server logs, whatever its severity. */
-function recordingLogger(): Logger & { readonly lines: string[] } {
-  const lines: string[] = [];
-  return {
-    lines,
-    info: (component, message) => lines.push(`I ${component}] ${message}`),
-    warning: (component, message) => lines.push(`W ${component}] ${message}`),
-    error: (component, message) => lines.push(`E ${component}] ${message}`),
-    verbose: (_level, component, message) => lines.push(`V ${component}] ${message}`),
-  };
-}
-
-async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 150; attempt++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  assert.fail(`still not true after 15 s: ${what}`);
-}
 
 /** Sets the credentials the server reads from the environment, and gives back the old values in `after`. */
 function useCredentials(accessKeyId: string, secretAccessKey: string): void {

@@ -4,40 +4,19 @@
 // The whole suite runs twice: with the native addon mapping the regions, and with the file fallback
 // (NEREID_SHM_FALLBACK=1). Needs what test/e2e/grpc-interop.test.ts needs, plus python3-numpy.
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { EXAMPLES } from '../helpers/server.js';
+import { GRPC_PLUGIN, PYTHON, ROOT, missingGrpcPeerTools, run, skipWhenMissing } from '../helpers/python-grpc-peer.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURES = join(ROOT, 'test/fixtures');
 const CLIENT = join(ROOT, 'test/interop/shm_client.py');
-const PYTHON = '/usr/bin/python3';
-const GRPC_PLUGIN = '/usr/bin/grpc_python_plugin';
-
-function missingTools(): string | undefined {
-  const missing: string[] = [];
-  if (spawnSync('protoc', ['--version']).status !== 0) missing.push('protoc (protobuf-compiler)');
-  if (!existsSync(GRPC_PLUGIN)) missing.push('grpc_python_plugin (protobuf-compiler-grpc)');
-  if (spawnSync(PYTHON, ['-I', '-c', 'import grpc, google.protobuf, numpy']).status !== 0) missing.push('python3-grpcio / python3-protobuf / python3-numpy');
-  return missing.length === 0 ? undefined : `missing ${missing.join(', ')}`;
-}
-const missing = missingTools();
-const skip = missing !== undefined && !process.env['CI'] ? `${missing}; see .ci/run` : false;
-
-function run(file: string, args: readonly string[], timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(file, args, { cwd: ROOT, timeout: timeoutMs, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${file} ${args.join(' ')} failed: ${error.message}\n${stderr}`));
-      else resolve(stdout);
-    });
-  });
-}
+const missing = missingGrpcPeerTools(['numpy'], 'python3-grpcio / python3-protobuf / python3-numpy');
+const skip = skipWhenMissing(missing);
 
 /** A repository of the models the client uses: the three identity models renamed apart, slow, the ensemble. */
 function makeRepository(): string {

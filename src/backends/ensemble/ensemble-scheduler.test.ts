@@ -23,7 +23,7 @@ const spec: ModelSpec = {
 };
 
 /** One step, model 'inner' (INPUT0 ← IN, OUTPUT0 → OUT), whose calls the test answers by hand. */
-function setup(): { scheduler: EnsembleScheduler; calls: Array<Deferred<InferResponse>> } {
+function setup(maxInflightRequests?: number): { scheduler: EnsembleScheduler; calls: Array<Deferred<InferResponse>> } {
   const calls: Array<Deferred<InferResponse>> = [];
   const caller: ModelCaller = {
     infer: () => {
@@ -38,6 +38,7 @@ function setup(): { scheduler: EnsembleScheduler; calls: Array<Deferred<InferRes
     steps: [{ index: 0, modelName: 'inner', modelVersion: undefined, inputs: [{ modelInput: 'INPUT0', tensor: 'IN' }], outputs: [{ modelOutput: 'OUTPUT0', tensor: 'OUT' }], isDecoupled: false }],
     caller,
     statistics: new ModelStatistics('pipe', 1),
+    ...(maxInflightRequests !== undefined ? { maxInflightRequests } : {}),
   });
   return { scheduler, calls };
 }
@@ -74,22 +75,7 @@ test('a failing step fails the request with its status, named in the message', a
 });
 
 test('max_inflight_requests: a step runs at most that many requests at once, across ensemble requests', async () => {
-  const calls: Array<Deferred<InferResponse>> = [];
-  const caller: ModelCaller = {
-    infer: () => {
-      const call = deferred<InferResponse>();
-      calls.push(call);
-      return call.promise;
-    },
-    inferStream: () => Promise.reject(new Error('not used')),
-  };
-  const scheduler = new EnsembleScheduler({
-    spec,
-    steps: [{ index: 0, modelName: 'inner', modelVersion: undefined, inputs: [{ modelInput: 'INPUT0', tensor: 'IN' }], outputs: [{ modelOutput: 'OUTPUT0', tensor: 'OUT' }], isDecoupled: false }],
-    caller,
-    statistics: new ModelStatistics('pipe', 1),
-    maxInflightRequests: 1,
-  });
+  const { scheduler, calls } = setup(1);
   const answer = (value: number): InferResponse => ({ modelName: 'inner', modelVersion: '1', id: '', parameters: {}, outputs: [{ name: 'OUTPUT0', dataType: 'INT32', shape: [1], data: new Int32Array([value]) }] });
   const first = scheduler.enqueue(request('r0'));
   const second = scheduler.enqueue(request('r1'));
