@@ -129,6 +129,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   const router = new RequestRouter({
     prepare: (name) => repository.prepareModel(name),
     lookup: (name, version) => repository.getModel(name, version),
+    lookupNow: (name, version) => repository.getModelNow(name, version),
   });
   // Models load and unload models through the core (its checks and messages), which exists once the
   // startup models have loaded: Triton's model loading API is for after startup too.

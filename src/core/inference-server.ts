@@ -17,7 +17,7 @@ import { DEFAULT_TRACE_SETTINGS, type TraceSettingsUpdate, traceSettingsMessage 
 export interface InferenceServerOptions {
   readonly repository: RepositoryManager;
   /** Runs requests on the repository's models (the same router models use to call models). */
-  readonly router: ModelCaller;
+  readonly router: ModelCaller & { inferNow?(request: InferRequest): InferResponse | undefined };
   /** Server name in the metadata (`--id`). */
   readonly id: string;
   readonly version: string;
@@ -189,6 +189,24 @@ export class InferenceServer {
     return this.#options.router.infer(request);
   }
 
+  /**
+   * `infer` run to the end in this step when the model can run the request at once (RequestRouter.inferNow):
+   * the response, or undefined (nothing done) when it cannot; throws what `infer` would reject with.
+   */
+  inferNow(request: InferRequest): InferResponse | undefined {
+    this.#refuseWhenShuttingDown();
+    let response: InferResponse | undefined;
+    try {
+      response = this.#options.router.inferNow?.(request);
+    } catch (error) {
+      this.#logAdmitted(request);
+      throw error;
+    }
+    // Logged as `infer` logs it, unless `infer` is to be called (and logs it) after all.
+    if (response !== undefined) this.#logAdmitted(request);
+    return response;
+  }
+
   /** Runs a request and delivers each of its responses: one, or any number from a decoupled model. */
   async inferStream(request: InferRequest, onResponse: (response: InferResponse) => void): Promise<void> {
     this.#admit(request);
@@ -196,9 +214,19 @@ export class InferenceServer {
   }
 
   #admit(request: InferRequest): void {
+    this.#refuseWhenShuttingDown();
+    this.#logAdmitted(request);
+  }
+
+  #refuseWhenShuttingDown(): void {
     if (this.#isShuttingDown) throw new NereidError('UNAVAILABLE', 'the server is shutting down and takes no new requests');
+  }
+
+  #logAdmitted(request: InferRequest): void {
+    const { logger } = this.#options;
+    if (logger.isVerbose?.(1) === false) return;
     const version = request.modelVersion === undefined ? '' : ` version ${request.modelVersion}`;
-    this.#options.logger.verbose(1, 'server', `[request id: ${request.id || '<id_unknown>'}] infer for model '${request.modelName}'${version}`);
+    logger.verbose(1, 'server', `[request id: ${request.id || '<id_unknown>'}] infer for model '${request.modelName}'${version}`);
   }
 
   /**

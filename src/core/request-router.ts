@@ -11,6 +11,10 @@ import { validateRequest } from '../kernel/validate-request.js';
 export interface RoutableModel {
   readonly spec: ModelSpec;
   infer(request: InferRequest): Promise<readonly Tensor[]>;
+  /** Whether `inferNow` would run a request at this moment. Absent: never. */
+  readonly canInferNow?: boolean;
+  /** `infer` run to the end in this step, or undefined when it cannot be (Scheduler.enqueueNow). */
+  inferNow?(request: InferRequest): readonly Tensor[] | undefined;
 }
 
 /** Where the router finds models. */
@@ -22,7 +26,11 @@ export interface ModelSource {
   prepare(name: string): Promise<void>;
   /** The model version that serves a request now; throws Triton's unknown/unavailable errors. */
   lookup(name: string, version?: number): RoutableModel;
+  /** `prepare` then `lookup` in one step; undefined when the model has to be prepared first (loaded on demand). */
+  lookupNow?(name: string, version?: number): RoutableModel | undefined;
 }
+
+const NO_CLASSIFICATION: ReadonlyMap<string, number> = new Map();
 
 /**
  * Routes a request to the model version that serves it: validation, the model's scheduler, then the
@@ -56,6 +64,20 @@ export class RequestRouter implements ModelCaller {
     } finally {
       trace?.timestamp('REQUEST_END');
     }
+  }
+
+  /**
+   * `infer` run to the end in this step, with no promise: for a request that is not traced, to a model
+   * whose scheduler can run it at once (an idle instance computing on the main thread). Undefined when
+   * it cannot, nothing done; the caller then uses `infer`. Throws what `infer` would reject with.
+   */
+  inferNow(request: InferRequest): InferResponse | undefined {
+    if (request.trace !== undefined) return undefined;
+    const model = this.#models.lookupNow?.(request.modelName, request.modelVersion);
+    if (model?.canInferNow !== true || model.spec.isDecoupled) return undefined;
+    const { validated, counts } = this.#validate(model, request);
+    const outputs = model.inferNow!(validated);
+    return outputs === undefined ? undefined : this.#respond(model.spec, request, counts, outputs);
   }
 
   async inferStream(request: InferRequest, onResponse: (response: InferResponse) => void): Promise<void> {
@@ -106,13 +128,17 @@ export class RequestRouter implements ModelCaller {
 
   #prepare(request: InferRequest): { model: RoutableModel; validated: InferRequest; counts: ReadonlyMap<string, number> } {
     const model = this.#models.lookup(request.modelName, request.modelVersion);
+    return { model, ...this.#validate(model, request) };
+  }
+
+  #validate(model: RoutableModel, request: InferRequest): { validated: InferRequest; counts: ReadonlyMap<string, number> } {
     const validated = validateRequest(model.spec, request);
-    const counts = new Map<string, number>();
+    let counts: Map<string, number> | undefined;
     for (const output of validated.outputs!) {
       const count = classificationCount(output.parameters, output.name);
-      if (count !== undefined) counts.set(output.name, count);
+      if (count !== undefined) (counts ??= new Map()).set(output.name, count);
     }
-    return { model, validated, counts };
+    return { validated, counts: counts ?? NO_CLASSIFICATION };
   }
 
   #respond(spec: ModelSpec, request: InferRequest, counts: ReadonlyMap<string, number>, computed: readonly Tensor[]): InferResponse {

@@ -29,6 +29,17 @@ export async function tensorDataFromBytes(
     if (typeof elements === 'string') throw new NereidError('INVALID_ARG', `input '${name}': malformed BYTES ${source.name}: ${elements}`);
     return elements;
   }
+  return fixedSizeDataFromBytes(name, dataType, shape, bytes, source);
+}
+
+/** tensorDataFromBytes for a fixed-size type, in the same step (no microtask turn on the hot path). */
+export function fixedSizeDataFromBytes(
+  name: string,
+  dataType: Exclude<DataType, 'BYTES'>,
+  shape: readonly number[],
+  bytes: Uint8Array,
+  source: BytesSource,
+): Tensor['data'] {
   const expected = elementCount(shape) * dataTypeByteSize(dataType);
   if (bytes.byteLength !== expected) {
     throw new NereidError(

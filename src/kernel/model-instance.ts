@@ -51,6 +51,18 @@ export interface ModelInstance {
    * request with an empty list (or its error) once it has sent the last.
    */
   execute(requests: readonly InferRequest[]): Promise<ExecuteResult>;
+  /**
+   * Whether `executeNow` can run a request at this moment (the instance computes on the calling
+   * thread and is idle). Absent: never.
+   */
+  readonly canExecuteNow?: boolean;
+  /**
+   * `execute` for one request, run to the end in the caller's step, with no promise and no turn of the
+   * event loop: the hot path of a model that computes in microseconds. Undefined when it cannot run
+   * the request now after all (its inputs are larger than what may run on the calling thread); the
+   * caller then uses `execute`.
+   */
+  executeNow?(request: InferRequest): ExecuteResult | undefined;
   /** Stops the instance: executions it holds fail with UNAVAILABLE, then the model finalizes. */
   close(): Promise<void>;
 }

@@ -12,15 +12,11 @@ const formatShape = (shape: readonly number[]): string => `[${shape.join(',')}]`
  * output names. Returns the request with `outputs` resolved to the outputs to compute.
  */
 export function validateRequest(spec: ModelSpec, request: InferRequest): InferRequest {
-  const model = `model '${spec.name}'`;
-  for (const key of ['priority', 'timeout'] as const) {
-    const value = request.parameters[key];
-    const isInteger = typeof value === 'bigint' ? value >= 0n : typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-    if (value !== undefined && !isInteger) {
-      throw new NereidError('INVALID_ARG', `request parameter '${key}' must be a non-negative integer, got ${JSON.stringify(String(value))}`);
-    }
-  }
+  const model = (): string => `model '${spec.name}'`;
+  checkNonNegativeInteger(request, 'priority');
+  checkNonNegativeInteger(request, 'timeout');
   checkSequenceParameters(request);
+  const isBatching = spec.maxBatchSize > 0;
   const seen = new Set<string>();
   let batchSize: number | undefined;
   for (const input of request.inputs) {
@@ -28,7 +24,7 @@ export function validateRequest(spec: ModelSpec, request: InferRequest): InferRe
     if (inputSpec === undefined) {
       throw new NereidError(
         'INVALID_ARG',
-        `unexpected inference input '${input.name}' for ${model}; the model's inputs are ${spec.inputs.map((i) => `'${i.name}'`).join(', ')}`,
+        `unexpected inference input '${input.name}' for ${model()}; the model's inputs are ${spec.inputs.map((i) => `'${i.name}'`).join(', ')}`,
       );
     }
     if (seen.has(input.name)) throw new NereidError('INVALID_ARG', `input '${input.name}' already exists in request`);
@@ -36,21 +32,23 @@ export function validateRequest(spec: ModelSpec, request: InferRequest): InferRe
     if (input.dataType !== inputSpec.dataType) {
       throw new NereidError(
         'INVALID_ARG',
-        `inference input '${input.name}' data-type is '${input.dataType}', but ${model} expects '${inputSpec.dataType}'`,
+        `inference input '${input.name}' data-type is '${input.dataType}', but ${model()} expects '${inputSpec.dataType}'`,
       );
     }
-    const expected = spec.maxBatchSize > 0 ? [-1, ...inputSpec.dims] : inputSpec.dims;
-    if (input.shape.length !== expected.length) {
+    const { dims } = inputSpec;
+    const skipped = isBatching ? 1 : 0;
+    const expected = (): readonly number[] => (isBatching ? [-1, ...dims] : dims);
+    if (input.shape.length !== dims.length + skipped) {
       const hint =
-        spec.maxBatchSize > 0 && input.shape.length === inputSpec.dims.length
+        isBatching && input.shape.length === dims.length
           ? ". NOTE: max_batch_size > 0 in the model's configuration requires the batch size as the first dimension of each input's shape"
           : '';
       throw new NereidError(
         'INVALID_ARG',
-        `unexpected shape for input '${input.name}' for ${model}. Expected ${formatShape(expected)}, got ${formatShape(input.shape)}${hint}`,
+        `unexpected shape for input '${input.name}' for ${model()}. Expected ${formatShape(expected())}, got ${formatShape(input.shape)}${hint}`,
       );
     }
-    if (spec.maxBatchSize > 0) {
+    if (isBatching) {
       const batch = input.shape[0]!;
       if (batch < 1 || batch > spec.maxBatchSize) {
         throw new NereidError(
@@ -61,29 +59,41 @@ export function validateRequest(spec: ModelSpec, request: InferRequest): InferRe
       if (batchSize !== undefined && batch !== batchSize) {
         throw new NereidError(
           'INVALID_ARG',
-          `input '${input.name}' batch size ${batch} does not match the other inputs' batch size ${batchSize} for ${model}`,
+          `input '${input.name}' batch size ${batch} does not match the other inputs' batch size ${batchSize} for ${model()}`,
         );
       }
       batchSize = batch;
     }
-    if (!input.shape.every((dim, i) => expected[i] === -1 || expected[i] === dim)) {
-      throw new NereidError(
-        'INVALID_ARG',
-        `unexpected shape for input '${input.name}' for ${model}. Expected ${formatShape(expected)}, got ${formatShape(input.shape)}`,
-      );
+    for (let i = 0; i < dims.length; i++) {
+      const dim = dims[i]!;
+      if (dim !== -1 && dim !== input.shape[i + skipped]) {
+        throw new NereidError(
+          'INVALID_ARG',
+          `unexpected shape for input '${input.name}' for ${model()}. Expected ${formatShape(expected())}, got ${formatShape(input.shape)}`,
+        );
+      }
     }
     if (input.dataType === 'BYTES') checkBytesElementCount(input.name, spec.name, elementCount(input.shape), (input.data as unknown[]).length);
   }
-  const missing = spec.inputs.filter((input) => !input.isOptional && !seen.has(input.name));
-  if (missing.length > 0) {
-    const required = spec.inputs.filter((input) => !input.isOptional);
-    throw new NereidError(
-      'INVALID_ARG',
-      `expected ${required.length} inputs but got ${seen.size} inputs for ${model}. Got input(s) [${[...seen].map((n) => `'${n}'`).join(', ')}], ` +
-        `but missing required input(s) [${missing.map((i) => `'${i.name}'`).join(', ')}]. Please provide all required input(s).`,
-    );
+  if (seen.size < spec.inputs.length) {
+    const missing = spec.inputs.filter((input) => !input.isOptional && !seen.has(input.name));
+    if (missing.length > 0) {
+      const required = spec.inputs.filter((input) => !input.isOptional);
+      throw new NereidError(
+        'INVALID_ARG',
+        `expected ${required.length} inputs but got ${seen.size} inputs for ${model()}. Got input(s) [${[...seen].map((n) => `'${n}'`).join(', ')}], ` +
+          `but missing required input(s) [${missing.map((i) => `'${i.name}'`).join(', ')}]. Please provide all required input(s).`,
+      );
+    }
   }
   return { ...request, outputs: resolveOutputs(spec, request.outputs) };
+}
+
+function checkNonNegativeInteger(request: InferRequest, key: 'priority' | 'timeout'): void {
+  const value = request.parameters[key];
+  if (value === undefined) return;
+  const isInteger = typeof value === 'bigint' ? value >= 0n : typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+  if (!isInteger) throw new NereidError('INVALID_ARG', `request parameter '${key}' must be a non-negative integer, got ${JSON.stringify(String(value))}`);
 }
 
 /**
@@ -126,7 +136,7 @@ function checkBytesElementCount(name: string, modelName: string, expected: numbe
  * front ends keep the first entry of each name).
  */
 function resolveOutputs(spec: ModelSpec, outputs: readonly RequestedOutput[] | undefined): readonly RequestedOutput[] {
-  if (outputs === undefined || outputs.length === 0) return spec.outputs.map((output) => ({ name: output.name }));
+  if (outputs === undefined || outputs.length === 0) return allOutputsOf(spec);
   const byName = new Map<string, RequestedOutput>();
   for (const output of outputs) {
     if (!spec.outputByName.has(output.name)) {
@@ -138,4 +148,16 @@ function resolveOutputs(spec: ModelSpec, outputs: readonly RequestedOutput[] | u
     if (!byName.has(output.name)) byName.set(output.name, output);
   }
   return byName.size === outputs.length ? outputs : [...byName.values()];
+}
+
+const allOutputs = new WeakMap<ModelSpec, readonly RequestedOutput[]>();
+
+/** Every output of the model, in config order: what a request that names none gets (one frozen list per model). */
+function allOutputsOf(spec: ModelSpec): readonly RequestedOutput[] {
+  let outputs = allOutputs.get(spec);
+  if (outputs === undefined) {
+    outputs = Object.freeze(spec.outputs.map((output) => Object.freeze({ name: output.name })));
+    allOutputs.set(spec, outputs);
+  }
+  return outputs;
 }

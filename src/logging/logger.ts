@@ -25,6 +25,8 @@ export interface Logger {
   warning(component: string, message: string): void;
   error(component: string, message: string): void;
   verbose(level: number, component: string, message: string): void;
+  /** Whether `verbose(level, ...)` lines are written now, so a caller on a hot path can skip building them; absent: assume so. */
+  isVerbose?(level: number): boolean;
 }
 
 /** A logger whose settings can be read and changed while it runs (Triton's logging extension). */
@@ -96,6 +98,7 @@ export function createLogger(initial: LoggerOptions): ConfigurableLogger {
     warning: (component, message) => options.warning && write('W', component, message),
     error: (component, message) => options.error && write('E', component, message),
     verbose: (level, component, message) => level <= options.verboseLevel && write('I', component, message),
+    isVerbose: (level) => level <= options.verboseLevel,
     settings: () => ({ ...options }),
     configure: (changes) => {
       options = { ...options, ...changes };

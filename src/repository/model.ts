@@ -183,6 +183,16 @@ export class Model {
     return this.#scheduler.enqueue(request);
   }
 
+  /** Whether `inferNow` would run a request at this moment (Scheduler.canEnqueueNow). */
+  get canInferNow(): boolean {
+    return this.#scheduler.canEnqueueNow === true;
+  }
+
+  /** `infer` in this step when the scheduler can (Scheduler.enqueueNow); undefined when it cannot. */
+  inferNow(request: InferRequest): readonly Tensor[] | undefined {
+    return this.#scheduler.enqueueNow?.(request);
+  }
+
   /** Requests accepted and not yet executing. */
   get pendingCount(): number {
     return this.#scheduler.queuedCount;

@@ -485,6 +485,17 @@ export class RepositoryManager {
   }
 
   /**
+   * prepareModel and getModel in one step, for a request about to be enqueued in the same step (so no
+   * eviction can come between): undefined when the model is to be loaded on demand first.
+   */
+  getModelNow(name: string, version?: number): Model | undefined {
+    if (this.#options.isLoadOnDemand === true && !hasReadyVersion(this.#models.get(name))) return undefined;
+    const model = this.#models.getModel(name, version);
+    if (this.#isEvicting) this.#budget.touch(name);
+    return model;
+  }
+
+  /**
    * The READY versions of one model, or of every model when `name` is undefined, sorted by name
    * then version; one version when `version` is given. Unknown names and versions throw as getModel.
    */

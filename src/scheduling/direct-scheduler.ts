@@ -6,7 +6,7 @@ import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from './clock.js';
 import { batchSizeOf } from './batch.js';
 import { cancelledError } from './cancellation.js';
-import { executeBatch } from './execute-batch.js';
+import { executeBatch, failBatch, settleBatch } from './execute-batch.js';
 import type { InstancePool } from './instance-pool.js';
 import { InflightRequests } from './inflight-requests.js';
 import type { CloseOptions, Scheduler } from './scheduler.js';
@@ -49,7 +49,9 @@ export class DirectScheduler implements Scheduler {
     this.#inflight.accept();
     const enqueuedUs = this.#clock.nowUs();
     try {
-      const instance = await this.#acquire(request, enqueuedUs);
+      // An idle instance is taken at once, without a turn of the microtask queue.
+      const idle = request.signal?.aborted === true ? undefined : this.#options.pool.tryAcquire();
+      const instance = idle ?? (await this.#acquire(request, enqueuedUs));
       this.#executingCount++;
       try {
         let result: readonly Tensor[] | NereidError | undefined;
@@ -67,6 +69,44 @@ export class DirectScheduler implements Scheduler {
         this.#options.pool.release(instance);
       }
     } finally {
+      this.#inflight.settle();
+    }
+  }
+
+  get canEnqueueNow(): boolean {
+    return this.#options.pool.peekIdle()?.canExecuteNow === true;
+  }
+
+  /**
+   * The request run in this step on an idle instance that computes on the calling thread, with the
+   * statistics `enqueue` records; undefined (nothing done) when no such instance is idle or it declines.
+   */
+  enqueueNow(request: InferRequest): readonly Tensor[] | undefined {
+    if (request.signal?.aborted === true || this.#options.pool.peekIdle()?.canExecuteNow !== true) return undefined;
+    this.#inflight.accept();
+    const instance = this.#options.pool.tryAcquire()!;
+    try {
+      const enqueuedUs = this.#clock.nowUs();
+      let result: readonly Tensor[] | NereidError | undefined;
+      const options = {
+        instance,
+        batch: [{ request, batchSize: batchSizeOf(request, this.#options.isBatching), enqueuedUs, settle: (settled: readonly Tensor[] | NereidError) => (result = settled) }],
+        statistics: this.#options.statistics,
+        clock: this.#clock,
+        startUs: enqueuedUs,
+      };
+      let executed;
+      try {
+        executed = instance.executeNow!(request);
+      } catch (error) {
+        failBatch(options, error);
+      }
+      if (executed !== undefined) settleBatch(options, executed);
+      else if (result === undefined) return undefined;
+      if (result instanceof NereidError) throw result;
+      return result;
+    } finally {
+      this.#options.pool.release(instance);
       this.#inflight.settle();
     }
   }

@@ -49,7 +49,8 @@ export interface ExecuteBatchOptions {
  * A request the model released with RESCHEDULE counts as this execution's success, as Triton's
  * backends report each execution of a request, and goes back to its scheduler (`reschedule`).
  */
-export async function executeBatch({ instance, batch, statistics, clock, startUs }: ExecuteBatchOptions): Promise<void> {
+export async function executeBatch(options: ExecuteBatchOptions): Promise<void> {
+  const { instance, batch } = options;
   let result: ExecuteResult;
   const isTraced = batch.some((queued) => queued.request.trace !== undefined);
   const computeStartNs = isTraced ? process.hrtime.bigint() : 0n;
@@ -57,17 +58,27 @@ export async function executeBatch({ instance, batch, statistics, clock, startUs
     result = await instance.execute(batch.map((queued) => queued.request));
     if (isTraced) traceCompute(batch, result, computeStartNs);
   } catch (error) {
-    const failure =
-      error instanceof NereidError
-        ? error
-        : new NereidError('INTERNAL', `instance '${instance.name}' failed to execute: ${(error as Error).message}`, { cause: error });
-    const endUs = clock.nowUs();
-    for (const queued of batch) {
-      if (queued.isPadding !== true) statistics.recordRequest('BACKEND', (endUs - queued.enqueuedUs) * 1000);
-      queued.settle(failure);
-    }
+    failBatch(options, error);
     return;
   }
+  settleBatch(options, result);
+}
+
+/** Fails every request of a batch whose execution threw: counted as the backend's failures. */
+export function failBatch({ instance, batch, statistics, clock }: ExecuteBatchOptions, error: unknown): void {
+  const failure =
+    error instanceof NereidError
+      ? error
+      : new NereidError('INTERNAL', `instance '${instance.name}' failed to execute: ${(error as Error).message}`, { cause: error });
+  const endUs = clock.nowUs();
+  for (const queued of batch) {
+    if (queued.isPadding !== true) statistics.recordRequest('BACKEND', (endUs - queued.enqueuedUs) * 1000);
+    queued.settle(failure);
+  }
+}
+
+/** Records the statistics of an execution that returned and settles each of its requests (see executeBatch). */
+export function settleBatch({ instance, batch, statistics, clock, startUs }: ExecuteBatchOptions, result: ExecuteResult): void {
   const rescheduled = result.rescheduled ?? NONE_RESCHEDULED;
   const responses = batch.map((queued, index) => {
     if (rescheduled.has(index) && queued.reschedule === undefined) return rescheduleRefused(queued.request);

@@ -27,6 +27,11 @@ export class InstancePool {
     return this.#isClosed ? 0 : this.#idle.length;
   }
 
+  /** The instance `tryAcquire` would return, left idle. */
+  peekIdle(): ModelInstance | undefined {
+    return this.#isClosed ? undefined : this.#idle[this.#idle.length - 1];
+  }
+
   /** An idle instance, reserved for the caller until `release`, or undefined when none is idle. */
   tryAcquire(): ModelInstance | undefined {
     return this.#isClosed ? undefined : this.#idle.pop();

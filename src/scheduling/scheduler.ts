@@ -9,6 +9,14 @@ import type { Tensor } from '../kernel/tensor.js';
  */
 export interface Scheduler {
   enqueue(request: InferRequest): Promise<readonly Tensor[]>;
+  /** Whether `enqueueNow` would run a request at this moment. Absent: never. */
+  readonly canEnqueueNow?: boolean;
+  /**
+   * `enqueue` run to the end in the caller's step, for a request that can execute at once without
+   * waiting (an idle instance that computes on the calling thread): the outputs, a NereidError thrown
+   * for this request alone, or undefined when it cannot after all and `enqueue` is to be used.
+   */
+  enqueueNow?(request: InferRequest): readonly Tensor[] | undefined;
   /** Requests accepted and not yet settled. */
   readonly inflightCount: number;
   /** Requests accepted and not yet executing (Triton's pending request count). */

@@ -41,6 +41,11 @@ import type { SyncSession } from './sync-session.js';
 
 const utf8 = new TextDecoder('utf-8');
 
+function hasBytesInput(request: InferRequest): boolean {
+  for (const input of request.inputs) if (Array.isArray(input.data)) return true;
+  return false;
+}
+
 /** The parts one after the other in a new buffer (offset 0: aligned for any element type). */
 function gathered(parts: readonly Uint8Array[]): Uint8Array {
   let byteLength = 0;
@@ -64,6 +69,14 @@ interface RunResult {
   /** When session.run started and returned, in epoch milliseconds (for compute statistics). */
   readonly runStartMs: number;
   readonly runEndMs: number;
+}
+
+/** One run's feeds and fetches, and what splitting its outputs needs. */
+interface RunPlan {
+  readonly feeds: readonly ChannelTensor[];
+  readonly outputNames: readonly string[];
+  readonly inputBytes: number;
+  readonly batchSizes: readonly number[];
 }
 
 interface Pending {
@@ -179,18 +192,42 @@ export class OrtInstance implements ModelInstance {
     }
   }
 
+  get canExecuteNow(): boolean {
+    return this.#inline !== undefined && this.#busy === undefined && this.#supervisor.unavailable() === undefined;
+  }
+
+  /**
+   * One request run inline in the caller's step (ModelInstance.executeNow); undefined when it has BYTES
+   * inputs (checked in slices that yield) or is larger than what the guard lets run on the main thread.
+   */
+  executeNow(request: InferRequest): ExecuteResult | undefined {
+    const inline = this.#inline;
+    if (inline === undefined || this.#busy !== undefined || hasBytesInput(request)) return undefined;
+    const startMs = epochMs();
+    const plan = this.#plan([request], [0], [request.inputs]);
+    if (!this.#guard.allows(plan.inputBytes)) return undefined;
+    let result: RunResult;
+    try {
+      result = this.#runInline(inline, plan.feeds, plan.outputNames);
+    } catch (error) {
+      if (!(error instanceof NereidError)) throw error;
+      return { responses: [error], timing: { inputNs: msToNs(epochMs() - startMs), inferNs: 0, outputNs: 0 } };
+    }
+    return this.#finish([request], [0], plan, result, new Array(1), startMs);
+  }
+
   async #execute(requests: readonly InferRequest[]): Promise<ExecuteResult> {
     const startMs = epochMs();
     const unavailable = this.#supervisor.unavailable();
     if (unavailable !== undefined) return { responses: requests.map(() => unavailable), timing: { inputNs: 0, inferNs: 0, outputNs: 0 } };
-    const spec = this.#options.spec;
     const responses: Array<readonly Tensor[] | NereidError> = new Array(requests.length);
     const included: number[] = [];
     const feedsByRequest: Array<readonly Tensor[]> = [];
-    for (const [index, request] of requests.entries()) {
+    for (let index = 0; index < requests.length; index++) {
+      const request = requests[index]!;
       try {
         // Only BYTES inputs are checked (in slices that yield, see ort-tensors.ts); the rest pass as they are.
-        if (request.inputs.some((input) => Array.isArray(input.data))) {
+        if (hasBytesInput(request)) {
           const checked: Tensor[] = [];
           for (const input of request.inputs) checked.push(await stringCheckedTensor(input));
           feedsByRequest.push(checked);
@@ -204,7 +241,28 @@ export class OrtInstance implements ModelInstance {
       }
     }
     if (included.length === 0) return { responses, timing: { inputNs: msToNs(epochMs() - startMs), inferNs: 0, outputNs: 0 } };
+    const plan = this.#plan(requests, included, feedsByRequest);
+    let result: RunResult;
+    try {
+      if (this.#inline !== undefined && this.#guard.allows(plan.inputBytes)) {
+        result = this.#runInline(this.#inline, plan.feeds, plan.outputNames);
+      } else {
+        const sentMs = epochMs();
+        result = await this.#run(plan.feeds, plan.outputNames);
+        const runUs = (result.runEndMs - result.runStartMs) * 1000;
+        if (this.#guard.recordThreadRun(runUs, plan.inputBytes, (epochMs() - sentMs) * 1000)) this.#startInline();
+      }
+    } catch (error) {
+      if (!(error instanceof NereidError)) throw error;
+      for (const index of included) responses[index] = error;
+      return { responses, timing: { inputNs: msToNs(epochMs() - startMs), inferNs: 0, outputNs: 0 } };
+    }
+    return this.#finish(requests, included, plan, result, responses, startMs);
+  }
 
+  /** The run's feeds (the included requests' inputs stacked along the batch dimension) and fetches. */
+  #plan(requests: readonly InferRequest[], included: readonly number[], feedsByRequest: ReadonlyArray<readonly Tensor[]>): RunPlan {
+    const spec = this.#options.spec;
     const isBatching = spec.maxBatchSize > 0;
     const batchSizes = included.map((index) => batchSizeOf(requests[index]!, isBatching));
     const feeds: ChannelTensor[] = [];
@@ -223,35 +281,39 @@ export class OrtInstance implements ModelInstance {
         isString,
       });
     }
-    const wantedBy = (request: InferRequest): readonly string[] => request.outputs?.map((o) => o.name) ?? this.#configOutputNames;
-    const outputNames = included.length === 1 && requests[included[0]!]!.outputs === undefined ? this.#configOutputNames : [...new Set(included.flatMap((index) => wantedBy(requests[index]!)))];
+    const outputNames = included.length === 1 ? this.#wantedBy(requests[included[0]!]!) : [...new Set(included.flatMap((index) => this.#wantedBy(requests[index]!)))];
     let inputBytes = 0;
     for (const feed of feeds) for (const part of feed.parts) inputBytes += part.byteLength;
-    let result: RunResult;
-    try {
-      if (this.#inline !== undefined && this.#guard.allows(inputBytes)) {
-        result = this.#runInline(this.#inline, feeds, outputNames);
-      } else {
-        const sentMs = epochMs();
-        result = await this.#run(feeds, outputNames);
-        const runUs = (result.runEndMs - result.runStartMs) * 1000;
-        if (this.#guard.recordThreadRun(runUs, inputBytes, (epochMs() - sentMs) * 1000)) this.#startInline();
-      }
-    } catch (error) {
-      if (!(error instanceof NereidError)) throw error;
-      for (const index of included) responses[index] = error;
-      return { responses, timing: { inputNs: msToNs(epochMs() - startMs), inferNs: 0, outputNs: 0 } };
-    }
+    return { feeds, outputNames, inputBytes, batchSizes };
+  }
+
+  #wantedBy(request: InferRequest): readonly string[] {
+    return request.outputs?.map((o) => o.name) ?? this.#configOutputNames;
+  }
+
+  /** Each included request's outputs from the run's, checked against the configuration; the timing of the execution. */
+  #finish(
+    requests: readonly InferRequest[],
+    included: readonly number[],
+    plan: RunPlan,
+    result: RunResult,
+    responses: Array<readonly Tensor[] | NereidError>,
+    startMs: number,
+  ): ExecuteResult {
+    const spec = this.#options.spec;
+    const isBatching = spec.maxBatchSize > 0;
     const timing = { inputNs: msToNs(result.runStartMs - startMs), inferNs: msToNs(result.runEndMs - result.runStartMs), outputNs: 0 };
     const pieces = new Map<string, Tensor[]>();
     try {
-      for (const [position, name] of outputNames.entries()) {
+      for (const [position, name] of plan.outputNames.entries()) {
         const outputSpec = spec.outputByName.get(name)!;
         const output = result.outputs[position]!;
         const tensor: Tensor = { name, dataType: dataTypeOfOrt(output.type) ?? outputSpec.dataType, shape: output.dims, data: output.data as Tensor['data'] };
         checkOutput(spec, tensor, isBatching);
         const shown = outputSpec.reshape === undefined ? tensor : { ...tensor, shape: clientShape(tensor.shape, outputSpec, isBatching) };
-        pieces.set(name, isBatching ? splitBatch(shown, batchSizes) : [shown]);
+        // One request whose output has its batch size takes the output as it is.
+        const isWhole = !isBatching || (included.length === 1 && shown.shape[0] === plan.batchSizes[0]);
+        pieces.set(name, isWhole ? [shown] : splitBatch(shown, plan.batchSizes));
       }
     } catch (error) {
       // An output that breaks the configuration fails every request of the run that made it.
@@ -260,7 +322,7 @@ export class OrtInstance implements ModelInstance {
       return { responses, timing: { ...timing, outputNs: msToNs(epochMs() - result.runEndMs) } };
     }
     for (const [position, index] of included.entries()) {
-      responses[index] = wantedBy(requests[index]!).map((name) => pieces.get(name)![position]!);
+      responses[index] = this.#wantedBy(requests[index]!).map((name) => pieces.get(name)![position]!);
     }
     timing.outputNs = msToNs(epochMs() - result.runEndMs);
     return { responses, timing };

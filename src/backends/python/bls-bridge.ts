@@ -1,3 +1,4 @@
+import type { CombinedSignal } from '../../util/every-aborted.js';
 import { NereidError } from '../../kernel/errors.js';
 import type { InferRequest, InferResponse } from '../../kernel/infer-request.js';
 import type { ModelCaller } from '../../kernel/model-caller.js';
@@ -10,8 +11,8 @@ export type SendToStub = (kind: number, writer: FrameWriter) => void;
 export interface BlsRequestOptions {
   readonly caller: ModelCaller;
   readonly send: SendToStub;
-  /** Cancels the call. */
-  readonly signal?: AbortSignal | undefined;
+  /** Cancels the call; released once the call is done. */
+  readonly cancel?: CombinedSignal | undefined;
   /** The request `index` of execution `execId` that the process is running, if it still is. */
   readonly requestOf: (execId: number, index: number) => InferRequest | undefined;
 }
@@ -25,7 +26,8 @@ export interface BlsRequestOptions {
  * `trace=request.trace()` names the request it serves; when that request is traced, the call is
  * traced as its child (Triton's python_backend spawns a child trace of the request's).
  */
-export function runBlsRequest(reader: FrameReader, { caller, send, signal, requestOf }: BlsRequestOptions): void {
+export function runBlsRequest(reader: FrameReader, { caller, send, cancel, requestOf }: BlsRequestOptions): void {
+  const signal = cancel?.signal;
   const blsId = reader.u32();
   const isStream = reader.u8() !== 0;
   const modelName = reader.str();
@@ -57,5 +59,8 @@ export function runBlsRequest(reader: FrameReader, { caller, send, signal, reque
       const failure = error instanceof NereidError ? error : new NereidError('INTERNAL', `request to model '${modelName}' failed: ${(error as Error).message}`);
       reply(true, { error: failure });
     })
-    .finally(() => trace?.end());
+    .finally(() => {
+      cancel?.release();
+      trace?.end();
+    });
 }

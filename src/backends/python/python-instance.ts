@@ -203,7 +203,7 @@ export class PythonInstance implements ModelInstance {
           send: (replyKind, writer) => {
             if (this.#supervisor.worker.process === stub) stub.send(replyKind, writer);
           },
-          signal: everyAborted([...this.#running].map((request) => request.signal)),
+          cancel: everyAborted([...this.#running].map((request) => request.signal)),
           requestOf: (execId, index) => this.#supervisor.peek(execId)?.requestAt(index),
         });
         break;

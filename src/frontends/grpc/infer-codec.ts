@@ -2,12 +2,12 @@ import { create } from '@bufbuild/protobuf';
 import { DATA_TYPE_NAMES, type DataType, isDataType } from '../../protocol/data-type.js';
 import { type InferRequest, type InferResponse, NereidError, type Tensor } from '../../core/index.js';
 import type { ParameterValue } from '../../protocol/parameters.js';
-import { elementCount } from '../../protocol/tensor-data.js';
+import { asBytes, elementCount } from '../../protocol/tensor-data.js';
 import type { JsonValue } from '../../protocol/json-body.js';
 import { parseModelVersion } from '../model-version.js';
 import { checkRequestParameters } from '../request-parameters.js';
 import { type RequestRegions, SHARED_MEMORY_SOURCE, takeGrpcRegionReference } from '../shared-memory/tensor-regions.js';
-import { tensorBytes, tensorDataFromBytes } from '../tensor-bytes.js';
+import { fixedSizeDataFromBytes, tensorBytes, tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson } from '../tensor-json.js';
 import { type InferParameter, type InferTensorContents, type ModelInferRequest, type ModelInferResponse, ModelInferResponseSchema } from '../../protocol/gen/grpc_service_pb.js';
 import { CONTENTS_FIELD, parameterValues } from '../../protocol/infer-parameters.js';
@@ -81,7 +81,9 @@ export async function decodeModelInferRequest(message: ModelInferRequest, region
       if (raw.length > 0 && hasContents(input.contents)) {
         throw new NereidError('INVALID_ARG', `input '${name}' has both contents and raw_input_contents; give one`);
       }
-      data = raw.length > 0 ? await tensorDataFromBytes(name, input.datatype, shape, raw[rawIndex++]!, RAW_CONTENTS) : fromContents(name, input.datatype, shape, input.contents);
+      if (raw.length === 0) data = fromContents(name, input.datatype, shape, input.contents);
+      else if (input.datatype === 'BYTES') data = await tensorDataFromBytes(name, input.datatype, shape, raw[rawIndex++]!, RAW_CONTENTS);
+      else data = fixedSizeDataFromBytes(name, input.datatype, shape, raw[rawIndex++]!, RAW_CONTENTS);
     }
     tensors.push({ name, dataType: input.datatype, shape, data, parameters });
   }
@@ -128,7 +130,7 @@ export async function encodeModelInferResponse(response: InferResponse, regions?
       rawOutputContents.push(NO_BYTES);
       continue;
     }
-    rawOutputContents.push(await tensorBytes(output.data));
+    rawOutputContents.push(Array.isArray(output.data) ? await tensorBytes(output.data) : asBytes(output.data));
   }
   return create(ModelInferResponseSchema, {
     modelName: response.modelName,

@@ -1,13 +1,13 @@
 import { type InferRequest, type InferResponse, NereidError, type RequestedOutput, type Tensor } from '../../core/index.js';
 import type { ModelMetadata } from '../../protocol/metadata.js';
 import type { ParameterValue, Parameters } from '../../protocol/parameters.js';
-import { elementCount } from '../../protocol/tensor-data.js';
+import { asBytes, elementCount } from '../../protocol/tensor-data.js';
 import { DATA_TYPE_NAMES, dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
 import { type JsonValue, describeJson } from '../../protocol/json-body.js';
 import { parseRequestJson } from './request-json.js';
 import { checkRequestParameters } from '../request-parameters.js';
 import { type RequestRegions, SHARED_MEMORY_SOURCE, takeHttpRegionReference } from '../shared-memory/tensor-regions.js';
-import { tensorBytes, tensorDataFromBytes } from '../tensor-bytes.js';
+import { fixedSizeDataFromBytes, tensorBytes, tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson, tensorDataToJson } from '../tensor-json.js';
 
 /** How each output goes back: as JSON `data` or as binary after the JSON header. */
@@ -145,7 +145,8 @@ export async function decodeInferRequest(
           `input '${name}': binary_data_size ${binarySize} runs past the end of the body (${body.byteLength - offset} bytes of binary data remain)`,
         );
       }
-      data = await tensorDataFromBytes(name, dataType, shape, body.subarray(offset, offset + binarySize), BINARY_DATA);
+      const bytes = body.subarray(offset, offset + binarySize);
+      data = dataType === 'BYTES' ? await tensorDataFromBytes(name, dataType, shape, bytes, BINARY_DATA) : fixedSizeDataFromBytes(name, dataType, shape, bytes, BINARY_DATA);
       offset += binarySize;
     } else {
       if (input.data === undefined) throw new NereidError('INVALID_ARG', `input '${name}' has no 'data' and no binary_data_size parameter`);
@@ -267,6 +268,33 @@ function parametersJson(parameters: Parameters): string {
  */
 export async function encodeInferResponse(response: InferResponse, encoding: OutputEncoding, regions?: RequestRegions): Promise<EncodedResponse> {
   if (regions?.hasOutputs === true) await regions.writeOutputs(response.outputs);
+  const serialized = new Map<Tensor, Uint8Array>();
+  for (const output of response.outputs) {
+    if (Array.isArray(output.data) && isSentAsBinary(output, encoding, regions)) serialized.set(output, await tensorBytes(output.data));
+  }
+  return encodeWith(response, encoding, regions, serialized);
+}
+
+/**
+ * encodeInferResponse in this step, for a response with nothing to write into shared memory and no
+ * BYTES output sent as binary (whose serialization yields); undefined for any other.
+ */
+export function encodeInferResponseNow(response: InferResponse, encoding: OutputEncoding, regions?: RequestRegions): EncodedResponse | undefined {
+  if (regions?.hasOutputs === true) return undefined;
+  for (const output of response.outputs) if (Array.isArray(output.data) && isSentAsBinary(output, encoding, regions)) return undefined;
+  return encodeWith(response, encoding, regions, undefined);
+}
+
+function isSentAsBinary(output: Tensor, encoding: OutputEncoding, regions: RequestRegions | undefined): boolean {
+  return regions?.isOutputInRegion(output.name) !== true && (encoding.isBinaryByOutput.get(output.name) ?? encoding.isBinaryByDefault);
+}
+
+function encodeWith(
+  response: InferResponse,
+  encoding: OutputEncoding,
+  regions: RequestRegions | undefined,
+  serialized: ReadonlyMap<Tensor, Uint8Array> | undefined,
+): EncodedResponse {
   const binaryChunks: Uint8Array[] = [];
   const outputs: string[] = [];
   for (const output of response.outputs) {
@@ -281,7 +309,7 @@ export async function encodeInferResponse(response: InferResponse, encoding: Out
       outputs.push(`${head}${extra},"data":${tensorDataToJson(output.name, output.dataType, output.data)}}`);
       continue;
     }
-    const bytes = await tensorBytes(output.data);
+    const bytes = Array.isArray(output.data) ? serialized!.get(output)! : asBytes(output.data);
     binaryChunks.push(bytes);
     outputs.push(`${head},"parameters":${parametersJson({ ...output.parameters, binary_data_size: bytes.byteLength })}}`);
   }

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
-import { decodeInferRequest, decodeRawInferRequest, encodeInferResponse } from '../infer-codec.js';
+import { decodeInferRequest, decodeRawInferRequest, encodeInferResponse, encodeInferResponseNow } from '../infer-codec.js';
 import type { Reply } from '../reply.js';
 import type { SharedMemoryRegistry } from '../../shared-memory/shared-memory-registry.js';
 import { RequestRegions } from '../../shared-memory/tensor-regions.js';
@@ -56,8 +56,10 @@ async function infer(
           return decodeRawInferRequest(body, target, metadata, isBatching);
         })()
       : await decodeInferRequest(body, target, headerLength, regions);
-  const response = await server.infer({ ...request, ...(trace !== undefined ? { trace } : {}), ...(signal !== undefined ? { signal } : {}) });
-  const encoded = await encodeInferResponse(response, encoding, regions);
+  const admitted = { ...request, ...(trace !== undefined ? { trace } : {}), ...(signal !== undefined ? { signal } : {}) };
+  // A model that can run the request at once answers in this step, with no promise per stage.
+  const response = server.inferNow(admitted) ?? (await server.infer(admitted));
+  const encoded = encodeInferResponseNow(response, encoding, regions) ?? (await encodeInferResponse(response, encoding, regions));
   const responseHeaders =
     encoded.headerLength === undefined
       ? { 'content-type': 'application/json' }
