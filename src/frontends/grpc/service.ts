@@ -172,7 +172,12 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
       return create(RepositoryModelLoadResponseSchema);
     }),
     repositoryModelUnload: unary(async (request) => {
-      await server.unloadModel(request.modelName);
+      const choice = request.parameters.unload_dependents?.parameterChoice;
+      if (choice !== undefined && choice.case !== 'boolParam') {
+        // Triton's words (grpc_server.cc, RepositoryModelUnload).
+        throw new NereidError('INVALID_ARG', "invalid value type for 'unload_dependents' parameter, expected bool_param.");
+      }
+      await server.unloadModel(request.modelName, { unloadDependents: choice?.value === true });
       return create(RepositoryModelUnloadResponseSchema);
     }),
     systemSharedMemoryStatus: unary(sharedMemoryHandlers.systemSharedMemoryStatus),
