@@ -95,7 +95,7 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     title: 'FP16 as JSON',
     body: { inputs: [input('INPUT0', [1, 16], ones(16), 'FP16'), good[1]] },
     status: 400,
-    error: "receiving FP16 data via JSON is not supported for input 'INPUT0'. Please use the binary data format (parameters.binary_data_size)",
+    error: 'receiving FP16 data via JSON is not supported. Please use the binary data format for input INPUT0 (its bytes after the JSON header, their count in parameters.binary_data_size)',
   },
   {
     title: 'an input in shared memory on a server started without --allow-client-shm',
