@@ -176,9 +176,21 @@ export class InferenceServer {
     return updateLogSettings(isConfigurableLogger(logger) ? logger : undefined, changes, this.#options.isLogFileUpdateAllowed === true);
   }
 
-  /** Statistics of one model version, all versions of a model, or every model (statistics extension). */
+  /**
+   * Statistics of one model version, all versions of a model, or every model (statistics extension):
+   * of READY versions only. A named model with none READY (unknown, not loaded, failed) and a version
+   * not READY are Triton's INVALID_ARG errors (core tritonserver.cc `TRITONSERVER_ServerModelStatistics`).
+   */
   modelStatistics(name?: string, version?: number): ModelStatistics[] {
-    return this.#options.repository.readyModels(name, version).map((model) => model.statistics.snapshot());
+    const { repository } = this.#options;
+    if (name !== undefined) {
+      const readyVersions = repository.readyVersions(name);
+      if (readyVersions.length === 0) throw new NereidError('INVALID_ARG', `requested model '${name}' is not available`);
+      if (version !== undefined && !readyVersions.includes(version)) {
+        throw new NereidError('INVALID_ARG', `requested model version is not available for model '${name}'`);
+      }
+    }
+    return repository.readyModels(name, version).map((model) => model.statistics.snapshot());
   }
 
   /**
