@@ -217,6 +217,7 @@ describe('bad input gets Triton status codes and clear messages', () => {
   test('model endpoints for an unknown model', async () => {
     const ready = await server.get('/v2/models/nope/ready');
     assert.equal(ready.status, 400);
+    assert.deepEqual(await ready.json(), { error: 'Model version not ready' });
     const metadata = await server.get('/v2/models/nope');
     assert.equal(metadata.status, 400);
     assert.deepEqual(await metadata.json(), { error: "Request for unknown model: 'nope' is not found" });

@@ -29,9 +29,11 @@ export function handleRepositoryIndex(server: InferenceServer, body: Buffer): Re
 }
 
 /**
- * An unload request's `parameters.unload_dependents`: false when absent. Triton answers a value that
- * is not a boolean with this text (http_server.cc, TritonJson's AsBool) but as INTERNAL; Nereid's
- * rule is that malformed input is the client's error, so 400.
+ * An unload request's `parameters.unload_dependents`: false when absent. NOTE: Triton builds this
+ * error for a value that is not a boolean (http_server.cc `HandleRepositoryControl`, TritonJson's
+ * AsBool, as INTERNAL), and for a body that is not JSON, then overwrites it with the unload's own
+ * outcome: the model is unloaded without its dependents. Nereid refuses the request instead (400,
+ * unloading nothing), as it does any malformed input.
  */
 function unloadDependentsOf(json: JsonValue | undefined): boolean {
   const parameters = typeof json === 'object' && json !== null && !Array.isArray(json) ? json.parameters : undefined;
