@@ -165,6 +165,15 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
     modelStreamInfer: (call) => streamInfer(server, logger, call, sharedMemory),
     repositoryIndex: unary((request) => create(RepositoryIndexResponseSchema, { models: server.repositoryIndex(request.ready) })),
     repositoryModelLoad: unary(async (request) => {
+      // Triton's checks and words (grpc_server.cc, RepositoryModelLoad): `config` a string, each
+      // `file:` bytes, nothing else.
+      for (const [key, { parameterChoice: choice }] of Object.entries(request.parameters)) {
+        const expected = key === 'config' ? 'stringParam' : key.startsWith('file:') ? 'bytesParam' : undefined;
+        if (expected === undefined) throw new NereidError('INVALID_ARG', `unrecognized load parameter '${key}'.`);
+        if (choice.case !== expected) {
+          throw new NereidError('INVALID_ARG', `invalid value type for load parameter '${key}', expected ${expected === 'stringParam' ? 'string_param' : 'bytes_param'}.`);
+        }
+      }
       const parameters = Object.fromEntries(
         Object.entries(request.parameters).flatMap(([key, { parameterChoice: choice }]) => (choice.case === undefined ? [] : [[key, choice.value]])),
       );
