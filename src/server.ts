@@ -140,7 +140,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   };
   const modelControl: ModelControl = {
     loadModel: (name, parameters) => controlTarget().loadModel(name, parameters),
-    unloadModel: (name) => controlTarget().unloadModel(name),
+    unloadModel: (name, unloadOptions) => controlTarget().unloadModel(name, unloadOptions),
     isModelReady: (name, version) => controlTarget().isModelReady(name, version),
   };
   // Issue 18: object-storage repositories are copied into local folders before any model loads.

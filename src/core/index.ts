@@ -7,7 +7,7 @@ export { type TraceContextCarrier, loadOpenTelemetryTracer } from './tracing/ope
 export { type TraceSettings, type TraceSettingsUpdate, DEFAULT_TRACE_SETTINGS, parseTraceSettingsUpdate } from '../kernel/trace-settings.js';
 export { RequestRouter } from './request-router.js';
 export type { ModelCaller } from '../kernel/model-caller.js';
-export type { ModelControl } from '../kernel/model-control.js';
+export type { ModelControl, UnloadOptions } from '../kernel/model-control.js';
 export type { ModelSpec, TensorSpec } from '../kernel/model-spec.js';
 export { NereidError } from '../kernel/errors.js';
 export type { ErrorReason, NereidErrorOptions } from '../kernel/errors.js';

@@ -5,6 +5,7 @@ import type { RepositoryManager } from '../repository/repository-manager.js';
 import { NereidError } from '../kernel/errors.js';
 import type { InferRequest, InferResponse } from '../kernel/infer-request.js';
 import type { ModelCaller } from '../kernel/model-caller.js';
+import type { UnloadOptions } from '../kernel/model-control.js';
 import type { ModelSpec } from '../kernel/model-spec.js';
 import type { ModelMetadata, ServerMetadata } from '../protocol/metadata.js';
 import type { RepositoryIndexEntry } from '../protocol/repository-index.js';
@@ -164,9 +165,9 @@ export class InferenceServer {
     await this.#options.repository.loadModel(name, config === undefined && files.size === 0 ? undefined : { ...(config !== undefined ? { configJson: config } : {}), files });
   }
 
-  /** Unloads a model once its accepted requests are done. */
-  unloadModel(name: string): Promise<void> {
-    return this.#options.repository.unloadModel(name);
+  /** Unloads a model once its accepted requests are done; with `unloadDependents`, the models it was loaded with too. */
+  unloadModel(name: string, options: UnloadOptions = {}): Promise<void> {
+    return this.#options.repository.unloadModel(name, options);
   }
 
   /** The log settings after applying `changes` (none: just read them), by Triton's wire names. */
@@ -175,9 +176,21 @@ export class InferenceServer {
     return updateLogSettings(isConfigurableLogger(logger) ? logger : undefined, changes, this.#options.isLogFileUpdateAllowed === true);
   }
 
-  /** Statistics of one model version, all versions of a model, or every model (statistics extension). */
+  /**
+   * Statistics of one model version, all versions of a model, or every model (statistics extension):
+   * of READY versions only. A named model with none READY (unknown, not loaded, failed) and a version
+   * not READY are Triton's INVALID_ARG errors (core tritonserver.cc `TRITONSERVER_ServerModelStatistics`).
+   */
   modelStatistics(name?: string, version?: number): ModelStatistics[] {
-    return this.#options.repository.readyModels(name, version).map((model) => model.statistics.snapshot());
+    const { repository } = this.#options;
+    if (name !== undefined) {
+      const readyVersions = repository.readyVersions(name);
+      if (readyVersions.length === 0) throw new NereidError('INVALID_ARG', `requested model '${name}' is not available`);
+      if (version !== undefined && !readyVersions.includes(version)) {
+        throw new NereidError('INVALID_ARG', `requested model version is not available for model '${name}'`);
+      }
+    }
+    return repository.readyModels(name, version).map((model) => model.statistics.snapshot());
   }
 
   /**

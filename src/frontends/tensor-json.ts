@@ -21,9 +21,10 @@ export function tensorDataFromJson(name: string, dataType: DataType, count: numb
     throw new NereidError('INVALID_ARG', `input '${name}': element ${index} is ${describeJson(flat[index])}, but ${dataType} data must be ${expected}`);
   };
   if (dataType === 'FP16' || dataType === 'BF16') {
+    // Triton's sentence (http_server.cc ReadDataFromJson), then how.
     throw new NereidError(
       'INVALID_ARG',
-      `receiving ${dataType} data via JSON is not supported for input '${name}'. Please use the binary data format (parameters.binary_data_size)`,
+      `receiving ${dataType} data via JSON is not supported. Please use the binary data format for input ${name} (its bytes after the JSON header, their count in parameters.binary_data_size)`,
     );
   }
   if (dataType === 'BYTES') {
@@ -94,9 +95,10 @@ export function tensorDataToJson(name: string, dataType: DataType, data: TensorD
   switch (dataType) {
     case 'FP16':
     case 'BF16':
+      // Triton's sentence (http_server.cc WriteDataToJson): it answers no FP16 or BF16 as JSON numbers either.
       throw new NereidError(
         'INVALID_ARG',
-        `output '${name}' is ${dataType}, which JSON cannot carry; request it as binary data (output parameter "binary_data": true)`,
+        `sending ${dataType} data via JSON is not supported. Please use the binary data format for output (output '${name}': ask for it with the output parameter "binary_data": true, or with "binary_data_output": true for every output)`,
       );
     case 'BOOL':
       return `[${Array.from(data as Uint8Array, (value) => (value !== 0 ? 'true' : 'false')).join(',')}]`;

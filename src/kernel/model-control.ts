@@ -6,7 +6,13 @@
 export interface ModelControl {
   /** Loads or reloads a model; `parameters` as the repository extension takes them (`config`, `file:<path>`). */
   loadModel(name: string, parameters: Readonly<Record<string, string | Uint8Array>>): Promise<void>;
-  unloadModel(name: string): Promise<void>;
+  unloadModel(name: string, options?: UnloadOptions): Promise<void>;
   /** Whether the model (the given version, else the one served) is ready for requests. */
   isModelReady(name: string, version?: number): boolean;
+}
+
+/** How an unload goes beyond the model named (the repository extension's unload parameters). */
+export interface UnloadOptions {
+  /** Triton's `unload_dependents`: also unload the models an ensemble was loaded with and nothing else needs. */
+  readonly unloadDependents?: boolean;
 }

@@ -72,6 +72,18 @@ test("an ensemble's steps go only with the ensemble, or after it", () => {
   assert.deepEqual(budgetTwo.reserve({ name: 'y', bytes: MB, origin: 'on_demand', isIdle: idle }).victims, ['step']);
 });
 
+test('the dependencies recorded answer which models a model needs and whether another still needs one', () => {
+  const budget = new ModelBudget({});
+  loadAll(budget, ['step', 'shared', 'ens_a', 'ens_b']);
+  budget.addDependency('ens_a', 'step');
+  budget.addDependency('ens_a', 'shared');
+  budget.addDependency('ens_b', 'shared');
+  assert.deepEqual(budget.dependenciesOf('ens_a'), ['step', 'shared']);
+  assert.deepEqual(budget.dependenciesOf('step'), []);
+  budget.forget('ens_a');
+  assert.deepEqual([budget.isNeeded('step'), budget.isNeeded('shared'), budget.isNeeded('shared', ['ens_b'])], [false, true, false]);
+});
+
 test('the memory budget evicts until the new model fits, and refuses a model larger than the whole budget', () => {
   const budget = new ModelBudget({ memoryBudgetBytes: 10 * MB });
   loadAll(budget, ['a', 'b', 'c'], 'on_demand', 3 * MB);

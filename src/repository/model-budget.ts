@@ -110,6 +110,16 @@ export class ModelBudget {
     this.#models.get(name)?.dependencies.add(dependency);
   }
 
+  /** The models `name`'s load needed (an ensemble's steps' models), as addDependency recorded them. */
+  dependenciesOf(name: string): readonly string[] {
+    return [...(this.#models.get(name)?.dependencies ?? [])];
+  }
+
+  /** Whether a model loaded or loading other than those in `except` needs `name` (runs it in an ensemble step). */
+  isNeeded(name: string, except: readonly string[] = []): boolean {
+    return [...this.#models].some(([other, tracked]) => other !== name && !except.includes(other) && tracked.dependencies.has(name));
+  }
+
   /** The model was unloaded or removed by something other than an eviction: it counts no more. */
   forget(name: string): void {
     this.#models.delete(name);
@@ -173,11 +183,9 @@ export class ModelBudget {
   }
 
   #pickVictim(loading: string, victims: readonly string[], isIdle: (name: string) => boolean): string | undefined {
-    const isNeeded = (name: string): boolean =>
-      [...this.#models].some(([other, tracked]) => other !== name && !victims.includes(other) && tracked.dependencies.has(name));
     for (const [name, tracked] of this.#models) {
       if (name === loading || victims.includes(name) || tracked.origin !== 'on_demand' || tracked.isLoading) continue;
-      if (isNeeded(name) || !isIdle(name)) continue;
+      if (this.isNeeded(name, victims) || !isIdle(name)) continue;
       return name;
     }
     return undefined;

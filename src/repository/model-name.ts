@@ -39,7 +39,21 @@ export function isModelName(name: string): boolean {
  * path separator names no model folder and could only lead outside the repository.
  */
 export function validateModelName(action: 'load' | 'unload', name: string): void {
+  if (action === 'load') refuseTritonInvalidName(name);
   const reason = invalidNameReason(name);
   if (reason === undefined) return;
   throw action === 'load' ? modelNotPolledError(name, reason) : unknownModelUnloadError(name, reason);
+}
+
+/**
+ * The names Triton refuses to load before it looks for them, in its words (core
+ * model_repository_manager.cc `ValidateModelName`): empty, only whitespace, or holding '..' or '/'
+ * anywhere (so 'x..y' too, though it could name a folder).
+ */
+function refuseTritonInvalidName(name: string): void {
+  if (name === '') throw new NereidError('INVALID_ARG', 'model name must not be empty');
+  if (/^[ \t\n\v\f\r]*$/.test(name)) throw new NereidError('INVALID_ARG', 'model name must not contain only whitespace characters');
+  if (name.includes('..') || name.includes('/')) {
+    throw new NereidError('INVALID_ARG', `invalid model name '${name}', model name must not contain path traversal characters`);
+  }
 }

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { BackendContext, LoadContext } from '../backends/backend.js';
 import type { ModelSpec } from '../kernel/model-spec.js';
 import { NereidError } from '../kernel/errors.js';
+import type { UnloadOptions } from '../kernel/model-control.js';
 import type { Logger } from '../logging/logger.js';
 import type { RepositoryIndexEntry } from '../protocol/repository-index.js';
 import type { StatisticsObserver } from '../metrics/model-statistics.js';
@@ -124,6 +125,11 @@ export class RepositoryManager {
   readonly #failedLoads: LoadFailureBackoff;
   /** Whether a limit may make room by evicting (`--max-loaded-models`, `--model-memory-budget`). */
   readonly #isEvicting: boolean;
+  /**
+   * EXPLICIT mode: models loaded only because an ensemble that runs them was loaded, never named by a
+   * load (Triton's nodes without `explicitly_load_`); `unload_dependents` unloads them with the ensemble.
+   */
+  readonly #loadedAsDependency = new Set<string>();
 
   constructor(options: RepositoryOptions) {
     this.#options = options;
@@ -205,9 +211,15 @@ export class RepositoryManager {
    * if the new load fails, the old versions keep serving. Calls for one model run one at a time.
    */
   loadModel(name: string, override?: LoadOverride): Promise<void> {
+    return this.#loadExplicitly(name, override, false);
+  }
+
+  /** EXPLICIT mode's load; `isDependency`: for an ensemble that runs the model, so nothing to do once it is ready. */
+  #loadExplicitly(name: string, override: LoadOverride | undefined, isDependency: boolean): Promise<void> {
     this.#checkExplicit('load');
     validateModelName('load', name);
     return this.#mutex.run(name, async () => {
+      if (isDependency && hasReadyVersion(this.#models.get(name))) return;
       // Override files make a model folder of their own, in a private place; otherwise the repository's.
       const isUploaded = override !== undefined && override.files.size > 0;
       if (isUploaded && !this.#options.isModelCodeUploadAllowed) refuseCodeFiles(override.files);
@@ -216,6 +228,8 @@ export class RepositoryManager {
         throw modelNotPolledError(name, `no model folder of that name in ${this.#options.repositoryPaths.join(', ')}`);
       }
       await this.#replace(name, dirs, { isUploaded, origin: 'api', ...(override?.configJson !== undefined ? { configJson: override.configJson } : {}) });
+      if (isDependency) this.#loadedAsDependency.add(name);
+      else this.#loadedAsDependency.delete(name);
     });
   }
 
@@ -320,18 +334,40 @@ export class RepositoryManager {
    * Unloads one model once its accepted requests are done (the repository extension's unload). A
    * name no repository holds unloads nothing and succeeds, as in Triton (core
    * `ModelRepositoryManager::LoadUnloadModel` finds no version to unload and returns success).
+   *
+   * With `unloadDependents`, the models it ran (an ensemble's steps) are unloaded after it, and theirs
+   * after them, each only if, as in Triton (core `UpdateDependencyGraph` with `deleted_dependents`), no
+   * load named it (it was loaded for an ensemble) and no other loaded model still runs it.
    */
-  unloadModel(name: string): Promise<void> {
+  async unloadModel(name: string, options: UnloadOptions = {}): Promise<void> {
     this.#checkExplicit('unload');
     validateModelName('unload', name);
-    return this.#mutex.run(name, async () => {
-      const entry = this.#models.get(name);
-      if (entry === undefined) return;
-      await unloadVersions(entry, this.#drainOptions());
-      this.#budget.forget(name);
-      this.#models.set(name, unloadedEntry(name, entry.modelDir));
-      this.#options.logger.info('repository', `successfully unloaded '${name}'`);
-    });
+    let pending = await this.#mutex.run(name, () => this.#unloadNow(name));
+    if (options.unloadDependents !== true) return;
+    while (pending.length > 0) {
+      const next: string[] = [];
+      for (const dependency of new Set(pending)) {
+        next.push(
+          ...(await this.#mutex.run(dependency, async () =>
+            this.#loadedAsDependency.has(dependency) && !this.#budget.isNeeded(dependency) ? this.#unloadNow(dependency) : [],
+          )),
+        );
+      }
+      pending = next;
+    }
+  }
+
+  /** Unloads a model (a task of its mutex); answers the models its load needed. */
+  async #unloadNow(name: string): Promise<string[]> {
+    const entry = this.#models.get(name);
+    if (entry === undefined) return [];
+    const dependencies = [...this.#budget.dependenciesOf(name)];
+    await unloadVersions(entry, this.#drainOptions());
+    this.#budget.forget(name);
+    this.#loadedAsDependency.delete(name);
+    this.#models.set(name, unloadedEntry(name, entry.modelDir));
+    this.#options.logger.info('repository', `successfully unloaded '${name}'`);
+    return dependencies;
   }
 
   /**
@@ -354,7 +390,7 @@ export class RepositoryManager {
         const entry = this.#models.get(name);
         if (hasReadyVersion(entry)) return;
         if (this.#options.isLoadOnDemand === true && this.#budget.originOf(requester) === 'on_demand') await this.#loadOnDemand(name);
-        else if (this.#options.controlMode === 'explicit' && entry !== undefined) await this.loadModel(name);
+        else if (this.#options.controlMode === 'explicit' && entry !== undefined) await this.#loadExplicitly(name, undefined, true);
       });
       this.#budget.addDependency(requester, name);
       return this.getModel(name, version).spec;

@@ -95,7 +95,7 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     title: 'FP16 as JSON',
     body: { inputs: [input('INPUT0', [1, 16], ones(16), 'FP16'), good[1]] },
     status: 400,
-    error: "receiving FP16 data via JSON is not supported for input 'INPUT0'. Please use the binary data format (parameters.binary_data_size)",
+    error: 'receiving FP16 data via JSON is not supported. Please use the binary data format for input INPUT0 (its bytes after the JSON header, their count in parameters.binary_data_size)',
   },
   {
     title: 'an input in shared memory on a server started without --allow-client-shm',
@@ -217,6 +217,7 @@ describe('bad input gets Triton status codes and clear messages', () => {
   test('model endpoints for an unknown model', async () => {
     const ready = await server.get('/v2/models/nope/ready');
     assert.equal(ready.status, 400);
+    assert.deepEqual(await ready.json(), { error: 'Model version not ready' });
     const metadata = await server.get('/v2/models/nope');
     assert.equal(metadata.status, 400);
     assert.deepEqual(await metadata.json(), { error: "Request for unknown model: 'nope' is not found" });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { type AddressInfo, type Socket, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { FIXTURES } from '../helpers/server.js';
@@ -95,5 +96,28 @@ describe('nereid serve (the command line)', () => {
     const [code] = await once(child, 'exit');
     assert.equal(code, 0);
     assert.ok((await inflight) instanceof Error);
+  });
+
+  test('SIGTERM in OpenTelemetry mode with a collector that never answers: the queued spans are dropped with a warning, exit 0', async (t) => {
+    // A collector that takes the connection and never answers: the exporter would wait for it, and retry.
+    const sockets: Socket[] = [];
+    const collector = createServer((socket) => sockets.push(socket));
+    collector.listen(0, '127.0.0.1');
+    await once(collector, 'listening');
+    t.after(() => {
+      for (const socket of sockets) socket.destroy();
+      collector.close();
+    });
+    const collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1/traces`;
+    const { child, url, output } = await serveFixtures(
+      ['mode=opentelemetry', 'level=TIMESTAMPS', 'rate=1', `opentelemetry,url=${collectorUrl}`].flatMap((setting) => ['--trace-config', setting]),
+    );
+    t.after(() => child.kill('SIGKILL'));
+    const response = await fetch(`${url}/v2/models/nobatch_fp32/infer`, { method: 'POST', body: JSON.stringify({ inputs: [{ name: 'INPUT0', shape: [1, 2], datatype: 'FP32', data: [1, 2] }] }) });
+    assert.equal(response.status, 200);
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0, output());
+    assert.match(output(), new RegExp(`OpenTelemetry: the spans still queued at shutdown were not exported to ${collectorUrl}: the export did not finish within 1000 ms`));
   });
 });

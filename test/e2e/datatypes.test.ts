@@ -90,7 +90,7 @@ describe('every data type round-trips through the identity model', () => {
     const response = await server.post('/v2/models/identity_all_types/infer', body, { headers });
     assert.equal(response.status, 400);
     assert.deepEqual(await response.json(), {
-      error: `output 'OUTPUT_FP16' is FP16, which JSON cannot carry; request it as binary data (output parameter "binary_data": true)`,
+      error: `sending FP16 data via JSON is not supported. Please use the binary data format for output (output 'OUTPUT_FP16': ask for it with the output parameter "binary_data": true, or with "binary_data_output": true for every output)`,
     });
   });
 });

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { credentials, status } from '@grpc/grpc-js';
+import { GrpcClient } from '../../src/client/index.js';
+import { loadGrpcServices } from '../helpers/plain-grpc-clients.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
+
+const { inference: InferenceClient } = loadGrpcServices();
 
 const REPOSITORY = fileURLToPath(new URL('../fixtures/ensemble_repository', import.meta.url));
 const CONFIG = (name: string): string => `${REPOSITORY}/${name}/config.pbtxt`;
@@ -59,18 +64,73 @@ describe('ensembles are checked against their composing models when they load', 
   });
 });
 
-describe('EXPLICIT mode: loading an ensemble loads its composing models', () => {
+describe('EXPLICIT mode: loading an ensemble loads its composing models, unload_dependents unloads them', () => {
   let server: TestServer;
+  let grpc: GrpcClient;
   before(async () => {
     server = await startTestServer({ modelRepositories: [REPOSITORY], modelControlMode: 'explicit' });
+    grpc = new GrpcClient(server.grpcUrl!);
   });
-  after(() => server.close());
+  after(async () => {
+    await grpc.close();
+    await server.close();
+  });
+  const MODELS = ['ens_two_steps', 'ens_ok', 'plus_one', 'pair'];
+  const readyModels = async (): Promise<string[]> => {
+    const statuses = await Promise.all(MODELS.map(async (name) => (await server.get(`/v2/models/${name}/ready`)).status));
+    return MODELS.filter((_, i) => statuses[i] === 200);
+  };
+  const load = async (name: string): Promise<void> => {
+    const loaded = await server.post(`/v2/repository/models/${name}/load`, {});
+    assert.equal(loaded.status, 200, await loaded.text());
+  };
+  const unload = async (name: string, body: unknown): Promise<Response> => server.post(`/v2/repository/models/${name}/unload`, body);
 
   test('load ens_two_steps: plus_one and pair are loaded with it', async () => {
-    const ready = async (name: string): Promise<number> => (await server.get(`/v2/models/${name}/ready`)).status;
-    assert.deepEqual([await ready('plus_one'), await ready('pair')], [400, 400]);
-    const loaded = await server.post('/v2/repository/models/ens_two_steps/load', {});
-    assert.equal(loaded.status, 200, await loaded.clone().text());
-    assert.deepEqual([await ready('ens_two_steps'), await ready('plus_one'), await ready('pair'), await ready('ens_ok')], [200, 200, 200, 400]);
+    assert.deepEqual(await readyModels(), []);
+    await load('ens_two_steps');
+    assert.deepEqual(await readyModels(), ['ens_two_steps', 'plus_one', 'pair']);
+  });
+
+  // Triton's qa/L0_lifecycle test_model_control_ensemble.
+  test('HTTP unload with unload_dependents: the composing models go with the ensemble; without it they stay', async () => {
+    assert.equal((await unload('ens_two_steps', { parameters: { unload_dependents: true } })).status, 200);
+    assert.deepEqual(await readyModels(), []);
+    await load('ens_two_steps');
+    assert.equal((await unload('ens_two_steps', {})).status, 200);
+    assert.deepEqual(await readyModels(), ['plus_one', 'pair']);
+  });
+
+  test('gRPC unload with unload_dependents keeps a composing model another loaded ensemble runs', async () => {
+    await load('ens_two_steps');
+    await load('ens_ok');
+    await grpc.unloadModel('ens_two_steps', { unloadDependents: true });
+    assert.deepEqual(await readyModels(), ['ens_ok', 'plus_one']);
+  });
+
+  test('a composing model a load named is not unloaded with the ensemble', async () => {
+    await load('plus_one');
+    await grpc.unloadModel('ens_ok', { unloadDependents: true });
+    assert.deepEqual(await readyModels(), ['plus_one']);
+  });
+
+  test("an unload_dependents that is not a boolean is refused in Triton's words", async () => {
+    const refused = await unload('plus_one', { parameters: { unload_dependents: 'yes' } });
+    assert.equal(refused.status, 400);
+    assert.deepEqual(await refused.json(), { error: "Unable to parse 'unload_dependents': attempt to access JSON non-boolean as boolean" });
+    const client = new InferenceClient(server.grpcUrl!, credentials.createInsecure());
+    try {
+      type Unload = (request: object, callback: (error: Error | null) => void) => void;
+      const rejected = new Promise<void>((resolve, reject) =>
+        (client as unknown as { RepositoryModelUnload: Unload }).RepositoryModelUnload(
+          { model_name: 'plus_one', parameters: { unload_dependents: { string_param: 'yes' } } },
+          (error) => (error === null ? resolve() : reject(error)),
+        ),
+      );
+      await assert.rejects(rejected, { code: status.INVALID_ARGUMENT, details: "invalid value type for 'unload_dependents' parameter, expected bool_param." });
+    } finally {
+      client.close();
+    }
+    assert.deepEqual(await readyModels(), ['plus_one']);
   });
 });

@@ -210,6 +210,11 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
     assert.equal(model_stats[0]!.name, 'simple');
     assert.ok(Number(model_stats[0]!.inference_count) >= 4);
     assert.equal(model_stats[0]!.inference_count, model_stats[0]!.inference_stats.success.count);
+    await assert.rejects(call(client, 'ModelStatistics', { name: 'nope', version: '' }), { code: status.INVALID_ARGUMENT, details: "requested model 'nope' is not available" });
+    await assert.rejects(call(client, 'ModelStatistics', { name: 'simple', version: '9' }), {
+      code: status.INVALID_ARGUMENT,
+      details: "requested model version is not available for model 'simple'",
+    });
   });
 
   test('calls whose features are not built, or not allowed in this mode, answer UNIMPLEMENTED with a reason', async () => {

@@ -151,6 +151,14 @@ describe('load and unload over gRPC', () => {
         return true;
       });
       assert.equal((await server.get('/v2/health/live')).status, 200);
+      // Triton's words (grpc_server.cc RepositoryModelLoad) for a parameter of the wrong kind or name.
+      for (const [parameters, details] of [
+        [{ config: { bytes_param: Buffer.from('{}') } }, "invalid value type for load parameter 'config', expected string_param."],
+        [{ 'file:1/model.onnx': { string_param: 'AAAA' } }, "invalid value type for load parameter 'file:1/model.onnx', expected bytes_param."],
+        [{ unknown: { bool_param: true } }, "unrecognized load parameter 'unknown'."],
+      ] as const) {
+        await assert.rejects(call('RepositoryModelLoad', { model_name: 'simple', parameters }), { code: 3, details });
+      }
     } finally {
       (client as unknown as { close(): void }).close();
       await server.close();

@@ -88,9 +88,14 @@ describe('dynamic batching and the statistics extension', () => {
     assert.deepEqual(all.map((s) => s.name), [...all.map((s) => s.name)].sort((a, b) => a.localeCompare(b)));
     const versions = await stats(server, '/v2/models/versioned/stats');
     assert.deepEqual(versions.map((s) => s.version), ['1', '3']);
+    // Triton's errors (core tritonserver.cc TRITONSERVER_ServerModelStatistics), both 400.
     const unknown = await server.get('/v2/models/nope/stats');
     assert.equal(unknown.status, 400);
-    assert.deepEqual(await unknown.json(), { error: "Request for unknown model: 'nope' is not found" });
-    assert.equal((await server.get('/v2/models/versioned/versions/2/stats')).status, 404);
+    assert.deepEqual(await unknown.json(), { error: "requested model 'nope' is not available" });
+    const notReady = await server.get('/v2/models/versioned/versions/2/stats');
+    assert.equal(notReady.status, 400);
+    assert.deepEqual(await notReady.json(), { error: "requested model version is not available for model 'versioned'" });
+    const failed = await server.get('/v2/models/broken_model/stats');
+    assert.deepEqual([failed.status, await failed.json()], [400, { error: "requested model 'broken_model' is not available" }]);
   });
 });

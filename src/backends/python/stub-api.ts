@@ -63,7 +63,7 @@ const METHODS: Record<string, Method> = {
     for (const [path, base64] of Object.entries((args.files ?? {}) as Record<string, string>)) parameters[path] = Buffer.from(base64, 'base64');
     await controlOf(target).loadModel(string(args, 'name'), parameters);
   },
-  unload_model: (target, args) => controlOf(target).unloadModel(string(args, 'name')),
+  unload_model: (target, args) => controlOf(target).unloadModel(string(args, 'name'), { unloadDependents: args.unload_dependents === true }),
   is_model_ready: (target, args) => {
     const version = string(args, 'version');
     if (version !== '' && !/^\d+$/.test(version)) throw new NereidError('INVALID_ARG', `model version must be a number or empty, got '${version}'`);

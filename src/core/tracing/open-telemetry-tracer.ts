@@ -21,13 +21,23 @@ export interface OpenTelemetryTracer {
   contextOf(span: Span): Context;
   /** A monotonic timestamp as wall-clock time, for events and span ends. */
   timeOf(ns: bigint): HrTime;
-  /** Exports the spans still queued and stops the exporter (at shutdown). */
+  /**
+   * Exports the spans still queued and stops the exporter (at shutdown); never rejects. Spans not
+   * exported within SHUTDOWN_EXPORT_TIMEOUT_MS (a collector down or slow) are dropped with a warning.
+   */
   shutdown(): Promise<void>;
 }
 
 /** Triton's default resource (server src/tracer.cc `InitTracer`); OTEL_RESOURCE_ATTRIBUTES and `resource=` override it. */
 const DEFAULT_SERVICE_NAME = 'triton-inference-server';
 const TRACER_NAME = 'triton-server';
+/**
+ * How long the spans still queued at shutdown may take to export. NOTE: the OTLP exporter retries a
+ * collector that refuses or does not answer, with backoff, for up to its 10 s timeout: without a
+ * bound, SIGTERM waited that long for spans nobody will receive. One export to a collector that is up
+ * takes milliseconds.
+ */
+const SHUTDOWN_EXPORT_TIMEOUT_MS = 1000;
 
 /**
  * Loads the OpenTelemetry packages (only in this mode: the Triton mode and tracing off never import
@@ -76,6 +86,18 @@ export async function loadOpenTelemetryTracer(settings: OpenTelemetrySettings, l
       tracer.startSpan(name, { kind: api.SpanKind.SERVER, startTime: timeOf(startNs), ...(attributes !== undefined ? { attributes } : {}) }, parent ?? api.ROOT_CONTEXT),
     contextOf: (span) => api.trace.setSpan(api.ROOT_CONTEXT, span),
     timeOf,
-    shutdown: () => provider.shutdown(),
+    shutdown: async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<string>((resolve) => {
+        timer = setTimeout(() => resolve(`the export did not finish within ${SHUTDOWN_EXPORT_TIMEOUT_MS} ms`), SHUTDOWN_EXPORT_TIMEOUT_MS);
+      });
+      const exported = provider.shutdown().then(
+        () => undefined,
+        (error: unknown) => (error instanceof Error ? error.message : String(error)),
+      );
+      const failure = await Promise.race([exported, bound]);
+      clearTimeout(timer);
+      if (failure !== undefined) logger.warning('trace', `OpenTelemetry: the spans still queued at shutdown were not exported to ${settings.url}: ${failure}`);
+    },
   };
 }

@@ -165,6 +165,15 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
     modelStreamInfer: (call) => streamInfer(server, logger, call, sharedMemory),
     repositoryIndex: unary((request) => create(RepositoryIndexResponseSchema, { models: server.repositoryIndex(request.ready) })),
     repositoryModelLoad: unary(async (request) => {
+      // Triton's checks and words (grpc_server.cc, RepositoryModelLoad): `config` a string, each
+      // `file:` bytes, nothing else.
+      for (const [key, { parameterChoice: choice }] of Object.entries(request.parameters)) {
+        const expected = key === 'config' ? 'stringParam' : key.startsWith('file:') ? 'bytesParam' : undefined;
+        if (expected === undefined) throw new NereidError('INVALID_ARG', `unrecognized load parameter '${key}'.`);
+        if (choice.case !== expected) {
+          throw new NereidError('INVALID_ARG', `invalid value type for load parameter '${key}', expected ${expected === 'stringParam' ? 'string_param' : 'bytes_param'}.`);
+        }
+      }
       const parameters = Object.fromEntries(
         Object.entries(request.parameters).flatMap(([key, { parameterChoice: choice }]) => (choice.case === undefined ? [] : [[key, choice.value]])),
       );
@@ -172,7 +181,12 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
       return create(RepositoryModelLoadResponseSchema);
     }),
     repositoryModelUnload: unary(async (request) => {
-      await server.unloadModel(request.modelName);
+      const choice = request.parameters.unload_dependents?.parameterChoice;
+      if (choice !== undefined && choice.case !== 'boolParam') {
+        // Triton's words (grpc_server.cc, RepositoryModelUnload).
+        throw new NereidError('INVALID_ARG', "invalid value type for 'unload_dependents' parameter, expected bool_param.");
+      }
+      await server.unloadModel(request.modelName, { unloadDependents: choice?.value === true });
       return create(RepositoryModelUnloadResponseSchema);
     }),
     systemSharedMemoryStatus: unary(sharedMemoryHandlers.systemSharedMemoryStatus),

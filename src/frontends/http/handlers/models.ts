@@ -11,9 +11,12 @@ export async function handleModelMetadata(server: InferenceServer, target: Model
   return jsonReply(await server.modelMetadata(target.modelName, target.modelVersion));
 }
 
-/** `GET /v2/models/{m}[/versions/{v}]/ready`: 200 when the version can take requests, 400 otherwise. */
+/**
+ * `GET /v2/models/{m}[/versions/{v}]/ready`: 200 with an empty body when the version can take
+ * requests, else 400 with Triton's error (http_server.cc `HandleModelReady`).
+ */
 export function handleModelReady(server: InferenceServer, target: ModelTarget): Reply {
-  return emptyReply(server.isModelReady(target.modelName, target.modelVersion) ? 200 : 400);
+  return server.isModelReady(target.modelName, target.modelVersion) ? emptyReply(200) : jsonReply({ error: 'Model version not ready' }, 400);
 }
 
 /** `GET /v2/models/{m}[/versions/{v}]/config`: the configuration with Triton's defaults filled in. */

@@ -1,6 +1,6 @@
 import { type InferenceServer, NereidError } from '../../../core/index.js';
 import type { RepositoryIndexEntry, RepositoryIndexEntryJson } from '../../../protocol/repository-index.js';
-import { describeJson } from '../../../protocol/json-body.js';
+import { type JsonValue, describeJson } from '../../../protocol/json-body.js';
 import { parseRequestJson } from '../request-json.js';
 import { type Reply, emptyReply, jsonReply } from '../reply.js';
 
@@ -28,17 +28,32 @@ export function handleRepositoryIndex(server: InferenceServer, body: Buffer): Re
   return jsonReply(server.repositoryIndex(isReadyOnly).map(indexEntryMessage));
 }
 
+/**
+ * An unload request's `parameters.unload_dependents`: false when absent. NOTE: Triton builds this
+ * error for a value that is not a boolean (http_server.cc `HandleRepositoryControl`, TritonJson's
+ * AsBool, as INTERNAL), and for a body that is not JSON, then overwrites it with the unload's own
+ * outcome: the model is unloaded without its dependents. Nereid refuses the request instead (400,
+ * unloading nothing), as it does any malformed input.
+ */
+function unloadDependentsOf(json: JsonValue | undefined): boolean {
+  const parameters = typeof json === 'object' && json !== null && !Array.isArray(json) ? json.parameters : undefined;
+  const value = typeof parameters === 'object' && parameters !== null && !Array.isArray(parameters) ? parameters.unload_dependents : undefined;
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw new NereidError('INVALID_ARG', "Unable to parse 'unload_dependents': attempt to access JSON non-boolean as boolean");
+  return value;
+}
+
 /** `POST /v2/repository/models/{m}/load|unload`: answers 200 with an empty body once the model is loaded (or reloaded) or unloaded. */
 export async function handleRepositoryModel(
   server: InferenceServer,
   route: { readonly action: 'load' | 'unload'; readonly modelName: string },
   body: Buffer,
 ): Promise<Reply> {
+  const json = body.byteLength > 0 ? parseRequestJson(body.toString('utf8'), `${route.action} request`) : undefined;
   if (route.action === 'unload') {
-    await server.unloadModel(route.modelName);
+    await server.unloadModel(route.modelName, { unloadDependents: unloadDependentsOf(json) });
     return emptyReply(200);
   }
-  const json = body.byteLength > 0 ? parseRequestJson(body.toString('utf8'), 'load request') : undefined;
   const raw = typeof json === 'object' && json !== null && !Array.isArray(json) ? json.parameters : undefined;
   const parameters: Record<string, string | Uint8Array | boolean | number | bigint> = {};
   if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
