@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
-import { decodeInferRequest, decodeRawInferRequest, encodeInferResponse } from '../infer-codec.js';
+import { encodeResponse } from '../cached-encoding.js';
+import { decodeInferRequest, decodeRawInferRequest } from '../infer-codec.js';
 import type { Reply } from '../reply.js';
 import type { SharedMemoryRegistry } from '../../shared-memory/shared-memory-registry.js';
 import { RequestRegions } from '../../shared-memory/tensor-regions.js';
@@ -57,7 +58,7 @@ async function infer(
         })()
       : await decodeInferRequest(body, target, headerLength, regions);
   const response = await server.infer({ ...request, ...(trace !== undefined ? { trace } : {}), ...(signal !== undefined ? { signal } : {}) });
-  const encoded = await encodeInferResponse(response, encoding, regions);
+  const encoded = await encodeResponse(response, request, encoding, regions);
   const responseHeaders =
     encoded.headerLength === undefined
       ? { 'content-type': 'application/json' }
