@@ -8,9 +8,9 @@ const SCHEDULING_PARAMETERS: ReadonlySet<string> = new Set(['priority', 'timeout
 
 /**
  * Requests with at most this many bytes of input data get their exact key (below) in a local cache.
- * NOTE: a SHA-256 object costs some 7 µs per key on this project's machine, whatever the algorithm
- * (set-up and digest; sha1 and md5 cost the same), where building the exact key costs under 1 µs;
- * above this size the exact key would hold more memory than the cache's entry it names.
+ * NOTE: a `createHash` digest cost 7.4–9.5 µs per key on this project's loaded machine whatever the
+ * algorithm (set-up and digest dominate: sha1 and md5 cost as much as sha256), the exact key 0.9 µs
+ * (docs/benchmarks.md); above this size the exact key would hold more memory than the entry it names.
  */
 const MAX_EXACT_INPUT_BYTES = 512;
 
