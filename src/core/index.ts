@@ -12,6 +12,7 @@ export type { ModelSpec, TensorSpec } from '../kernel/model-spec.js';
 export { NereidError } from '../kernel/errors.js';
 export type { ErrorReason, NereidErrorOptions } from '../kernel/errors.js';
 export type { InferRequest, InferResponse, RequestedOutput } from '../kernel/infer-request.js';
+export { ResponseMemo } from '../kernel/response-memo.js';
 export type { Tensor } from '../kernel/tensor.js';
 export { deserializeBytesSliced, serializeBytesSliced } from '../kernel/bytes-slices.js';
 export { modelConfigToTritonJson } from '../config/model-config-json.js';

@@ -3,6 +3,7 @@ import { NereidError } from '../kernel/errors.js';
 import type { InferRequest, InferResponse } from '../kernel/infer-request.js';
 import type { ModelCaller } from '../kernel/model-caller.js';
 import type { ModelSpec } from '../kernel/model-spec.js';
+import { responseMemoOf } from '../kernel/response-memo.js';
 import { responseParametersOf } from '../kernel/response-parameters.js';
 import type { Tensor } from '../kernel/tensor.js';
 import { validateRequest } from '../kernel/validate-request.js';
@@ -147,6 +148,7 @@ export class RequestRouter implements ModelCaller {
       if (count === undefined) return output;
       return classify(output, count, spec.outputByName.get(output.name)!, spec.maxBatchSize > 0);
     });
-    return { modelName: spec.name, modelVersion: String(spec.version), id: request.id, parameters: responseParametersOf(computed), outputs };
+    const memo = responseMemoOf(computed);
+    return { modelName: spec.name, modelVersion: String(spec.version), id: request.id, parameters: responseParametersOf(computed), outputs, ...(memo !== undefined ? { memo } : {}) };
   }
 }

@@ -1,5 +1,6 @@
 import type { Parameters } from '../protocol/parameters.js';
 import type { RequestTrace } from './request-trace.js';
+import type { ResponseMemo } from './response-memo.js';
 import type { Tensor } from './tensor.js';
 
 /** An output the client asked for, with its per-output parameters (for example `binary_data`). */
@@ -45,4 +46,6 @@ export interface InferResponse {
   readonly id: string;
   readonly parameters: Parameters;
   readonly outputs: readonly Tensor[];
+  /** Set when the response comes from the response cache's entry: its encoded forms, kept by the front ends. */
+  readonly memo?: ResponseMemo;
 }

@@ -12,14 +12,32 @@ const base: InferRequest = {
     { name: 'B', dataType: 'BYTES', shape: [1], data: [new TextEncoder().encode('xy')] },
   ],
 };
-const key = (request: Partial<InferRequest>, version = 1, loadId = 1): string => responseCacheKey({ ...base, ...request }, version, loadId);
+const key = (request: Partial<InferRequest>, version = 1, loadId = 1, isShared = false): string =>
+  responseCacheKey({ ...base, ...request }, { version, loadId, isShared });
 
-test('equal requests share a key whatever their id, input order, priority or timeout', () => {
-  assert.equal(key({ id: 'other', inputs: [...base.inputs].reverse(), parameters: { priority: 2, timeout: 100 } }), key({}));
+test('equal requests share a key whatever their id, input order, priority or timeout, in a local and a shared cache', () => {
+  for (const isShared of [false, true]) {
+    assert.equal(key({ id: 'other', inputs: [...base.inputs].reverse(), parameters: { priority: 2, timeout: 100 } }, 1, 1, isShared), key({}, 1, 1, isShared));
+  }
+});
+
+test('a shared cache, and a request of more than 512 bytes of input, get a SHA-256 digest; a small request in a local cache its exact text', () => {
+  assert.match(key({}, 1, 0, true), /^[0-9a-f]{64}$/);
+  const large = (fill: number): Partial<InferRequest> => ({ inputs: [{ name: 'A', dataType: 'UINT8', shape: [513], data: new Uint8Array(513).fill(fill) }] });
+  assert.match(key(large(0)), /^[0-9a-f]{64}$/);
+  assert.notEqual(key(large(1)), key(large(0)));
+  assert.ok(key({}).startsWith('"m":1:1|"A":FP32:1,2:8,|"B":BYTES:1:2,||'));
 });
 
 test('the key changes with the model, version, load, any input byte, data type, shape, requested outputs and other parameters', () => {
-  const keys = [
+  for (const isShared of [false, true]) {
+    const keys = variants((request, version, loadId) => key(request, version, loadId, isShared));
+    assert.equal(new Set(keys).size, keys.length);
+  }
+});
+
+function variants(key: (request: Partial<InferRequest>, version?: number, loadId?: number) => string): string[] {
+  return [
     key({}),
     key({ modelName: 'n' }),
     key({}, 2),
@@ -29,8 +47,10 @@ test('the key changes with the model, version, load, any input byte, data type, 
     key({ inputs: [{ ...base.inputs[0]!, dataType: 'INT32', data: new Int32Array(new Float32Array([1, 2]).buffer) }, base.inputs[1]!] }),
     key({ inputs: [base.inputs[0]!, { ...base.inputs[1]!, data: [new TextEncoder().encode('x'), new TextEncoder().encode('y')], shape: [2] }] }),
     key({ outputs: [{ name: 'OUT0' }] }),
+    key({ outputs: [{ name: 'OUT0' }, { name: 'OUT1' }] }),
+    key({ outputs: [{ name: 'OUT1' }, { name: 'OUT0' }] }),
     key({ parameters: { scale: 2 } }),
     key({ parameters: { scale: '2' } }),
+    key({ parameters: { 'scale:string:"2"': true } }),
   ];
-  assert.equal(new Set(keys).size, keys.length);
-});
+}

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { NereidError } from '../kernel/errors.js';
 import type { InferRequest } from '../kernel/infer-request.js';
+import { responseParametersOf, withResponseParameters } from '../kernel/response-parameters.js';
 import type { Tensor } from '../kernel/tensor.js';
 import { ModelStatistics } from '../metrics/model-statistics.js';
 import { FakeClock } from '../../test/helpers/fake-clock.js';
@@ -77,4 +78,20 @@ test('once closed, even a cached request is refused by the model', async () => {
   await scheduler.enqueue(request(1));
   await scheduler.close();
   await assert.rejects(scheduler.enqueue(request(1)), /closed/);
+});
+
+test('a hit answers with the response parameters the model set on the miss it repeats', async () => {
+  const clock = new FakeClock();
+  const parameters = { note: 'from the model', count: 3 };
+  const inner: Scheduler = {
+    inflightCount: 0,
+    queuedCount: 0,
+    enqueue: async () => withResponseParameters([{ name: 'OUT', dataType: 'INT32', shape: [1], data: new Int32Array([7]) }], parameters),
+    close: async () => {},
+  };
+  const scheduler = new CachingScheduler({ scheduler: inner, cache: new ResponseCache(1024), statistics: new ModelStatistics('m', 1), version: 1, loadId: 1, clock });
+  assert.deepEqual(responseParametersOf(await scheduler.enqueue(request(1))), parameters);
+  const hit = await scheduler.enqueue(request(1));
+  assert.deepEqual([...(hit[0]!.data as Int32Array)], [7]);
+  assert.deepEqual(responseParametersOf(hit), parameters);
 });

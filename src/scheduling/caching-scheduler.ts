@@ -2,6 +2,7 @@ import type { InferRequest } from '../kernel/infer-request.js';
 import type { Tensor } from '../kernel/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
 import { responseCacheKey } from './cache-key.js';
+import { untilCheckPhase } from './check-phase.js';
 import { type Clock, systemClock } from './clock.js';
 import type { ResponseCacheStore } from './response-cache.js';
 import type { CloseOptions, Scheduler } from './scheduler.js';
@@ -20,8 +21,9 @@ export interface CachingSchedulerOptions {
 /**
  * A model's scheduler with the response cache in front (`response_cache { enable: true }` and
  * `--cache-config`), as Triton looks the cache up when a request reaches the model's scheduler:
- * - a hit is answered at once with the stored outputs, without queuing or executing (statistics: a
- *   success and a cache hit; no inference, no execution);
+ * - a hit is answered with the stored outputs, without queuing or executing (statistics: a success
+ *   and a cache hit; no inference, no execution), in the check phase of the event loop's turn, together
+ *   with the other hits of that turn (check-phase.ts says why);
  * - a miss runs on the model's scheduler; when it succeeds, its outputs are stored and the lookup and
  *   insertion time is counted as a cache miss and added to the request's duration. A failed request
  *   is neither stored nor counted as a miss (Triton reports the miss with the successful response),
@@ -50,11 +52,12 @@ export class CachingScheduler implements Scheduler {
     if (this.#isClosed) return this.#options.scheduler.enqueue(request);
     const { cache, statistics, scheduler, version, loadId } = this.#options;
     const startUs = this.#clock.nowUs();
-    const key = responseCacheKey(request, version, loadId);
+    const key = responseCacheKey(request, { version, loadId, isShared: cache.isShared });
     const cached = await cache.lookup(key);
     const lookupUs = this.#clock.nowUs() - startUs;
     if (cached !== undefined) {
       statistics.recordCacheHit(lookupUs * 1000, lookupUs * 1000);
+      await untilCheckPhase();
       return cached;
     }
     const outputs = await scheduler.enqueue(request);

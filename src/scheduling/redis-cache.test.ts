@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { responseParametersOf, withResponseParameters } from '../kernel/response-parameters.js';
 import type { Tensor } from '../kernel/tensor.js';
 import { decodeEntry, encodeEntry } from './redis-cache.js';
 
@@ -28,4 +29,17 @@ test("a value that is not an entry (another program's key, a cut-off value) is a
   assert.equal(decodeEntry(Buffer.from('hello world')), undefined);
   assert.equal(decodeEntry(entry.subarray(0, entry.byteLength - 1)), undefined);
   assert.equal(decodeEntry(Buffer.alloc(0)), undefined);
+});
+
+test('an entry keeps the response parameters the model set, of every type; an entry of the earlier form (a bare list) has none', () => {
+  const parameters = { sequence_note: 'last', score: 0.5, total: 2n ** 60n, is_final: true };
+  const decoded = decodeEntry(encodeEntry(withResponseParameters([{ name: 'F', dataType: 'FP32', shape: [1], data: new Float32Array([1]) }], parameters)))!;
+  assert.deepEqual(responseParametersOf(decoded), parameters);
+  assert.deepEqual([...(decoded[0]!.data as Float32Array)], [1]);
+  const header = Buffer.from(JSON.stringify([{ name: 'F', dataType: 'FP32', shape: [1], byteLength: 4 }]));
+  const length = Buffer.alloc(4);
+  length.writeUInt32LE(header.byteLength);
+  const earlier = decodeEntry(Buffer.concat([length, header, Buffer.from(new Float32Array([3]).buffer)]))!;
+  assert.deepEqual([...(earlier[0]!.data as Float32Array)], [3]);
+  assert.deepEqual(responseParametersOf(earlier), {});
 });

@@ -1,7 +1,9 @@
 import { RESP_TYPES, createClient } from '@redis/client';
+import { responseParametersOf, withResponseParameters } from '../kernel/response-parameters.js';
 import type { Tensor } from '../kernel/tensor.js';
 import type { ResponseCacheStatistics } from '../metrics/response-cache-statistics.js';
 import type { DataType } from '../protocol/data-type.js';
+import type { ParameterValue, Parameters } from '../protocol/parameters.js';
 import { type BytesElements, type FixedSizeArray, asBytes, deserializeBytes, serializeBytes, viewFixedSize } from '../protocol/tensor-data.js';
 import { CacheCounters } from './cache-counters.js';
 import type { InsertOutcome, ResponseCacheStore } from './response-cache.js';
@@ -29,33 +31,56 @@ interface StoredTensor {
   readonly byteLength: number;
 }
 
-/** One Redis value: a 4-byte length, a JSON list of the outputs, then each output's bytes (BYTES serialized). */
+/** A response parameter as JSON can hold it: its name, its type and its value as text (bigint included). */
+type StoredParameter = readonly [name: string, type: 'string' | 'number' | 'bigint' | 'boolean', value: string];
+
+const storeParameter = ([name, value]: [string, ParameterValue]): StoredParameter => [name, typeof value as StoredParameter[1], String(value)];
+
+function readParameter([name, type, value]: StoredParameter): [string, ParameterValue] {
+  switch (type) {
+    case 'string':
+      return [name, value];
+    case 'number':
+      return [name, Number(value)];
+    case 'bigint':
+      return [name, BigInt(value)];
+    case 'boolean':
+      return [name, value === 'true'];
+  }
+}
+
+/**
+ * One Redis value: a 4-byte length, a JSON header (the outputs and the response parameters the model
+ * set), then each output's bytes (BYTES serialized). A header that is a bare list of outputs, as
+ * earlier versions wrote, is read as a response without parameters.
+ */
 export function encodeEntry(outputs: readonly Tensor[]): Buffer {
   const data = outputs.map((output) =>
     output.dataType === 'BYTES' ? serializeBytes(output.data as BytesElements) : asBytes(output.data as FixedSizeArray),
   );
-  const header = Buffer.from(
-    JSON.stringify(outputs.map((output, index): StoredTensor => ({ name: output.name, dataType: output.dataType, shape: output.shape, byteLength: data[index]!.byteLength }))),
-  );
+  const stored = outputs.map((output, index): StoredTensor => ({ name: output.name, dataType: output.dataType, shape: output.shape, byteLength: data[index]!.byteLength }));
+  const header = Buffer.from(JSON.stringify({ outputs: stored, parameters: Object.entries(responseParametersOf(outputs)).map(storeParameter) }));
   const length = Buffer.alloc(4);
   length.writeUInt32LE(header.byteLength);
   return Buffer.concat([length, header, ...data]);
 }
 
 /** The outputs of an entry encodeEntry wrote, or undefined when the value is not one (another program's key). */
-export function decodeEntry(value: Buffer): Tensor[] | undefined {
+export function decodeEntry(value: Buffer): readonly Tensor[] | undefined {
   try {
     const headerLength = value.readUInt32LE(0);
-    const header = JSON.parse(value.toString('utf8', 4, 4 + headerLength)) as StoredTensor[];
+    const header = JSON.parse(value.toString('utf8', 4, 4 + headerLength)) as StoredTensor[] | { outputs: StoredTensor[]; parameters: StoredParameter[] };
+    const [tensors, stored] = Array.isArray(header) ? [header, []] : [header.outputs, header.parameters];
     let offset = 4 + headerLength;
-    const outputs = header.map((stored): Tensor => {
-      const bytes = value.subarray(offset, offset + stored.byteLength);
-      offset += stored.byteLength;
-      const data = stored.dataType === 'BYTES' ? deserializeBytes(bytes) : viewFixedSize(stored.dataType, bytes);
+    const outputs = tensors.map((tensor): Tensor => {
+      const bytes = value.subarray(offset, offset + tensor.byteLength);
+      offset += tensor.byteLength;
+      const data = tensor.dataType === 'BYTES' ? deserializeBytes(bytes) : viewFixedSize(tensor.dataType, bytes);
       if (typeof data === 'string') throw new Error(data);
-      return { name: stored.name, dataType: stored.dataType, shape: stored.shape, data };
+      return { name: tensor.name, dataType: tensor.dataType, shape: tensor.shape, data };
     });
-    return offset === value.byteLength ? outputs : undefined;
+    const parameters: Parameters = Object.fromEntries(stored.map(readParameter));
+    return offset === value.byteLength ? withResponseParameters(outputs, parameters) : undefined;
   } catch {
     return undefined;
   }
@@ -130,7 +155,7 @@ export class RedisCache implements ResponseCacheStore {
 
   async lookup(key: string): Promise<readonly Tensor[] | undefined> {
     const startNs = this.#counters.startLookup();
-    let outputs: Tensor[] | undefined;
+    let outputs: readonly Tensor[] | undefined;
     try {
       const value = await this.#client.get(KEY_PREFIX + key);
       outputs = value === null ? undefined : decodeEntry(value as Buffer);

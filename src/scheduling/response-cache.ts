@@ -1,3 +1,5 @@
+import { withResponseMemo } from '../kernel/response-memo.js';
+import { responseParametersOf, withResponseParameters } from '../kernel/response-parameters.js';
 import type { Tensor } from '../kernel/tensor.js';
 import type { ResponseCacheStatistics } from '../metrics/response-cache-statistics.js';
 import { type BytesElements, type FixedSizeArray, serializedByteLength } from '../protocol/tensor-data.js';
@@ -39,12 +41,17 @@ export function outputByteSize(outputs: readonly Tensor[]): number {
   return total;
 }
 
-/** A copy of the outputs that owns its data: a backend may reuse its buffers once the request is answered. */
-function copyOutputs(outputs: readonly Tensor[]): Tensor[] {
-  return outputs.map((output) => ({
+/**
+ * A copy of the outputs that owns its data (a backend may reuse its buffers once the request is
+ * answered), marked with the response parameters the model set, which every hit answers with, and
+ * given the memo in which the front ends keep its encoded forms.
+ */
+function copyOutputs(outputs: readonly Tensor[]): readonly Tensor[] {
+  const copy = outputs.map((output) => ({
     ...output,
     data: output.dataType === 'BYTES' ? (output.data as BytesElements).map((element) => element.slice()) : (output.data as FixedSizeArray).slice(),
   }));
+  return withResponseMemo(withResponseParameters(copy, responseParametersOf(outputs)));
 }
 
 /**

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { GrpcClient, ServerError } from '../../src/client/index.js';
 import { PYTHON_FIXTURES, copyRepository, inferJson, outputData } from '../helpers/python-models.js';
@@ -11,8 +13,15 @@ describe("Python backend: the rest of Triton's pb_utils (custom metrics, the mod
   let server: TestServer;
   let grpc: GrpcClient;
   const repository = copyRepository([{ from: PYTHON_FIXTURES, models: ['custom_metrics', 'model_loader', 'response_parameters', 'add_sub', 'errors'] }]);
+  // response_parameters is cached: its hits must answer with the parameters of the miss they repeat.
+  appendFileSync(join(repository.path, 'response_parameters', 'config.pbtxt'), '\nresponse_cache { enable: true }\n');
   before(async () => {
-    server = await startTestServer({ modelRepositories: [repository.path], modelControlMode: 'explicit', startupModels: ['custom_metrics', 'model_loader', 'response_parameters', 'errors'] });
+    server = await startTestServer({
+      modelRepositories: [repository.path],
+      modelControlMode: 'explicit',
+      startupModels: ['custom_metrics', 'model_loader', 'response_parameters', 'errors'],
+      responseCacheBytes: 1 << 20,
+    });
     grpc = new GrpcClient(server.grpcUrl!);
   });
   after(async () => {
@@ -101,6 +110,26 @@ describe("Python backend: the rest of Triton's pb_utils (custom metrics, the mod
     assert.deepEqual((json as unknown as { parameters: unknown }).parameters, { mode: 'fast', count: 3, strict: true, answered_by: 'response_parameters' });
     const result = await grpc.infer('response_parameters', [{ name: 'IN', shape: [1], datatype: 'INT32', data: [1] }], { parameters: { mode: 'grpc' } });
     assert.deepEqual(result.parameters, { mode: 'grpc', answered_by: 'response_parameters' });
+  });
+
+  test('a cache hit answers with the response parameters the model set, over HTTP and gRPC', async () => {
+    const cacheCounts = async (): Promise<number[]> => {
+      const stats = (await (await server.get('/v2/models/response_parameters/stats')).json()) as {
+        model_stats: Array<{ inference_stats: Record<'cache_hit' | 'cache_miss', { count: number }> }>;
+      };
+      const { cache_hit, cache_miss } = stats.model_stats[0]!.inference_stats;
+      return [cache_hit.count, cache_miss.count];
+    };
+    const [hitsBefore, missesBefore] = await cacheCounts();
+    const body = { parameters: { mode: 'cached' }, inputs: [{ name: 'IN', shape: [1], datatype: 'INT32', data: [2] }] };
+    for (let i = 0; i < 3; i++) {
+      const { status, json } = await inferJson(server, 'response_parameters', body);
+      assert.equal(status, 200, JSON.stringify(json));
+      assert.deepEqual((json as unknown as { parameters: unknown }).parameters, { mode: 'cached', answered_by: 'response_parameters' });
+    }
+    const result = await grpc.infer('response_parameters', [{ name: 'IN', shape: [1], datatype: 'INT32', data: [2] }], { parameters: { mode: 'cached' } });
+    assert.deepEqual(result.parameters, { mode: 'cached', answered_by: 'response_parameters' });
+    assert.deepEqual(await cacheCounts(), [hitsBefore! + 3, missesBefore! + 1]);
   });
 
   test("a model's error on a gRPC stream is the response's error_message; with triton_grpc_error it ends the stream with its gRPC status", async () => {

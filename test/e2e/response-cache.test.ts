@@ -147,6 +147,27 @@ describe('the response cache (--cache-config local,size=BYTES)', () => {
       assert.equal(after.execution_count - before.execution_count, 1);
     });
 
+    test('a hit over HTTP answers the bytes a miss would, with its own id, in JSON and in binary, outputs picked and classified', async () => {
+      const bodies = [
+        { id: 'one', ...addRequest(60) },
+        { id: 'a "second" id', ...addRequest(60), outputs: [{ name: 'OUTPUT1' }, { name: 'OUTPUT0', parameters: { binary_data: true } }] },
+        { ...addRequest(60), parameters: { binary_data_output: true } },
+        { id: '4', ...addRequest(60), outputs: [{ name: 'OUTPUT0', parameters: { classification: 2 } }] },
+      ];
+      const answer = async (model: string, body: unknown): Promise<[number | null, string]> => {
+        const response = await server.post(`/v2/models/${model}/infer`, body);
+        assert.equal(response.status, 200);
+        const headerLength = response.headers.get('inference-header-content-length');
+        // The JSON's length without the model's name, which the two answers differ in.
+        const jsonLength = headerLength === null ? null : Number(headerLength) - model.length;
+        return [jsonLength, Buffer.from(await response.arrayBuffer()).toString('latin1').replaceAll(model, 'MODEL')];
+      };
+      for (const body of bodies) {
+        const uncached = await answer('adder', body);
+        for (let i = 0; i < 3; i++) assert.deepEqual(await answer('cached_adder', body), uncached);
+      }
+    });
+
     test('an ensemble caches its top-level response: a hit sends nothing to its composing model', async () => {
       assert.deepEqual(await infer(server, 'cached_pipeline', addRequest(7)), [8, 9, 10, 11]);
       const adderBefore = await statsOf(server, 'adder');

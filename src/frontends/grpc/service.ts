@@ -31,6 +31,7 @@ import { HealthCheckResponseSchema, HealthCheckResponse_ServingStatus } from '..
 import { type HealthHandlers, type InferenceHandlers, undecodableReason } from '../../protocol/grpc-service.js';
 import { parseModelVersion } from '../model-version.js';
 import { grpcError } from './errors.js';
+import { encodeResponseMessage } from './cached-encoding.js';
 import { decodeModelInferRequest, encodeModelInferResponse } from './infer-codec.js';
 import { createSharedMemoryHandlers } from './shared-memory-service.js';
 import type { SharedMemoryRegistry } from '../shared-memory/shared-memory-registry.js';
@@ -138,7 +139,8 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
       if (trace === undefined) {
         unary(async (request: ModelInferRequest) => {
           try {
-            return await encodeModelInferResponse(await server.infer({ ...(await decodeModelInferRequest(request, regions)), signal }), regions);
+            const decoded = await decodeModelInferRequest(request, regions);
+            return await encodeResponseMessage(await server.infer({ ...decoded, signal }), decoded, regions);
           } finally {
             regions.releaseAll();
           }
@@ -151,7 +153,7 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
         try {
           const decoded = await decodeModelInferRequest(request, regions);
           trace.timestamp('GRPC_WAITREAD_END');
-          return await encodeModelInferResponse(await server.infer({ ...decoded, trace, signal }), regions);
+          return await encodeResponseMessage(await server.infer({ ...decoded, trace, signal }), decoded, regions);
         } finally {
           regions.releaseAll();
         }

@@ -260,6 +260,13 @@ function parametersJson(parameters: Parameters): string {
   return `{${entries.join(',')}}`;
 }
 
+/** The start of a response's JSON, before its id: the model's name and version. */
+export const responseHeadJson = (response: InferResponse): string =>
+  `{"model_name":${JSON.stringify(response.modelName)},"model_version":${JSON.stringify(response.modelVersion)}`;
+
+/** The response's `id` member, which follows the head ('' for no id). */
+export const responseIdJson = (id: string): string => (id !== '' ? `,"id":${JSON.stringify(id)}` : '');
+
 /**
  * Encodes an inference response: JSON with each output's `data`, or, for outputs sent as binary,
  * `parameters.binary_data_size` in the JSON and the bytes after it in output order. Fixed-size binary
@@ -313,10 +320,7 @@ function encodeWith(
     binaryChunks.push(bytes);
     outputs.push(`${head},"parameters":${parametersJson({ ...output.parameters, binary_data_size: bytes.byteLength })}}`);
   }
-  const id = response.id !== '' ? `,"id":${JSON.stringify(response.id)}` : '';
   const parameters = Object.keys(response.parameters).length > 0 ? `,"parameters":${parametersJson(response.parameters)}` : '';
-  const json = Buffer.from(
-    `{"model_name":${JSON.stringify(response.modelName)},"model_version":${JSON.stringify(response.modelVersion)}${id}${parameters},"outputs":[${outputs.join(',')}]}`,
-  );
+  const json = Buffer.from(`${responseHeadJson(response)}${responseIdJson(response.id)}${parameters},"outputs":[${outputs.join(',')}]}`);
   return { headerLength: binaryChunks.length > 0 ? json.byteLength : undefined, chunks: [json, ...binaryChunks] };
 }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
-import { decodeInferRequest, decodeRawInferRequest, encodeInferResponse, encodeInferResponseNow } from '../infer-codec.js';
+import { encodeResponse } from '../cached-encoding.js';
+import { decodeInferRequest, decodeRawInferRequest, encodeInferResponseNow } from '../infer-codec.js';
 import type { Reply } from '../reply.js';
 import type { SharedMemoryRegistry } from '../../shared-memory/shared-memory-registry.js';
 import { RequestRegions } from '../../shared-memory/tensor-regions.js';
@@ -59,7 +60,9 @@ async function infer(
   const admitted = { ...request, ...(trace !== undefined ? { trace } : {}), ...(signal !== undefined ? { signal } : {}) };
   // A model that can run the request at once answers in this step, with no promise per stage.
   const response = server.inferNow(admitted) ?? (await server.infer(admitted));
-  const encoded = encodeInferResponseNow(response, encoding, regions) ?? (await encodeInferResponse(response, encoding, regions));
+  // A cached response reuses its encoded bytes (cached-encoding.ts); any other that needs no waiting is encoded in this step.
+  const encoded =
+    (response.memo === undefined ? encodeInferResponseNow(response, encoding, regions) : undefined) ?? (await encodeResponse(response, request, encoding, regions));
   const responseHeaders =
     encoded.headerLength === undefined
       ? { 'content-type': 'application/json' }
