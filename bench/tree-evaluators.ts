@@ -11,6 +11,8 @@
  * row and tree (process.cpuUsage, which the other sessions' load hurts less than the wall clock),
  * beside XGBoost's own on one thread (bench/tree_models.py, `nthread` 1, time.process_time); the
  * margins of all of them, and whether they agree (max |difference|: 0 between JavaScript and native).
+ * First, the hand-off of the off-thread path: one row off the thread minus one row on it, in µs (the
+ * wake-up of a parked evaluator thread and the way back to the event loop).
  *
  *   /usr/bin/python3 bench/tree_models.py make /tmp/trees
  *   node --import tsx bench/tree-evaluators.ts /tmp/trees [threads]      (BENCH_DURATION_MS per point, default 1500)
@@ -54,6 +56,18 @@ const xgboostCpuUs = new Map(
     .map((line) => JSON.parse(line) as { model: string; batch: number; cpuUs: number })
     .map((figure) => [`${figure.model}/${figure.batch}`, figure.cpuUs]),
 );
+
+{
+  const forest = await readForest('example', join(folder, 'example', '1', 'xgboost.json'), 'xgboost_json');
+  const choice = createNativeForest(forest);
+  if (!('native' in choice)) throw new Error(`the native evaluator is not in use: ${choice.fallbackReason}`);
+  const row = Float32Array.from({ length: 30 }, () => Math.random() * 4 - 2);
+  const onCaller = await timed(() => choice.native.margins(row, 1));
+  for (const threadCount of new Set([1, threads])) {
+    const offThread = await timed(() => choice.native.marginsOffThread(row, 1, threadCount));
+    console.log(`hand-off to the evaluator threads (${threadCount} asked): ${(offThread.perCallUs - onCaller.perCallUs).toFixed(1)} µs (one row: ${offThread.perCallUs.toFixed(1)} off the thread, ${onCaller.perCallUs.toFixed(1)} on it)`);
+  }
+}
 
 console.log('| model | batch | JavaScript µs/call | JavaScript CPU ns/row/tree | native µs/call | native CPU ns/row/tree | XGBoost (1 thread) CPU ns/row/tree | native off-thread µs/call | ONNX Runtime µs/call | max \\|JS - native\\| | max \\|JS - ONNX\\| |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');

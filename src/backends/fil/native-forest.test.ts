@@ -48,6 +48,7 @@ describe('the native evaluator', { skip }, () => {
         { left: [1, -1, -1], right: [2, -1, -1], feature: [0, -1, -1], kind: [kind, 0, 0], defaultLeft: [defaultLeft ? 1 : 0, 0, 0], value: [threshold, -1, 1], group: 0, categories: new Map(categories ? [[0, categories]] : []) },
       ]);
     const values = Float32Array.from([0, -0, 0.5, 1, -1, 0.1, Math.fround(0.1), 1.7, 5, 5.9, 33, 40, 2 ** 24, 2 ** 33, -(2 ** 33), Infinity, -Infinity, Number.NaN, 1e-40]);
+    const withoutNaN = values.filter((value) => !Number.isNaN(value));
     for (const kind of [NUMERIC_DEFAULT_RIGHT, NUMERIC_DEFAULT_LEFT, ZERO_AS_MISSING, CATEGORY_RIGHT, CATEGORY_LEFT]) {
       for (const defaultLeft of [false, true]) {
         // 0.1 as a double lies between two floats; nextUp(0.1) is LightGBM's `x <= 0.1` rewritten.
@@ -55,6 +56,9 @@ describe('the native evaluator', { skip }, () => {
           const forest = stump(kind, defaultLeft, threshold, [0, 1, 5, 33]);
           const what = `kind ${kind}, default ${defaultLeft ? 'left' : 'right'}, threshold ${threshold}`;
           await assertSameMargins(forest, values, values.length, what);
+          // Blocks of 64 rows without a NaN take the NaN-free walk, the block with one the other.
+          const mixed = Float32Array.from([...Array.from({ length: 4 }, () => [...withoutNaN]).flat(), ...values]);
+          await assertSameMargins(forest, mixed, mixed.length, `${what}, ${mixed.length} rows, NaN in the second block only`);
           // A row alone takes the other loop (trees walked side by side).
           for (let row = 0; row < values.length; row++) await assertSameMargins(forest, values.subarray(row, row + 1), 1, `${what}, row ${row} alone`);
         }
