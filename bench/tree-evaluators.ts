@@ -11,8 +11,8 @@
  * row and tree (process.cpuUsage, which the other sessions' load hurts less than the wall clock),
  * beside XGBoost's own on one thread (bench/tree_models.py, `nthread` 1, time.process_time); the
  * margins of all of them, and whether they agree (max |difference|: 0 between JavaScript and native).
- * First, the hand-off of the off-thread path: one row off the thread minus one row on it, in µs (the
- * wake-up of a parked evaluator thread and the way back to the event loop).
+ * First, the hand-off of the off-thread path (fil-hand-off.ts): the wake-up of the parked evaluator
+ * threads and the way back to the event loop, in µs.
  *
  *   /usr/bin/python3 bench/tree_models.py make /tmp/trees
  *   node --import tsx bench/tree-evaluators.ts /tmp/trees [threads]      (BENCH_DURATION_MS per point, default 1500)
@@ -24,6 +24,7 @@ import * as ort from 'onnxruntime-node';
 import { createNativeForest } from '../src/backends/fil/native-forest.js';
 import { predictMargins } from '../src/backends/fil/predict.js';
 import { readForest } from '../src/backends/fil/read-forest.js';
+import { handOffUs, stumpForest } from './fil-hand-off.js';
 
 const folder = process.argv[2] ?? '/tmp/trees';
 const threads = Number(process.argv[3] ?? 2);
@@ -58,14 +59,11 @@ const xgboostCpuUs = new Map(
 );
 
 {
-  const forest = await readForest('example', join(folder, 'example', '1', 'xgboost.json'), 'xgboost_json');
-  const choice = createNativeForest(forest);
+  const choice = createNativeForest(stumpForest);
   if (!('native' in choice)) throw new Error(`the native evaluator is not in use: ${choice.fallbackReason}`);
-  const row = Float32Array.from({ length: 30 }, () => Math.random() * 4 - 2);
-  const onCaller = await timed(() => choice.native.margins(row, 1));
   for (const threadCount of new Set([1, threads])) {
-    const offThread = await timed(() => choice.native.marginsOffThread(row, 1, threadCount));
-    console.log(`hand-off to the evaluator threads (${threadCount} asked): ${(offThread.perCallUs - onCaller.perCallUs).toFixed(1)} µs (one row: ${offThread.perCallUs.toFixed(1)} off the thread, ${onCaller.perCallUs.toFixed(1)} on it)`);
+    const figures = await handOffUs(choice.native, threadCount, DURATION_MS);
+    console.log(`hand-off to ${threadCount} evaluator thread(s): ${figures.handOffUs.toFixed(1)} µs (128 rows of a one-split forest: ${figures.offThreadUs.toFixed(1)} off the thread, ${figures.onCallerUs.toFixed(1)} on it)`);
   }
 }
 
