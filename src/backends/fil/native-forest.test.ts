@@ -66,6 +66,25 @@ describe('the native evaluator', { skip }, () => {
     }
   });
 
+  test('batches in flight at once on the evaluator threads each get their own margins', async () => {
+    const models = TREE_MODELS.slice(0, 3);
+    const cases = await Promise.all(
+      models.map(async (model) => {
+        const folder = join(TREE_REPOSITORY, model);
+        const { modelType } = readFilSettings(parseModelConfig(readFileSync(join(folder, 'config.pbtxt'), 'utf8'), `${model}/config.pbtxt`));
+        const forest = await readForest(model, join(folder, '1', MODEL_TYPES[modelType]), modelType);
+        const rows = Array.from({ length: 30 }, () => treeExpectation(model).rows).flat();
+        const expected = new Float64Array(rows.length * forest.numGroups);
+        predictMargins(forest, rowsAsFloat32(rows), rows.length, expected);
+        return { native: nativeOf(forest), input: rowsAsFloat32(rows), rows: rows.length, expected };
+      }),
+    );
+    const results = await Promise.all(cases.flatMap((item) => [1, 2, 4].map((threads) => item.native.marginsOffThread(item.input, item.rows, threads))));
+    cases.forEach((item, index) => {
+      for (let t = 0; t < 3; t++) assert.deepEqual(results[index * 3 + t], item.expected, `${models[index]}, call ${t}`);
+    });
+  });
+
   test('arguments that do not fit the forest are refused, not read past their end', () => {
     const forest = buildForest({ numFeatures: 2, numGroups: 1, objective: 'test', transform: { kind: 'identity' }, baseMargin: [0] }, [{ left: [-1], right: [-1], feature: [-1], kind: [0], defaultLeft: [0], value: [1], group: 0 }]);
     const native = nativeOf(forest);
