@@ -239,10 +239,19 @@ class Pool {
  public:
   static constexpr int kMaxThreads = 256;
 
-  // Runs on the event loop's thread: starts threads up to `threads` (fewer when the system refuses
-  // one; zero started is an error) and queues the tasks.
-  bool Submit(napi_env env, Job* job, int64_t rows, int threads) {
-    if (!EnsureThreads(threads)) return false;
+  // On the event loop's thread: starts threads up to `wanted`; fewer when the system refuses one
+  // (the tasks then wait for those there are). False when there is none at all.
+  bool EnsureThreads(int wanted) {
+    wanted = std::min(wanted, kMaxThreads);
+    try {
+      while (static_cast<int>(threads_.size()) < wanted) threads_.emplace_back([this] { Run(); });
+    } catch (const std::system_error&) {
+    }
+    return !threads_.empty();
+  }
+
+  // On the event loop's thread, after EnsureThreads: queues the job's tasks.
+  void Submit(napi_env env, Job* job, int64_t rows, int threads) {
     const int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
     const int64_t count = std::max<int64_t>(1, std::min<int64_t>(threads, blocks));
     const auto rangeOf = [&](int64_t index) { return std::min(rows, ((blocks * index) / count) * kBlockRows); };
@@ -257,7 +266,6 @@ class Pool {
     } else {
       wake_.notify_all();
     }
-    return true;
   }
 
   // On the event loop's thread, once per finished job.
@@ -288,15 +296,6 @@ class Pool {
   }
 
  private:
-  bool EnsureThreads(int wanted) {
-    wanted = std::min(wanted, kMaxThreads);
-    try {
-      while (static_cast<int>(threads_.size()) < wanted) threads_.emplace_back([this] { Run(); });
-    } catch (const std::system_error&) {
-    }
-    return !threads_.empty();
-  }
-
   void Run() {
     for (;;) {
       Task task;
@@ -505,7 +504,7 @@ napi_value SumTreesAsync(napi_env env, napi_callback_info info) {
   napi_value argv[5];
   if (!ReadCall(env, info, &call, argv, 5)) return Throw(env, "sumTreesAsync(handle, input: Float32Array, rows, sums: Float64Array, threads): bad arguments");
   Pool* pool = PoolOf(env);
-  if (pool == nullptr) return Throw(env, "sumTreesAsync: the evaluator threads could not be started");
+  if (pool == nullptr || !pool->EnsureThreads(call.threads)) return Throw(env, "sumTreesAsync: the evaluator threads could not be started");
   auto job = std::make_unique<Job>();
   job->forest = call.forest;
   job->input = call.input;
@@ -522,7 +521,7 @@ napi_value SumTreesAsync(napi_env env, napi_callback_info info) {
     CALL(napi_resolve_deferred(env, job->deferred, result));
     return promise;
   }
-  if (!pool->Submit(env, job.get(), call.rows, call.threads)) return Throw(env, "sumTreesAsync: the evaluator threads could not be started");
+  pool->Submit(env, job.get(), call.rows, call.threads);
   job.release();
   return promise;
 }
