@@ -11,6 +11,8 @@
  * row and tree (process.cpuUsage, which the other sessions' load hurts less than the wall clock),
  * beside XGBoost's own on one thread (bench/tree_models.py, `nthread` 1, time.process_time); the
  * margins of all of them, and whether they agree (max |difference|: 0 between JavaScript and native).
+ * First, the hand-off of the off-thread path (fil-hand-off.ts): the wake-up of the parked evaluator
+ * threads and the way back to the event loop, in µs.
  *
  *   /usr/bin/python3 bench/tree_models.py make /tmp/trees
  *   node --import tsx bench/tree-evaluators.ts /tmp/trees [threads]      (BENCH_DURATION_MS per point, default 1500)
@@ -22,6 +24,7 @@ import * as ort from 'onnxruntime-node';
 import { createNativeForest } from '../src/backends/fil/native-forest.js';
 import { predictMargins } from '../src/backends/fil/predict.js';
 import { readForest } from '../src/backends/fil/read-forest.js';
+import { handOffUs, stumpForest } from './fil-hand-off.js';
 
 const folder = process.argv[2] ?? '/tmp/trees';
 const threads = Number(process.argv[3] ?? 2);
@@ -54,6 +57,15 @@ const xgboostCpuUs = new Map(
     .map((line) => JSON.parse(line) as { model: string; batch: number; cpuUs: number })
     .map((figure) => [`${figure.model}/${figure.batch}`, figure.cpuUs]),
 );
+
+{
+  const choice = createNativeForest(stumpForest);
+  if (!('native' in choice)) throw new Error(`the native evaluator is not in use: ${choice.fallbackReason}`);
+  for (const threadCount of new Set([1, threads])) {
+    const figures = await handOffUs(choice.native, threadCount, DURATION_MS);
+    console.log(`hand-off to ${threadCount} evaluator thread(s): ${figures.handOffUs.toFixed(1)} µs (128 rows of a one-split forest: ${figures.offThreadUs.toFixed(1)} off the thread, ${figures.onCallerUs.toFixed(1)} on it)`);
+  }
+}
 
 console.log('| model | batch | JavaScript µs/call | JavaScript CPU ns/row/tree | native µs/call | native CPU ns/row/tree | XGBoost (1 thread) CPU ns/row/tree | native off-thread µs/call | ONNX Runtime µs/call | max \\|JS - native\\| | max \\|JS - ONNX\\| |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');

@@ -21,9 +21,10 @@ import type { TreeShap } from './tree-shap.js';
 const POOL_MIN_WORK = 50_000;
 
 /**
- * Rows × trees from which the native evaluator runs off the event loop, on `threadCount` threads:
- * at 5 to 15 ns a row and tree, 20,000 take 100 to 300 µs on the main thread, against some 30 µs
- * to hand the batch to libuv's pool and start the threads (docs/benchmarks.md, "Tree models").
+ * Rows × trees from which the native evaluator runs off the event loop, on `threadCount` of its
+ * parked threads: at 4 to 13 ns a row and tree, 20,000 take 80 to 260 µs on the main thread, against
+ * 15 to 40 µs to wake the threads and come back (bench/tree-evaluators.ts, "hand-off";
+ * docs/benchmarks.md, "Tree models").
  */
 const NATIVE_OFF_THREAD_MIN_WORK = 20_000;
 
@@ -48,8 +49,8 @@ export interface FilInstanceOptions {
  *
  * NOTE: small batches run on the main thread (docs/benchmarks.md, "Tree models"): one row of the
  * example model takes a few µs, with no hand-over to another thread and back. With the native
- * evaluator, batches of NATIVE_OFF_THREAD_MIN_WORK rows × trees or more run on libuv's thread pool,
- * cut across `threadCount` threads, and the event loop stays free. Without it (or when SHAP values
+ * evaluator, batches of NATIVE_OFF_THREAD_MIN_WORK rows × trees or more run on its own threads (parked
+ * between batches), cut across `threadCount` of them, and the event loop stays free. Without it (or when SHAP values
  * are asked, which only predict.ts and tree-shap.ts compute), batches of POOL_MIN_WORK rows × trees
  * or more are cut across the instance's row pool (row-pool.ts); without a pool (one core per
  * instance) or once it has failed, they run here too, holding the event loop meanwhile.
@@ -67,7 +68,9 @@ export class FilInstance implements ModelInstance {
     const { spec, forest, settings, treeShap } = this.#options;
     const startMs = epochMs();
     const inputs: Tensor[] = requests.map((request) => request.inputs.find((input) => input.name === INPUT_NAME)!);
-    const batch = concatBatch(inputs);
+    // NOTE: a lone request's rows are evaluated where they lie (for HTTP, a view of the received body):
+    // the evaluators only read them, and the request holds them until execute returns.
+    const batch = inputs.length === 1 ? inputs[0]! : concatBatch(inputs);
     const rows = batch.shape[0]!;
     const features = batch.data as Float32Array;
     const inputEndMs = epochMs();

@@ -48,6 +48,7 @@ describe('the native evaluator', { skip }, () => {
         { left: [1, -1, -1], right: [2, -1, -1], feature: [0, -1, -1], kind: [kind, 0, 0], defaultLeft: [defaultLeft ? 1 : 0, 0, 0], value: [threshold, -1, 1], group: 0, categories: new Map(categories ? [[0, categories]] : []) },
       ]);
     const values = Float32Array.from([0, -0, 0.5, 1, -1, 0.1, Math.fround(0.1), 1.7, 5, 5.9, 33, 40, 2 ** 24, 2 ** 33, -(2 ** 33), Infinity, -Infinity, Number.NaN, 1e-40]);
+    const withoutNaN = values.filter((value) => !Number.isNaN(value));
     for (const kind of [NUMERIC_DEFAULT_RIGHT, NUMERIC_DEFAULT_LEFT, ZERO_AS_MISSING, CATEGORY_RIGHT, CATEGORY_LEFT]) {
       for (const defaultLeft of [false, true]) {
         // 0.1 as a double lies between two floats; nextUp(0.1) is LightGBM's `x <= 0.1` rewritten.
@@ -55,11 +56,33 @@ describe('the native evaluator', { skip }, () => {
           const forest = stump(kind, defaultLeft, threshold, [0, 1, 5, 33]);
           const what = `kind ${kind}, default ${defaultLeft ? 'left' : 'right'}, threshold ${threshold}`;
           await assertSameMargins(forest, values, values.length, what);
+          // Blocks of 64 rows without a NaN take the NaN-free walk, the block with one the other.
+          const mixed = Float32Array.from([...Array.from({ length: 4 }, () => [...withoutNaN]).flat(), ...values]);
+          await assertSameMargins(forest, mixed, mixed.length, `${what}, ${mixed.length} rows, NaN in the second block only`);
           // A row alone takes the other loop (trees walked side by side).
           for (let row = 0; row < values.length; row++) await assertSameMargins(forest, values.subarray(row, row + 1), 1, `${what}, row ${row} alone`);
         }
       }
     }
+  });
+
+  test('batches in flight at once on the evaluator threads each get their own margins', async () => {
+    const models = TREE_MODELS.slice(0, 3);
+    const cases = await Promise.all(
+      models.map(async (model) => {
+        const folder = join(TREE_REPOSITORY, model);
+        const { modelType } = readFilSettings(parseModelConfig(readFileSync(join(folder, 'config.pbtxt'), 'utf8'), `${model}/config.pbtxt`));
+        const forest = await readForest(model, join(folder, '1', MODEL_TYPES[modelType]), modelType);
+        const rows = Array.from({ length: 30 }, () => treeExpectation(model).rows).flat();
+        const expected = new Float64Array(rows.length * forest.numGroups);
+        predictMargins(forest, rowsAsFloat32(rows), rows.length, expected);
+        return { native: nativeOf(forest), input: rowsAsFloat32(rows), rows: rows.length, expected };
+      }),
+    );
+    const results = await Promise.all(cases.flatMap((item) => [1, 2, 4].map((threads) => item.native.marginsOffThread(item.input, item.rows, threads))));
+    cases.forEach((item, index) => {
+      for (let t = 0; t < 3; t++) assert.deepEqual(results[index * 3 + t], item.expected, `${models[index]}, call ${t}`);
+    });
   });
 
   test('arguments that do not fit the forest are refused, not read past their end', () => {

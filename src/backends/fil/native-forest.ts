@@ -39,8 +39,9 @@ export class NativeForest {
   }
 
   /**
-   * The same, on libuv's thread pool with `threadCount` threads in all (the rows cut between them);
-   * the event loop stays free. `input` must not change until the promise settles.
+   * The same, on `threadCount` of the addon's evaluator threads (started once, parked between
+   * batches; the rows cut between them); the event loop stays free. `input` must not change until
+   * the promise settles.
    */
   async marginsOffThread(input: Float32Array, rows: number, threadCount: number): Promise<Float64Array> {
     const sums = new Float64Array(rows * this.#forest.numGroups);

@@ -10,6 +10,7 @@ import type { TlsIdentity } from '../tls-identity.js';
 import { checkHttpAccess } from './access-check.js';
 import { CorsPolicy } from './cors-policy.js';
 import { errorReply } from './errors.js';
+import { joinBody } from './join-body.js';
 import { handleHealth, handleServerMetadata } from './handlers/health.js';
 import { handleGenerate, handleGenerateStream } from './handlers/generate.js';
 import { handleInfer } from './handlers/infer.js';
@@ -284,9 +285,9 @@ export class HttpFrontend {
         if (!req.complete) disconnected();
       });
     });
-    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-    if (encoding === 'identity' || encoding === '') return body;
+    if (encoding === 'identity' || encoding === '') return joinBody(chunks, size, req.headers);
+    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
     if (encoding !== 'gzip' && encoding !== 'deflate') {
       throw new NereidError('UNSUPPORTED', `unsupported Content-Encoding '${encoding}'; this server accepts gzip and deflate`, {
         reason: 'UNSUPPORTED_CONTENT_ENCODING',
