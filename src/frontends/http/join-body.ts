@@ -9,6 +9,9 @@ function binaryDataOffset(headers: IncomingHttpHeaders, size: number): number | 
   return offset > 0 && offset < size ? offset : undefined;
 }
 
+/** Bodies from this size on are placed so that their binary data is aligned. */
+const MIN_ALIGNED_BODY_BYTES = 4096;
+
 /**
  * A request body's chunks as one buffer (`size` bytes in all). NOTE: when the body carries binary
  * tensor data after a JSON header (Inference-Header-Content-Length), the buffer is placed so that
@@ -21,7 +24,8 @@ export function joinBody(chunks: readonly Buffer[], size: number, headers: Incom
   const first = chunks[0];
   const dataOffset = binaryDataOffset(headers, size);
   if (first === undefined) return Buffer.alloc(0);
-  if (dataOffset === undefined || (chunks.length === 1 && (first.byteOffset + dataOffset) % 8 === 0)) {
+  // A small body stays as it comes: copying its few misaligned tensor bytes costs less than a buffer of its own.
+  if (dataOffset === undefined || size < MIN_ALIGNED_BODY_BYTES || (chunks.length === 1 && (first.byteOffset + dataOffset) % 8 === 0)) {
     return chunks.length === 1 ? first : Buffer.concat(chunks, size);
   }
   const padding = (8 - (dataOffset % 8)) % 8;
