@@ -18,8 +18,9 @@ import { NereidError } from '../../kernel/errors.js';
  * long again as a microsecond-long MLP computed (docs/benchmarks.md, issue 20), the core that the main
  * thread and the other execution threads need. For ResNet-18 on the loaded 2-core machine spinning
  * lowered the throughput behind the batcher and raised the CPU per inference, in the engine and in
- * the server alike (docs/benchmarks.md, "ResNet-18, spinning and the engine's limit"); whether it pays
- * for a big model on idle cores is what bench/shared-memory.ts's spinning row measures.
+ * the server alike (docs/benchmarks.md, "ResNet-18 behind the batcher: where the 0.77 and 0.81
+ * go"); whether it pays for a big model on idle cores is what bench/shared-memory.ts's spinning row
+ * measures.
  */
 const spinningEntries = (isSpinning: boolean): Record<string, string> => {
   const value = isSpinning ? '1' : '0';
