@@ -1,5 +1,6 @@
 /** What the benchmark scripts share: a Nereid child process, and a closed-loop load with its figures. */
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -31,7 +32,7 @@ export async function measure(concurrency: number, durationMs: number, send: () 
 }
 
 /** Starts the built server (`dist/`) on free ports of 127.0.0.1, with `flags` added, and resolves once both front ends listen. */
-export async function startNereid(repository: string, flags: readonly string[] = []): Promise<{ stop: () => void; httpPort: number; grpcPort: number }> {
+export async function startNereid(repository: string, flags: readonly string[] = []): Promise<{ stop: () => void; httpPort: number; grpcPort: number; pid: number }> {
   const child = spawn(
     process.execPath,
     [`${ROOT}dist/cli/main.js`, 'serve', '--model-repository', repository, '--http-port=0', '--grpc-port=0', '--metrics-port=0', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1', ...flags],
@@ -47,5 +48,25 @@ export async function startNereid(repository: string, flags: readonly string[] =
     });
     child.once('exit', () => reject(new Error(`nereid exited:\n${log}`)));
   });
-  return { ...ports, stop: () => child.kill('SIGTERM') };
+  return { ...ports, pid: child.pid!, stop: () => child.kill('SIGTERM') };
+}
+
+/** CPU ms a process has used so far, its main thread's apart (user + system, /proc/PID/task/TID/stat). */
+export function threadCpuMs(pid: number): { readonly mainMs: number; readonly totalMs: number } {
+  const ticksToMs = 10; // USER_HZ is 100 on Linux
+  let mainMs = 0;
+  let totalMs = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread exited meanwhile
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ms = (Number(fields[11]) + Number(fields[12])) * ticksToMs;
+    totalMs += ms;
+    if (Number(tid) === pid) mainMs = ms;
+  }
+  return { mainMs, totalMs };
 }

@@ -4,13 +4,16 @@
  * inferences/s (runs × batch size / s) per batch size and the best.
  *
  *   node --import tsx bench/batching/engine-limit.ts [--seconds 3] [--batch-sizes 1,2,4,8,16,32,64]
- *       [--layouts 1x2,2x1] [--work bench/batching/.work] [--json] resnet18 mlp
+ *       [--layouts 1x2,2x1,1x2s] [--work bench/batching/.work] [--json] resnet18 mlp
  *
  * A layout SxT runs S sessions concurrently, each in its own worker thread with T ONNX Runtime
  * intra-op threads, and sums their throughput: 1xCORES is one session using the whole machine,
- * CORESx1 is Nereid's default layout on CPU (one single-threaded instance per core). The default
- * measures both and the limit is the best over layouts and batch sizes. Sessions get the options
- * Nereid gives its instances (sequential execution, 1 inter-op thread, all graph optimisations).
+ * CORESx1 is Nereid's default layout on CPU (one single-threaded instance per core). Sessions get
+ * the options Nereid gives S instances of the model on S×T cores (session-options.ts: sequential
+ * execution, 1 inter-op thread, all graph optimisations, pool threads that do not spin); a layout
+ * ending in `s` (1x2s) makes the pool threads spin (ONNX Runtime's default, `allow_spinning` 1), one
+ * ending in `n` (1x2n) keeps them from it. The default measures 1xCORES, CORESx1 and 1xCORESs, each set
+ * of options once, and the limit is the best over layouts and batch sizes.
  *
  * NOTE: each session runs in a worker thread because onnxruntime-node's `session.run()` computes on
  * the calling thread (inside a setImmediate), so two sessions on one thread never overlap.
@@ -19,11 +22,16 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { create } from '@bufbuild/protobuf';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
+import { sessionOptionsFromConfig } from '../../src/backends/onnxruntime/session-options.js';
+import { type ModelConfig, ModelConfigSchema, ModelParameterSchema } from '../../src/protocol/gen/model_config_pb.js';
 
 export interface EngineLayout {
   readonly sessions: number;
   readonly threads: number;
+  /** Pool threads spin (true) or not (false) between parallel sections; undefined: as the server chooses. */
+  readonly isSpinning?: boolean;
 }
 
 export interface EnginePoint {
@@ -31,12 +39,14 @@ export interface EnginePoint {
   readonly inferPerSec: number;
   /** Mean wall time of one run of this batch size in one session. */
   readonly runMs: number;
+  /** The process's CPU time (every session's threads) per inference. */
+  readonly cpuUsPerInference: number;
 }
 
 export interface EngineResult {
   readonly model: string;
   readonly layouts: ReadonlyArray<{ readonly layout: string; readonly points: readonly EnginePoint[] }>;
-  readonly best: { readonly layout: string; readonly batchSize: number; readonly inferPerSec: number };
+  readonly best: { readonly layout: string; readonly batchSize: number; readonly inferPerSec: number; readonly cpuUsPerInference: number };
 }
 
 export interface EngineOptions {
@@ -51,19 +61,27 @@ export interface EngineOptions {
 
 interface WorkerInput {
   readonly onnxPath: string;
-  readonly threads: number;
+  readonly sessionOptions: InferenceSession.SessionOptions;
   readonly itemShape: readonly number[];
 }
 
 type ToWorker = { type: 'prepare'; batchSize: number } | { type: 'go'; durationMs: number } | { type: 'exit' };
 type FromWorker = { type: 'ready' } | { type: 'prepared' } | { type: 'done'; runs: number; elapsedMs: number };
 
-export const layoutName = (layout: EngineLayout): string => `${layout.sessions}x${layout.threads}`;
+export const layoutName = (layout: EngineLayout): string => `${layout.sessions}x${layout.threads}${layout.isSpinning === undefined ? '' : layout.isSpinning ? 's' : 'n'}`;
 
 export function defaultLayouts(cores = availableParallelism()): EngineLayout[] {
-  const layouts = [{ sessions: 1, threads: cores }];
-  if (cores > 1) layouts.push({ sessions: cores, threads: 1 });
+  const layouts: EngineLayout[] = [{ sessions: 1, threads: cores }];
+  if (cores > 1) layouts.push({ sessions: cores, threads: 1 }, { sessions: 1, threads: cores, isSpinning: true });
   return layouts;
+}
+
+/** What the server gives each of `layout.sessions` instances of the model on sessions × threads cores. */
+function sessionOptionsFor(layout: EngineLayout): InferenceSession.SessionOptions {
+  const parameters: ModelConfig['parameters'] = {};
+  if (layout.isSpinning !== undefined) parameters.allow_spinning = create(ModelParameterSchema, { stringValue: layout.isSpinning ? '1' : '0' });
+  const config = create(ModelConfigSchema, { name: 'engine-limit', parameters });
+  return sessionOptionsFromConfig(config, { instanceCount: layout.sessions, cpuCount: layout.sessions * layout.threads });
 }
 
 /** Deterministic inputs in [-1, 1): the values do not change the work of these models. */
@@ -79,13 +97,7 @@ function inputData(length: number): Float32Array {
 
 async function workerMain(input: WorkerInput): Promise<void> {
   const port = parentPort!;
-  const session = await InferenceSession.create(input.onnxPath, {
-    executionProviders: ['cpu'],
-    intraOpNumThreads: input.threads,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
-  });
+  const session = await InferenceSession.create(input.onnxPath, input.sessionOptions);
   const itemSize = input.itemShape.reduce((a, b) => a * b, 1);
   const inputName = session.inputNames[0]!;
   let feeds: Record<string, Tensor> = {};
@@ -137,10 +149,10 @@ function nextMessages(workers: readonly Worker[]): Promise<FromWorker[]> {
   );
 }
 
-async function measureLayout(options: EngineOptions, layout: EngineLayout, log: (line: string) => void): Promise<EnginePoint[]> {
+async function measureLayout(options: EngineOptions, layout: EngineLayout, sessionOptions: InferenceSession.SessionOptions, log: (line: string) => void): Promise<EnginePoint[]> {
   const workers = Array.from(
     { length: layout.sessions },
-    () => new Worker(WORKER_BOOT, { eval: true, workerData: { onnxPath: options.onnxPath, threads: layout.threads, itemShape: options.itemShape } satisfies WorkerInput }),
+    () => new Worker(WORKER_BOOT, { eval: true, workerData: { onnxPath: options.onnxPath, sessionOptions, itemShape: options.itemShape } satisfies WorkerInput }),
   );
   try {
     await nextMessages(workers); // ready
@@ -150,12 +162,16 @@ async function measureLayout(options: EngineOptions, layout: EngineLayout, log: 
       for (const worker of workers) worker.postMessage({ type: 'prepare', batchSize } satisfies ToWorker);
       await prepared;
       const done = nextMessages(workers);
+      const cpuBefore = process.cpuUsage();
       for (const worker of workers) worker.postMessage({ type: 'go', durationMs: options.seconds * 1000 } satisfies ToWorker);
       const results = (await done) as Array<Extract<FromWorker, { type: 'done' }>>;
+      const cpu = process.cpuUsage(cpuBefore);
+      const inferences = results.reduce((sum, r) => sum + r.runs * batchSize, 0);
+      const cpuUsPerInference = (cpu.user + cpu.system) / inferences;
       const inferPerSec = results.reduce((sum, r) => sum + (r.runs * batchSize) / (r.elapsedMs / 1000), 0);
       const runMs = results.reduce((sum, r) => sum + r.elapsedMs / r.runs, 0) / results.length;
-      points.push({ batchSize, inferPerSec, runMs });
-      log(`engine-limit: ${options.model} ${layoutName(layout)} batch ${batchSize}: ${inferPerSec.toFixed(1)} infer/s (${runMs.toFixed(2)} ms a run)`);
+      points.push({ batchSize, inferPerSec, runMs, cpuUsPerInference });
+      log(`engine-limit: ${options.model} ${layoutName(layout)} batch ${batchSize}: ${inferPerSec.toFixed(1)} infer/s (${runMs.toFixed(2)} ms a run, ${cpuUsPerInference.toFixed(0)} CPU µs an inference)`);
     }
     return points;
   } finally {
@@ -166,12 +182,21 @@ async function measureLayout(options: EngineOptions, layout: EngineLayout, log: 
 
 export async function measureEngine(options: EngineOptions, log: (line: string) => void = () => {}): Promise<EngineResult> {
   const layouts = [];
-  let best = { layout: '', batchSize: 0, inferPerSec: 0 };
+  let best = { layout: '', batchSize: 0, inferPerSec: 0, cpuUsPerInference: 0 };
+  const measured = new Map<string, string>();
   for (const layout of options.layouts) {
-    const points = await measureLayout(options, layout, log);
+    const sessionOptions = sessionOptionsFor(layout);
+    const key = JSON.stringify({ sessions: layout.sessions, sessionOptions });
+    const same = measured.get(key);
+    if (same !== undefined) {
+      log(`engine-limit: ${options.model} ${layoutName(layout)} is ${same} (the same options), not measured again`);
+      continue;
+    }
+    measured.set(key, layoutName(layout));
+    const points = await measureLayout(options, layout, sessionOptions, log);
     layouts.push({ layout: layoutName(layout), points });
     for (const point of points) {
-      if (point.inferPerSec > best.inferPerSec) best = { layout: layoutName(layout), batchSize: point.batchSize, inferPerSec: point.inferPerSec };
+      if (point.inferPerSec > best.inferPerSec) best = { layout: layoutName(layout), batchSize: point.batchSize, inferPerSec: point.inferPerSec, cpuUsPerInference: point.cpuUsPerInference };
     }
   }
   return { model: options.model, layouts, best };
@@ -179,9 +204,11 @@ export async function measureEngine(options: EngineOptions, log: (line: string) 
 
 export function parseLayouts(text: string): EngineLayout[] {
   return text.split(',').map((item) => {
-    const match = /^(\d+)x(\d+)$/.exec(item.trim());
-    if (match === null) throw new Error(`layout '${item}' is not SESSIONSxTHREADS, e.g. 1x2 or 2x1`);
-    return { sessions: Number(match[1]), threads: Number(match[2]) };
+    const match = /^(\d+)x(\d+)([sn]?)$/.exec(item.trim());
+    if (match === null) throw new Error(`layout '${item}' is not SESSIONSxTHREADS[s|n], e.g. 1x2, 2x1, 1x2s or 1x2n`);
+    const sessions = Number(match[1]);
+    const threads = Number(match[2]);
+    return match[3] === '' ? { sessions, threads } : { sessions, threads, isSpinning: match[3] === 's' };
   });
 }
 

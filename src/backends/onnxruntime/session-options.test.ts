@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { create } from '@bufbuild/protobuf';
-import { ModelConfigSchema } from '../../protocol/gen/model_config_pb.js';
+import { type ModelConfig, ModelConfigSchema } from '../../protocol/gen/model_config_pb.js';
 import { sessionOptionsFromConfig } from './session-options.js';
 
 const parameters = (entries: Record<string, string>) =>
@@ -38,6 +38,17 @@ test("Triton's onnxruntime parameters and graph level are read", () => {
     enableCpuMemArena: false,
     enableMemPattern: true,
   });
+});
+
+test('pool threads do not spin unless parameters allow_spinning asks for it', () => {
+  const spinning = (config: ModelConfig) => sessionOptionsFromConfig(config, { instanceCount: 1, cpuCount: 2 }).extra;
+  assert.deepEqual(spinning(create(ModelConfigSchema, { name: 'm' })), { 'session.intra_op.allow_spinning': '0', 'session.inter_op.allow_spinning': '0' });
+  const always = create(ModelConfigSchema, { name: 'm', parameters: parameters({ allow_spinning: 'true' }) });
+  assert.deepEqual(spinning(always), { 'session.intra_op.allow_spinning': '1', 'session.inter_op.allow_spinning': '1' });
+  const never = create(ModelConfigSchema, { name: 'm', parameters: parameters({ allow_spinning: '0' }) });
+  assert.deepEqual(spinning(never), { 'session.intra_op.allow_spinning': '0', 'session.inter_op.allow_spinning': '0' });
+  const bad = create(ModelConfigSchema, { name: 'm', parameters: parameters({ allow_spinning: 'yes' }) });
+  assert.throws(() => spinning(bad), { message: `model 'm': parameters 'allow_spinning' must be 0, 1, true or false, got "yes"` });
 });
 
 test('bad values name the parameter and what it takes', () => {

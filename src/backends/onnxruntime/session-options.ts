@@ -12,12 +12,20 @@ import { NereidError } from '../../kernel/errors.js';
  * choice), which oversubscribes the CPU as soon as a model has several instances. Here each instance
  * gets an equal share of the cores, at least one thread, unless the config asks for a count.
  *
- * The threads of a session's pools do not spin between runs (ONNX Runtime's
- * `session.*_op.allow_spinning` 0): spinning kept a second core busy for as long again as a
- * microsecond-long MLP computed (docs/benchmarks.md, issue 20), the core that the main thread and the
- * other execution threads need; a model that runs for milliseconds loses nothing measurable by it.
+ * The threads of a session's pools do not spin between parallel sections (ONNX Runtime's
+ * `session.intra_op.allow_spinning` and `session.inter_op.allow_spinning` 0, its default 1) unless the
+ * config sets `parameters` allow_spinning to 1 (Nereid's own). Spinning kept a second core busy for as
+ * long again as a microsecond-long MLP computed (docs/benchmarks.md, issue 20), the core that the main
+ * thread and the other execution threads need. For ResNet-18 on the loaded 2-core machine spinning
+ * lowered the throughput behind the batcher and raised the CPU per inference, in the engine and in
+ * the server alike (docs/benchmarks.md, "ResNet-18 behind the batcher: where the 0.77 and 0.81
+ * go"); whether it pays for a big model on idle cores is what bench/shared-memory.ts's spinning row
+ * measures.
  */
-const SESSION_CONFIG_ENTRIES = { 'session.intra_op.allow_spinning': '0', 'session.inter_op.allow_spinning': '0' };
+const spinningEntries = (isSpinning: boolean): Record<string, string> => {
+  const value = isSpinning ? '1' : '0';
+  return { 'session.intra_op.allow_spinning': value, 'session.inter_op.allow_spinning': value };
+};
 
 export function sessionOptionsFromConfig(
   config: ModelConfig,
@@ -48,6 +56,7 @@ export function sessionOptionsFromConfig(
   const intraOp = integer('intra_op_thread_count', 0, 1024);
   const interOp = integer('inter_op_thread_count', 0, 1024);
   const executionMode = integer('execution_mode', 0, 1);
+  const isSpinning = flag('allow_spinning') ?? false;
   const sessionOptions: InferenceSession.SessionOptions = {
     executionProviders: ['cpu'],
     intraOpNumThreads: intraOp === undefined || intraOp === 0 ? fairShare : intraOp,
@@ -55,7 +64,7 @@ export function sessionOptionsFromConfig(
     executionMode: executionMode === 1 ? 'parallel' : 'sequential',
     graphOptimizationLevel: graphLevel(config),
     logSeverityLevel: 3,
-    extra: SESSION_CONFIG_ENTRIES,
+    extra: spinningEntries(isSpinning),
   };
   const memArena = flag('enable_mem_arena');
   if (memArena !== undefined) sessionOptions.enableCpuMemArena = memArena;
