@@ -140,7 +140,9 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
         unary(async (request: ModelInferRequest) => {
           try {
             const decoded = await decodeModelInferRequest(request, regions);
-            return await encodeResponseMessage(await server.infer({ ...decoded, signal }), decoded, regions);
+            const admitted = { ...decoded, signal };
+            // A model that can run the request at once answers in this step (InferenceServer.inferNow).
+            return await encodeResponseMessage(server.inferNow(admitted) ?? (await server.infer(admitted)), decoded, regions);
           } finally {
             regions.releaseAll();
           }

@@ -4,7 +4,7 @@ import type { ParameterValue, Parameters } from '../../protocol/parameters.js';
 import { asBytes, elementCount } from '../../protocol/tensor-data.js';
 import { DATA_TYPE_NAMES, dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
 import { type JsonValue, describeJson } from '../../protocol/json-body.js';
-import { parseRequestJson } from './request-json.js';
+import { parseRequestJsonRemembered } from './request-json-memo.js';
 import { checkRequestParameters } from '../request-parameters.js';
 import { type RequestRegions, SHARED_MEMORY_SOURCE, takeHttpRegionReference } from '../shared-memory/tensor-regions.js';
 import { fixedSizeDataFromBytes, tensorBytes, tensorDataFromBytes } from '../tensor-bytes.js';
@@ -99,7 +99,7 @@ export async function decodeInferRequest(
     );
   }
   const jsonEnd = headerLength ?? body.byteLength;
-  const json = parseRequestJson(body.toString('utf8', 0, jsonEnd), 'inference request');
+  const json = parseRequestJsonRemembered(body.toString('utf8', 0, jsonEnd), 'inference request');
   if (!isObject(json)) throw new NereidError('INVALID_ARG', 'the inference request must be a JSON object');
   const id = json.id ?? '';
   if (typeof id !== 'string') throw new NereidError('INVALID_ARG', `'id' must be a string, got ${describeJson(id)}`);
