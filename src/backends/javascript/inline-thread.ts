@@ -14,7 +14,8 @@ let starts = 0;
 /**
  * A JavaScript model run on the main thread (config parameter `run_inline`), behind the interface
  * of its worker thread: the same host, messages handed over as they are (no structured clone, no
- * thread wake-up) one microtask later, so that both sides see them in order and never re-entrantly.
+ * thread wake-up), later rather than at once, so that both sides see them in order and never
+ * re-entrantly.
  * What crosses is never shared: both sides already send fresh copies of every tensor (js-wire.ts,
  * model-tensors.ts), which a transfer list would have moved.
  * NOTE: the model's code then runs on the event loop: an `execute` that computes long holds every
@@ -44,7 +45,12 @@ export class InlineThread extends EventEmitter implements ModelThread {
 
   postMessage(message: ToWorker): void {
     const handler = this.#toHost;
-    if (!this.#isStopped && handler !== undefined) queueMicrotask(() => handler(message));
+    if (this.#isStopped || handler === undefined) return;
+    // An execution starts on the next turn of the event loop: the instance stays busy until then, so
+    // the requests that arrive in this turn queue behind it and leave as one batch, as they would while a
+    // worker thread wakes up. Run at once, each request would be an execution of its own.
+    if (message.type === 'execute') setImmediate(() => handler(message));
+    else queueMicrotask(() => handler(message));
   }
 
   terminate(): Promise<number> {
