@@ -24,6 +24,8 @@ let starts = 0;
  */
 export class InlineThread extends EventEmitter implements ModelThread {
   #toHost: ((message: ToWorker) => void) | undefined;
+  readonly #queue: ToWorker[] = [];
+  #isDrainScheduled = false;
   #isStopped = false;
 
   constructor(init: JsWorkerInit) {
@@ -43,14 +45,33 @@ export class InlineThread extends EventEmitter implements ModelThread {
     );
   }
 
+  /**
+   * Messages reach the host in the order they were posted. An execution starts on the next turn of
+   * the event loop: the instance stays busy until then, so the requests that arrive in this turn queue
+   * behind it and leave as one batch, as they would while a worker thread wakes up (run at once, each
+   * request would be an execution of its own). What follows an execution waits with it.
+   */
   postMessage(message: ToWorker): void {
-    const handler = this.#toHost;
-    if (this.#isStopped || handler === undefined) return;
-    // An execution starts on the next turn of the event loop: the instance stays busy until then, so
-    // the requests that arrive in this turn queue behind it and leave as one batch, as they would while a
-    // worker thread wakes up. Run at once, each request would be an execution of its own.
-    if (message.type === 'execute') setImmediate(() => handler(message));
-    else queueMicrotask(() => handler(message));
+    if (this.#isStopped || this.#toHost === undefined) return;
+    this.#queue.push(message);
+    if (this.#isDrainScheduled) return;
+    this.#isDrainScheduled = true;
+    if (message.type === 'execute') setImmediate(() => this.#drain(true));
+    else queueMicrotask(() => this.#drain(false));
+  }
+
+  #drain(isNextTurn: boolean): void {
+    this.#isDrainScheduled = false;
+    // A terminated host is sent nothing more.
+    if (this.#isStopped) this.#queue.length = 0;
+    while (this.#queue.length > 0) {
+      if (this.#queue[0]!.type === 'execute' && !isNextTurn) {
+        this.#isDrainScheduled = true;
+        setImmediate(() => this.#drain(true));
+        return;
+      }
+      this.#toHost!(this.#queue.shift()!);
+    }
   }
 
   terminate(): Promise<number> {
