@@ -11,10 +11,11 @@ export interface Figures {
   readonly p99Ms: number;
 }
 
-/** Runs `send` from `concurrency` loops for `durationMs` after one second of warm-up. */
-export async function measure(concurrency: number, durationMs: number, send: () => Promise<void>): Promise<Figures> {
+/** Runs `send` from `concurrency` loops for `durationMs` after one second of warm-up (`onStart` runs between the two). */
+export async function measure(concurrency: number, durationMs: number, send: () => Promise<void>, onStart?: () => void): Promise<Figures> {
   const warmEnd = performance.now() + 1000;
   await Promise.all(Array.from({ length: concurrency }, async () => { while (performance.now() < warmEnd) await send(); }));
+  onStart?.();
   const latencies: number[] = [];
   const end = performance.now() + durationMs;
   await Promise.all(
@@ -31,11 +32,18 @@ export async function measure(concurrency: number, durationMs: number, send: () 
   return { perSecond: latencies.length / (durationMs / 1000), p50Ms: at(0.5), p99Ms: at(0.99) };
 }
 
-/** Starts the built server (`dist/`) on free ports of 127.0.0.1, with `flags` added, and resolves once both front ends listen. */
-export async function startNereid(repository: string, flags: readonly string[] = []): Promise<{ stop: () => void; httpPort: number; grpcPort: number; pid: number }> {
+/**
+ * Starts the built server (`dist/`, or the build whose cli/main.js is `main`) on free ports of
+ * 127.0.0.1, with `flags` added, and resolves once both front ends listen.
+ */
+export async function startNereid(
+  repository: string,
+  flags: readonly string[] = [],
+  main = `${ROOT}dist/cli/main.js`,
+): Promise<{ stop: () => void; httpPort: number; grpcPort: number; pid: number }> {
   const child = spawn(
     process.execPath,
-    [`${ROOT}dist/cli/main.js`, 'serve', '--model-repository', repository, '--http-port=0', '--grpc-port=0', '--metrics-port=0', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1', ...flags],
+    [main, 'serve', '--model-repository', repository, '--http-port=0', '--grpc-port=0', '--metrics-port=0', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1', ...flags],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let log = '';

@@ -318,3 +318,64 @@ describe('JavaScript model files inside a CommonJS project', () => {
     });
   }
 });
+
+describe('JavaScript models run inline (config parameter run_inline)', () => {
+  let server: TestServer;
+  let repository: string;
+  const INLINE = '\nparameters { key: "run_inline" value { string_value: "true" } }\n';
+  const addBody = { inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 4], data: [1, 2, 3, 4] }, { name: 'INPUT1', datatype: 'FP32', shape: [1, 4], data: [1, 1, 1, 1] }] };
+  const load = async (model: string): Promise<void> => {
+    const response = await server.post(`/v2/repository/models/${model}/load`, {});
+    assert.equal(response.status, 200, await response.clone().text());
+  };
+  before(async () => {
+    repository = mkdtempSync(join(tmpdir(), 'nereid-js-inline-'));
+    for (const model of ['js_bls_caller', 'js_add', 'js_words', 'js_faulty']) {
+      cpSync(join(JS_REPOSITORY, model), join(repository, model), { recursive: true });
+      if (model !== 'js_words') writeFileSync(join(repository, model, 'config.pbtxt'), readFileSync(join(repository, model, 'config.pbtxt'), 'utf8') + INLINE);
+    }
+    cpSync(join(EXAMPLES, 'simple'), join(repository, 'simple'), { recursive: true });
+    server = await startTestServer({ modelRepositories: [repository], modelControlMode: 'explicit' });
+    for (const model of ['js_add', 'js_words', 'js_faulty', 'simple', 'js_bls_caller']) await load(model);
+  });
+  after(() => server.close());
+
+  test('an inline model calls inline, worker and ONNX models, many at once and streamed, with the same answers', async () => {
+    const result = async (target: string): Promise<string> => {
+      const response = await server.post('/v2/models/js_bls_caller/infer', textInput('TARGET', target));
+      return ((await response.json()) as { outputs: Array<{ data: string[] }> }).outputs[0]!.data[0]!;
+    };
+    assert.equal(await result('js_add'), 'js_add:11,22,33,44');
+    assert.equal(await result('simple'), 'simple:1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16');
+    assert.equal(await result('parallel'), 'parallel:8');
+    assert.equal(await result('stream'), 'stream:a|b|c');
+    assert.equal(await result('no_such_model'), "error:INVALID_ARG:Request for unknown model: 'no_such_model' is not found");
+    const responses = await Promise.all(Array.from({ length: 16 }, () => server.post('/v2/models/js_add/infer', addBody)));
+    for (const response of responses) assert.deepEqual(((await response.json()) as { outputs: Array<{ data: number[] }> }).outputs.map((o) => o.data), [[2, 3, 4, 5], [0, 1, 2, 3]]);
+  });
+
+  test('errors fail their request; a hanging execute() times out and the instance restarts; the server keeps serving', async () => {
+    const faulty = async (mode: string): Promise<{ status: number; body: { error?: string } }> => {
+      const response = await server.post('/v2/models/js_faulty/infer', textInput('MODE', mode));
+      return { status: response.status, body: (await response.json()) as { error?: string } };
+    };
+    assert.deepEqual(await faulty('error'), { status: 400, body: { error: 'MODE asked for an error' } });
+    assert.deepEqual(await faulty('throw'), { status: 500, body: { error: 'execute threw' } });
+    const hung = await faulty('hang');
+    assert.equal(hung.status, 503);
+    assert.equal(
+      hung.body.error,
+      "instance 'js_faulty_0' of model 'js_faulty' did not finish executing within 1500 ms (config parameter execute_timeout_ms); the instance is restarted",
+    );
+    while ((await server.get('/v2/models/js_faulty/ready')).status !== 200) await sleep(20);
+    assert.equal((await faulty('ok')).status, 200);
+    assert.equal((await server.post('/v2/models/js_add/infer', addBody)).status, 200);
+  });
+
+  test('run_inline takes only true or false', async () => {
+    writeFileSync(join(repository, 'js_add', 'config.pbtxt'), readFileSync(join(repository, 'js_add', 'config.pbtxt'), 'utf8').replace('"true"', '"yes"'));
+    const response = await server.post('/v2/repository/models/js_add/load', {});
+    assert.equal(response.status, 400);
+    assert.match(((await response.json()) as { error: string }).error, /parameter run_inline is 'yes'; expected 'true' or 'false'/);
+  });
+});

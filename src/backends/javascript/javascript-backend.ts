@@ -38,6 +38,14 @@ function executeTimeoutMs(config: ModelConfig): number {
   return value;
 }
 
+/** Config parameter `run_inline` ("true" or "false", the default): run the model on the main thread. */
+function isInline(config: ModelConfig): boolean {
+  const text = config.parameters.run_inline?.stringValue;
+  if (text === undefined || text === 'false') return false;
+  if (text === 'true') return true;
+  throw new NereidError('INVALID_ARG', `model '${config.name}': parameter run_inline is '${text}'; expected 'true' or 'false'`);
+}
+
 function workerInit(files: ModelFiles, config: ModelConfig, modelPath: string, mode: JsWorkerInit['mode'], instanceName: string): JsWorkerInit {
   return {
     mode,
@@ -68,7 +76,7 @@ async function autoCompleteConfig(files: ModelFiles, config: ModelConfig): Promi
   return modelConfigFromJson(JSON.stringify(completed), `the configuration autoCompleteConfig() of '${modelPath}' returned`);
 }
 
-/** Models written in JavaScript (or compiled to it): one worker thread per instance. */
+/** Models written in JavaScript (or compiled to it): one worker thread per instance, or inline on the main thread. */
 export const javascriptBackend: Backend = {
   name: 'javascript',
   defaultModelFilename: DEFAULT_MODEL_FILENAME,
@@ -77,6 +85,7 @@ export const javascriptBackend: Backend = {
   async loadModel(files, config, spec, context) {
     const modelPath = await resolveModelPath(files, config);
     const timeoutMs = executeTimeoutMs(config);
+    const inline = isInline(config);
     return {
       createInstance: (instance) =>
         JsInstance.start({
@@ -85,6 +94,7 @@ export const javascriptBackend: Backend = {
           caller: context.caller,
           logger: context.logger,
           executeTimeoutMs: timeoutMs,
+          isInline: inline,
           signal: instance.signal,
         }),
       unload: async () => {},

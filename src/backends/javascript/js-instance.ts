@@ -1,5 +1,4 @@
 import { once } from 'node:events';
-import type { Worker } from 'node:worker_threads';
 import { NereidError } from '../../kernel/errors.js';
 import type { InferRequest, InferResponse } from '../../kernel/infer-request.js';
 import type { ModelCaller } from '../../kernel/model-caller.js';
@@ -13,6 +12,7 @@ import { backendShape, checkOutputs } from '../tensor-io.js';
 import { epochMs, msToNs, startWorker, workerUrl } from '../worker-thread.js';
 import type { FromWorker, JsWorkerInit, ToWorker, WireCallRequest, WireCallResponse, WireRequest, WireTensor } from './js-messages.js';
 import { fromWire, toWire } from './js-wire.js';
+import { InlineThread, type ModelThread } from './inline-thread.js';
 
 const WORKER_URL = workerUrl('./js-worker', import.meta.url);
 /** How long a closing worker may spend in `finalize()` before it is stopped. */
@@ -24,7 +24,10 @@ export interface JsInstanceOptions {
   readonly caller: ModelCaller;
   readonly logger: Logger;
   /** An execution still running after this long fails and the instance restarts; 0: no limit. */
-  readonly executeTimeoutMs: number;  /** Aborts a start that takes too long (the load timeout): see SupervisedInstance.start. */
+  readonly executeTimeoutMs: number;
+  /** Config parameter `run_inline`: the model runs on the main thread (inline-thread.ts), not in a worker. */
+  readonly isInline: boolean;
+  /** Aborts a start that takes too long (the load timeout): see SupervisedInstance.start. */
   readonly signal?: AbortSignal;
 }
 
@@ -38,11 +41,12 @@ interface Execution {
 
 /** A worker thread as the supervisor sees it: ready once the model's `initialize` has returned. */
 interface JsWorker extends SupervisedWorker {
-  readonly thread: Worker;
+  readonly thread: ModelThread;
 }
 
 /**
- * One instance of a JavaScript model: the model's code in its own worker thread, supervised by the
+ * One instance of a JavaScript model: the model's code in its own worker thread (or inline on the
+ * main thread, config parameter `run_inline`), supervised by the
  * policy every backend shares (supervised-instance.ts), with `execute_timeout_ms` as its execute timeout.
  */
 export class JsInstance implements ModelInstance {
@@ -57,7 +61,7 @@ export class JsInstance implements ModelInstance {
     this.#supervisor = new SupervisedInstance({
       instanceName: options.init.instanceName,
       modelName: options.spec.name,
-      workerKind: 'worker thread',
+      workerKind: options.isInline ? 'inline model host' : 'worker thread',
       spawn: (events) => this.#spawn(events),
       logger: options.logger,
       logComponent: 'javascript',
@@ -77,7 +81,7 @@ export class JsInstance implements ModelInstance {
   }
 
   #spawn(events: WorkerEvents): JsWorker {
-    const thread = startWorker(WORKER_URL, this.#options.init);
+    const thread: ModelThread = this.#options.isInline ? new InlineThread(this.#options.init) : startWorker(WORKER_URL, this.#options.init);
     /** The last uncaught error of the worker, to say why it stopped. */
     let crash: string | undefined;
     const handle: JsWorker = {
@@ -88,12 +92,12 @@ export class JsInstance implements ModelInstance {
           else if (message.type === 'init-error') reject(new Error(`failed to initialize: ${message.message}`));
           else this.#onMessage(handle, message);
         });
-        thread.on('error', (error) => {
+        thread.on('error', (error: Error) => {
           crash = error.message;
           reject(new Error(`failed to initialize: ${error.message}`));
         });
-        thread.on('exit', (code) => {
-          reject(new Error(`the worker thread exited with code ${code} before the model was initialized`));
+        thread.on('exit', (code: number) => {
+          reject(new Error(`the ${this.#options.isInline ? 'inline model host' : 'worker thread'} exited with code ${code} before the model was initialized`));
           events.exited({ description: `exited with code ${code}${crash !== undefined ? ` (uncaught error: ${crash})` : ''}` });
         });
       }),
