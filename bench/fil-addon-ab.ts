@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { NativeForest } from '../src/backends/fil/native-forest.js';
 import { handOffUs, stumpForest } from './fil-hand-off.js';
 import { readForest } from '../src/backends/fil/read-forest.js';
+import { timedCalls } from './harness.js';
 
 const [folder = '/tmp/trees', baselinePath] = process.argv.slice(2);
 if (baselinePath === undefined) throw new Error('usage: bench/fil-addon-ab.ts <trees folder> <baseline nereid_fil.node> [threads]');
@@ -34,18 +35,7 @@ const require = createRequire(import.meta.url);
 const builds = { baseline: require(baselinePath), current: require('../native/fil/build/Release/nereid_fil.node') } as const;
 type Build = keyof typeof builds;
 
-async function timed(run: () => unknown): Promise<{ wallUs: number; cpuUs: number }> {
-  for (let i = 0; i < 3; i++) await run();
-  let calls = 0;
-  const start = performance.now();
-  const cpu = process.cpuUsage();
-  while (performance.now() - start < DURATION_MS) {
-    await run();
-    calls++;
-  }
-  const used = process.cpuUsage(cpu);
-  return { wallUs: ((performance.now() - start) / calls) * 1000, cpuUs: (used.user + used.system) / calls };
-}
+const timed = (run: () => unknown): Promise<{ readonly wallUs: number; readonly cpuUs: number }> => timedCalls(run, DURATION_MS);
 
 const median = (values: number[]): number => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 

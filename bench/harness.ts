@@ -78,3 +78,20 @@ export function threadCpuMs(pid: number): { readonly mainMs: number; readonly to
   }
   return { mainMs, totalMs };
 }
+
+/**
+ * Calls `run` one after the other for `durationMs` (after 3 warm-up calls): the wall time and the
+ * process's CPU time per call, in microseconds.
+ */
+export async function timedCalls(run: () => unknown, durationMs: number): Promise<{ readonly wallUs: number; readonly cpuUs: number }> {
+  for (let i = 0; i < 3; i++) await run();
+  let calls = 0;
+  const start = performance.now();
+  const cpu = process.cpuUsage();
+  while (performance.now() - start < durationMs) {
+    await run();
+    calls++;
+  }
+  const used = process.cpuUsage(cpu);
+  return { wallUs: ((performance.now() - start) / calls) * 1000, cpuUs: (used.user + used.system) / calls };
+}

@@ -25,6 +25,7 @@ import { createNativeForest } from '../src/backends/fil/native-forest.js';
 import { predictMargins } from '../src/backends/fil/predict.js';
 import { readForest } from '../src/backends/fil/read-forest.js';
 import { handOffUs, stumpForest } from './fil-hand-off.js';
+import { timedCalls } from './harness.js';
 
 const folder = process.argv[2] ?? '/tmp/trees';
 const threads = Number(process.argv[3] ?? 2);
@@ -35,17 +36,9 @@ const MODELS = [
   { name: 'forest', features: 100 },
 ];
 
-async function timed(run: () => Promise<unknown> | unknown): Promise<{ perCallUs: number; cpuPerCallUs: number }> {
-  for (let i = 0; i < 3; i++) await run();
-  let calls = 0;
-  const start = performance.now();
-  const cpu = process.cpuUsage();
-  while (performance.now() - start < DURATION_MS) {
-    await run();
-    calls++;
-  }
-  const used = process.cpuUsage(cpu);
-  return { perCallUs: ((performance.now() - start) / calls) * 1000, cpuPerCallUs: (used.user + used.system) / calls };
+async function timed(run: () => unknown): Promise<{ perCallUs: number; cpuPerCallUs: number }> {
+  const { wallUs, cpuUs } = await timedCalls(run, DURATION_MS);
+  return { perCallUs: wallUs, cpuPerCallUs: cpuUs };
 }
 
 const xgboost = spawnSync('/usr/bin/python3', [fileURLToPath(new URL('./tree_models.py', import.meta.url)), 'xgboost', folder, '1', String(DURATION_MS / 1000), ...BATCHES.map(String)], { encoding: 'utf8' });

@@ -14,6 +14,20 @@ const JS_REPOSITORY = fileURLToPath(new URL('../fixtures/js_repository', import.
 
 const textInput = (name: string, text: string) => ({ inputs: [{ name, datatype: 'BYTES', shape: [1], data: [text] }] });
 
+/** What js_bls_caller answers for the targets every model-calling setup has (worker or inline); returns the caller for more. */
+async function assertModelCallAnswers(server: TestServer): Promise<(target: string) => Promise<string>> {
+  const result = async (target: string): Promise<string> => {
+    const response = await server.post('/v2/models/js_bls_caller/infer', textInput('TARGET', target));
+    return ((await response.json()) as { outputs: Array<{ data: string[] }> }).outputs[0]!.data[0]!;
+  };
+  assert.equal(await result('js_add'), 'js_add:11,22,33,44');
+  assert.equal(await result('simple'), 'simple:1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16');
+  assert.equal(await result('parallel'), 'parallel:8');
+  assert.equal(await result('stream'), 'stream:a|b|c');
+  assert.equal(await result('no_such_model'), "error:INVALID_ARG:Request for unknown model: 'no_such_model' is not found");
+  return result;
+}
+
 /** Reads a server-sent event stream into its `data:` payloads. */
 async function readEvents(response: Response): Promise<unknown[]> {
   const text = await response.text();
@@ -125,15 +139,7 @@ describe('JavaScript models (backend "javascript")', () => {
   });
 
   test('model-to-model calls: ONNX and JavaScript targets, many at once, a decoupled target streamed, errors as values', async () => {
-    const result = async (target: string): Promise<string> => {
-      const response = await server.post('/v2/models/js_bls_caller/infer', textInput('TARGET', target));
-      return ((await response.json()) as { outputs: Array<{ data: string[] }> }).outputs[0]!.data[0]!;
-    };
-    assert.equal(await result('js_add'), 'js_add:11,22,33,44');
-    assert.equal(await result('simple'), 'simple:1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16');
-    assert.equal(await result('parallel'), 'parallel:8');
-    assert.equal(await result('stream'), 'stream:a|b|c');
-    assert.equal(await result('no_such_model'), "error:INVALID_ARG:Request for unknown model: 'no_such_model' is not found");
+    const result = await assertModelCallAnswers(server);
     assert.equal(await result('js_words'), "error:INVALID_ARG:unexpected inference input 'INPUT0' for model 'js_words'; the model's inputs are 'TEXT'");
   });
 
@@ -341,15 +347,7 @@ describe('JavaScript models run inline (config parameter run_inline)', () => {
   after(() => server.close());
 
   test('an inline model calls inline, worker and ONNX models, many at once and streamed, with the same answers', async () => {
-    const result = async (target: string): Promise<string> => {
-      const response = await server.post('/v2/models/js_bls_caller/infer', textInput('TARGET', target));
-      return ((await response.json()) as { outputs: Array<{ data: string[] }> }).outputs[0]!.data[0]!;
-    };
-    assert.equal(await result('js_add'), 'js_add:11,22,33,44');
-    assert.equal(await result('simple'), 'simple:1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16');
-    assert.equal(await result('parallel'), 'parallel:8');
-    assert.equal(await result('stream'), 'stream:a|b|c');
-    assert.equal(await result('no_such_model'), "error:INVALID_ARG:Request for unknown model: 'no_such_model' is not found");
+    await assertModelCallAnswers(server);
     const responses = await Promise.all(Array.from({ length: 16 }, () => server.post('/v2/models/js_add/infer', addBody)));
     for (const response of responses) assert.deepEqual(((await response.json()) as { outputs: Array<{ data: number[] }> }).outputs.map((o) => o.data), [[2, 3, 4, 5], [0, 1, 2, 3]]);
   });
