@@ -77,6 +77,8 @@ interface RunPlan {
   readonly outputNames: readonly string[];
   readonly inputBytes: number;
   readonly batchSizes: readonly number[];
+  /** The outputs each included request asked for, in `included` order. */
+  readonly wanted: ReadonlyArray<readonly string[]>;
 }
 
 interface Pending {
@@ -202,7 +204,7 @@ export class OrtInstance implements ModelInstance {
    */
   executeNow(request: InferRequest): ExecuteResult | undefined {
     const inline = this.#inline;
-    if (inline === undefined || this.#busy !== undefined || hasBytesInput(request)) return undefined;
+    if (inline === undefined || !this.canExecuteNow || hasBytesInput(request)) return undefined;
     const startMs = epochMs();
     const plan = this.#plan([request], [0], [request.inputs]);
     if (!this.#guard.allows(plan.inputBytes)) return undefined;
@@ -213,7 +215,7 @@ export class OrtInstance implements ModelInstance {
       if (!(error instanceof NereidError)) throw error;
       return { responses: [error], timing: { inputNs: msToNs(epochMs() - startMs), inferNs: 0, outputNs: 0 } };
     }
-    return this.#finish([request], [0], plan, result, new Array(1), startMs);
+    return this.#finish([0], plan, result, new Array(1), startMs);
   }
 
   async #execute(requests: readonly InferRequest[]): Promise<ExecuteResult> {
@@ -257,7 +259,7 @@ export class OrtInstance implements ModelInstance {
       for (const index of included) responses[index] = error;
       return { responses, timing: { inputNs: msToNs(epochMs() - startMs), inferNs: 0, outputNs: 0 } };
     }
-    return this.#finish(requests, included, plan, result, responses, startMs);
+    return this.#finish(included, plan, result, responses, startMs);
   }
 
   /** The run's feeds (the included requests' inputs stacked along the batch dimension) and fetches. */
@@ -281,19 +283,15 @@ export class OrtInstance implements ModelInstance {
         isString,
       });
     }
-    const outputNames = included.length === 1 ? this.#wantedBy(requests[included[0]!]!) : [...new Set(included.flatMap((index) => this.#wantedBy(requests[index]!)))];
+    const wanted = included.map((index) => requests[index]!.outputs?.map((o) => o.name) ?? this.#configOutputNames);
+    const outputNames = wanted.length === 1 ? wanted[0]! : [...new Set(wanted.flat())];
     let inputBytes = 0;
     for (const feed of feeds) for (const part of feed.parts) inputBytes += part.byteLength;
-    return { feeds, outputNames, inputBytes, batchSizes };
-  }
-
-  #wantedBy(request: InferRequest): readonly string[] {
-    return request.outputs?.map((o) => o.name) ?? this.#configOutputNames;
+    return { feeds, outputNames, inputBytes, batchSizes, wanted };
   }
 
   /** Each included request's outputs from the run's, checked against the configuration; the timing of the execution. */
   #finish(
-    requests: readonly InferRequest[],
     included: readonly number[],
     plan: RunPlan,
     result: RunResult,
@@ -322,7 +320,7 @@ export class OrtInstance implements ModelInstance {
       return { responses, timing: { ...timing, outputNs: msToNs(epochMs() - result.runEndMs) } };
     }
     for (const [position, index] of included.entries()) {
-      responses[index] = this.#wantedBy(requests[index]!).map((name) => pieces.get(name)![position]!);
+      responses[index] = plan.wanted[position]!.map((name) => pieces.get(name)![position]!);
     }
     timing.outputNs = msToNs(epochMs() - result.runEndMs);
     return { responses, timing };
