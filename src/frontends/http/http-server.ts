@@ -13,7 +13,7 @@ import { errorReply } from './errors.js';
 import { joinBody } from './join-body.js';
 import { handleHealth, handleServerMetadata } from './handlers/health.js';
 import { handleGenerate, handleGenerateStream } from './handlers/generate.js';
-import { handleInfer } from './handlers/infer.js';
+import { handleInfer, handleInferNow } from './handlers/infer.js';
 import { handleTraceSetting } from './handlers/trace.js';
 import { handleModelConfig, handleModelMetadata, handleModelReady } from './handlers/models.js';
 import { handleLogging } from './handlers/logging.js';
@@ -22,7 +22,7 @@ import { handleCudaSharedMemory, handleSystemSharedMemory } from './handlers/sha
 import type { SharedMemoryRegistry } from '../shared-memory/shared-memory-registry.js';
 import { handleStatistics } from './handlers/statistics.js';
 import type { Reply } from './reply.js';
-import { matchRoute } from './routes.js';
+import { type Route, routeOf } from './routes.js';
 import { listen } from '../listen.js';
 
 /** The first of gzip and deflate that an Accept-Encoding header allows (a q-value of 0 refuses). */
@@ -72,6 +72,66 @@ function connectionSignal(socket: Socket): AbortSignal {
   return signal;
 }
 
+/** Bodies up to this size may take the one-step lane: a few socket reads at most. */
+const ONE_STEP_BODY_BYTES = 64 * 1024;
+
+/** A body the one-step lane reads: of a declared length within its limit and the server's, and not compressed. */
+function isOneStepBody(headers: IncomingMessage['headers'], maxInputBytes: number): boolean {
+  const declared = headers['content-length'];
+  if (declared === undefined) return false;
+  const length = Number(declared);
+  const encoding = headers['content-encoding'];
+  return length <= ONE_STEP_BODY_BYTES && length <= maxInputBytes && (encoding === undefined || encoding.trim().toLowerCase() === 'identity' || encoding.trim() === '');
+}
+
+/**
+ * Reads a body of declared length (isOneStepBody) without a promise: `done` gets it joined
+ * (join-body.ts), `failed` the error of a client gone before its end.
+ */
+function readSmallBody(req: IncomingMessage, done: (body: Buffer) => void, failed: (error: NereidError) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let isSettled = false;
+  req.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+    size += chunk.byteLength;
+  });
+  req.once('end', () => {
+    isSettled = true;
+    done(joinBody(chunks, size, req.headers));
+  });
+  const disconnected = (): void => {
+    if (isSettled) return;
+    isSettled = true;
+    failed(new NereidError('CANCELLED', 'the client closed the connection before sending the whole request body', { reason: 'CLIENT_DISCONNECTED' }));
+  };
+  req.once('error', disconnected);
+  req.once('close', () => {
+    if (!req.complete) disconnected();
+  });
+}
+
+/** Writes a whole reply: Content-Length, then the chunks, as one write where they are small. */
+function writeReply(req: IncomingMessage, res: ServerResponse, status: number, headers: OutgoingHttpHeaders, chunks: readonly Uint8Array[]): void {
+  let length = 0;
+  for (const chunk of chunks) length += chunk.byteLength;
+  headers['content-length'] = length;
+  res.writeHead(status, headers);
+  if (req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  // Header, JSON and tensors leave in one write: a small body as one buffer (node then sends it with
+  // the head), a large one as the chunks it is, corked.
+  if (chunks.length <= 1 || length <= SMALL_BODY_BYTES) {
+    res.end(chunks.length <= 1 ? chunks[0] : Buffer.concat(chunks, length));
+    return;
+  }
+  res.cork();
+  for (const chunk of chunks) res.write(chunk);
+  res.end();
+  res.uncork();
+}
 
 export interface HttpFrontendOptions {
   readonly server: InferenceServer;
@@ -107,7 +167,7 @@ export class HttpFrontend {
     this.#options = options;
     this.#cors = new CorsPolicy(options.corsOrigins ?? []);
     this.#dashboard = options.dashboard !== undefined ? new Dashboard(options.dashboard, options.access ?? OPEN_ACCESS) : undefined;
-    this.#server = createWebServer({ keepAliveTimeout: 65_000 }, options.tls, (req, res) => void this.#handle(req, res));
+    this.#server = createWebServer({ keepAliveTimeout: 65_000 }, options.tls, (req, res) => this.#handle(req, res));
   }
 
   listen(port: number, host: string): Promise<AddressInfo> {
@@ -133,21 +193,27 @@ export class HttpFrontend {
     this.#server.closeAllConnections();
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  #handle(req: IncomingMessage, res: ServerResponse): void {
     const receivedNs = process.hrtime.bigint();
     this.#inflight++;
     const signal = connectionSignal(req.socket);
+    const route = this.#inferRoute(req);
+    if (route !== undefined) this.#serveInfer(req, res, route, receivedNs, signal);
+    else void this.#answer(req, res, signal, this.#dispatch(req, receivedNs, signal));
+  }
+
+  /** Sends what a handler answered, or the error it failed with; the request is then no longer in flight. */
+  async #answer(req: IncomingMessage, res: ServerResponse, signal: AbortSignal, replied: Reply | Promise<Reply>): Promise<void> {
     let reply: Reply;
     try {
-      reply = await this.#dispatch(req, receivedNs, signal);
+      reply = await replied;
     } catch (error) {
       if ((error instanceof NereidError && error.reason === 'CLIENT_DISCONNECTED') || signal.aborted) {
         this.#options.logger.verbose(1, 'http', `${req.method ?? ''} ${req.url ?? ''}: ${(error as Error).message}`);
         this.#inflight--;
         return;
       }
-      const { status, headers, body } = errorReply(error, this.#options.logger);
-      reply = { status, headers, chunks: [Buffer.from(body)] };
+      reply = this.#errorReply(error);
     }
     try {
       await this.#send(req, res, reply);
@@ -156,13 +222,98 @@ export class HttpFrontend {
     }
   }
 
+  #errorReply(error: unknown): Reply {
+    const { status, headers, body } = errorReply(error, this.#options.logger);
+    return { status, headers, chunks: [Buffer.from(body)] };
+  }
+
+  /**
+   * The route of an inference request that may take the one-step lane (#serveInfer): a POST to a
+   * model's infer path that the access policy and the CORS policy let through. Undefined for any
+   * other request, and for one they refuse: #dispatch then answers it with the reason.
+   */
+  #inferRoute(req: IncomingMessage): (Route & { readonly kind: 'model' }) | undefined {
+    if (req.method !== 'POST') return undefined;
+    try {
+      const route = routeOf('POST', (req.url ?? '/').split('?', 1)[0]!);
+      if (route.kind !== 'model' || route.action !== 'infer') return undefined;
+      checkHttpAccess(route, req.headers, this.#options.access ?? OPEN_ACCESS);
+      this.#cors.check(req, route);
+      return route;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * An inference request. NOTE: the one-step lane: a small, uncompressed, untraced body is read without
+   * a promise and, when handleInferNow can answer it in one step (a model that runs it at once), its
+   * reply is written in the same step. Every await from here to the socket cost a microtask turn and the
+   * state kept across it, a sizeable share of an unbatched request (docs/benchmarks.md, "The hot path").
+   * Anything else takes #infer's path, with the body already read.
+   */
+  #serveInfer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: { readonly modelName: string; readonly modelVersion: number | undefined },
+    receivedNs: bigint,
+    signal: AbortSignal,
+  ): void {
+    let trace: RequestTrace | undefined;
+    try {
+      trace = this.#startTrace(req, route);
+    } catch (error) {
+      void this.#answer(req, res, signal, Promise.reject(error));
+      return;
+    }
+    if (trace !== undefined || !isOneStepBody(req.headers, this.#options.maxInputBytes)) {
+      void this.#answer(req, res, signal, this.#traced(req, receivedNs, trace, (body, sampled) => this.#infer(req, route, body, sampled, signal)));
+      return;
+    }
+    readSmallBody(
+      req,
+      (body) => this.#inferNow(req, res, route, body, signal),
+      (error) => void this.#answer(req, res, signal, Promise.reject(error)),
+    );
+  }
+
+  /** The rest of #serveInfer once the body is read: answered in this step where handleInferNow can, by #answer otherwise. */
+  #inferNow(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: { readonly modelName: string; readonly modelVersion: number | undefined },
+    body: Buffer,
+    signal: AbortSignal,
+  ): void {
+    let reply: Reply | Promise<Reply>;
+    try {
+      reply = handleInferNow(this.#options.server, route, { headers: req.headers, body, signal }) ?? this.#infer(req, route, body, undefined, signal);
+    } catch (error) {
+      reply = Promise.reject(error);
+    }
+    if (reply instanceof Promise) {
+      void this.#answer(req, res, signal, reply);
+      return;
+    }
+    let isSent: boolean;
+    try {
+      isSent = this.#sendNow(req, res, reply);
+    } catch (error) {
+      // Not a NereidError: a bug, which errorReply logs with its stack; the reply was not written.
+      isSent = false;
+      reply = this.#errorReply(error);
+    }
+    if (isSent) this.#inflight--;
+    else void this.#answer(req, res, signal, reply);
+  }
+
   async #dispatch(req: IncomingMessage, receivedNs: bigint, signal: AbortSignal): Promise<Reply> {
     const { server } = this.#options;
     const path = (req.url ?? '/').split('?', 1)[0]!;
     const preflight = this.#cors.preflight(req);
     if (preflight !== undefined) return preflight;
     if (this.#dashboard !== undefined && isDashboardPath(path)) return this.#dashboard.handle(req, path);
-    const route = matchRoute(req.method ?? 'GET', path);
+    const route = routeOf(req.method ?? 'GET', path);
     checkHttpAccess(route, req.headers, this.#options.access ?? OPEN_ACCESS);
     this.#cors.check(req, route);
     switch (route.kind) {
@@ -195,44 +346,49 @@ export class HttpFrontend {
           case 'config':
             return handleModelConfig(server, route);
           case 'infer':
-            return this.#infer(req, route, receivedNs, signal);
+            return this.#traced(req, receivedNs, this.#startTrace(req, route), (body, trace) => this.#infer(req, route, body, trace, signal));
           case 'generate':
-            return this.#traced(req, route, receivedNs, (body, trace) => handleGenerate(server, route, body, trace, signal));
+            return this.#traced(req, receivedNs, this.#startTrace(req, route), (body, trace) => handleGenerate(server, route, body, trace, signal));
           case 'generate_stream':
-            return this.#traced(req, route, receivedNs, (body, trace) => handleGenerateStream(server, route, body, trace, signal));
+            return this.#traced(req, receivedNs, this.#startTrace(req, route), (body, trace) => handleGenerateStream(server, route, body, trace, signal));
           case 'stats':
             return handleStatistics(server, route);
         }
     }
   }
 
-  /** An inference request (infer, generate, generate_stream), traced when the trace settings sample it; `signal` (the connection closed) cancels it. */
+  /** An inference request with its body read, traced when `trace` is given; `signal` (the connection closed) cancels it. */
   #infer(
     req: IncomingMessage,
     route: { readonly modelName: string; readonly modelVersion: number | undefined },
-    receivedNs: bigint,
+    body: Buffer,
+    trace: RequestTrace | undefined,
     signal: AbortSignal,
   ): Promise<Reply> {
     const sharedMemory = this.#options.sharedMemory !== undefined ? { sharedMemory: this.#options.sharedMemory } : {};
-    return this.#traced(req, route, receivedNs, (body, trace) =>
-      handleInfer(this.#options.server, route, { headers: req.headers, body, ...sharedMemory, signal, ...(trace !== undefined ? { trace } : {}) }),
-    );
+    return handleInfer(this.#options.server, route, { headers: req.headers, body, ...sharedMemory, signal, ...(trace !== undefined ? { trace } : {}) });
   }
 
   /**
-   * Reads the body and runs `handle`, with a trace when the trace settings sample the request
-   * (Triton's HTTP_RECV_START and _END) or, in OpenTelemetry mode, when it carries a W3C `traceparent`.
-   * The reply carries the trace: #send records the send and ends it.
+   * A trace for an inference request (infer, generate, generate_stream) when the trace settings sample
+   * it or, in OpenTelemetry mode, when it carries a W3C `traceparent`.
+   */
+  #startTrace(req: IncomingMessage, route: { readonly modelName: string }): RequestTrace | undefined {
+    const { traceparent, tracestate } = req.headers;
+    const carrier = typeof traceparent === 'string' ? { traceparent, ...(typeof tracestate === 'string' ? { tracestate } : {}) } : undefined;
+    return this.#options.server.startTrace(route.modelName, carrier);
+  }
+
+  /**
+   * Reads the body and runs `handle`, recording Triton's HTTP_RECV_START and _END on the trace when
+   * there is one. The reply carries the trace: #send records the send and ends it.
    */
   async #traced(
     req: IncomingMessage,
-    route: { readonly modelName: string },
     receivedNs: bigint,
+    trace: RequestTrace | undefined,
     handle: (body: Buffer, trace: RequestTrace | undefined) => Promise<Reply>,
   ): Promise<Reply> {
-    const { traceparent, tracestate } = req.headers;
-    const carrier = typeof traceparent === 'string' ? { traceparent, ...(typeof tracestate === 'string' ? { tracestate } : {}) } : undefined;
-    const trace = this.#options.server.startTrace(route.modelName, carrier);
     if (trace === undefined) return handle(await this.#readBody(req), undefined);
     trace.timestamp('HTTP_RECV_START', receivedNs);
     try {
@@ -304,6 +460,7 @@ export class HttpFrontend {
 
   /** Writes the reply, compressed when it may be and the client accepts gzip or deflate. */
   async #send(req: IncomingMessage, res: ServerResponse, reply: Reply): Promise<void> {
+    if (this.#sendNow(req, res, reply)) return;
     const headers = { ...reply.headers, ...this.#cors.responseHeaders(req) };
     let chunks = reply.chunks;
     const encoding = reply.isCompressible === true ? acceptedEncoding(req.headers['accept-encoding']) : undefined;
@@ -321,24 +478,19 @@ export class HttpFrontend {
       await this.#sendStream(res, reply.status, headers, reply.stream);
       return;
     }
-    let length = 0;
-    for (const chunk of chunks) length += chunk.byteLength;
-    headers['content-length'] = length;
-    res.writeHead(reply.status, headers);
-    if (req.method === 'HEAD') {
-      res.end();
-      return;
-    }
-    // Header, JSON and tensors leave in one write: a small body as one buffer (node then sends it with
-    // the head), a large one as the chunks it is, corked.
-    if (chunks.length <= 1 || length <= SMALL_BODY_BYTES) {
-      res.end(chunks.length <= 1 ? chunks[0] : Buffer.concat(chunks, length));
-      return;
-    }
-    res.cork();
-    for (const chunk of chunks) res.write(chunk);
-    res.end();
-    res.uncork();
+    writeReply(req, res, reply.status, headers, chunks);
+  }
+
+  /**
+   * #send in this step, for a reply that is neither compressed, streamed nor traced: true once written;
+   * false, nothing done, for any other.
+   */
+  #sendNow(req: IncomingMessage, res: ServerResponse, reply: Reply): boolean {
+    if (reply.stream !== undefined || reply.trace !== undefined) return false;
+    if (reply.isCompressible === true && reply.chunks.length > 0 && acceptedEncoding(req.headers['accept-encoding']) !== undefined) return false;
+    const cors = req.headers.origin === undefined ? undefined : this.#cors.responseHeaders(req);
+    writeReply(req, res, reply.status, cors === undefined ? { ...reply.headers } : { ...reply.headers, ...cors }, reply.chunks);
+    return true;
   }
 
   /** Writes each piece as it comes (chunked encoding), waiting when the client reads slowly; stops if it goes away. */

@@ -1,20 +1,15 @@
-import { type InferRequest, type InferResponse, NereidError, type RequestedOutput, type Tensor } from '../../core/index.js';
+import { type InferRequest, type InferResponse, NereidError, type Tensor } from '../../core/index.js';
 import type { ModelMetadata } from '../../protocol/metadata.js';
-import type { ParameterValue, Parameters } from '../../protocol/parameters.js';
+import type { Parameters } from '../../protocol/parameters.js';
 import { asBytes, elementCount } from '../../protocol/tensor-data.js';
-import { DATA_TYPE_NAMES, dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
-import { type JsonValue, describeJson } from '../../protocol/json-body.js';
-import { parseRequestJsonRemembered } from './request-json-memo.js';
-import { checkRequestParameters } from '../request-parameters.js';
-import { type RequestRegions, SHARED_MEMORY_SOURCE, takeHttpRegionReference } from '../shared-memory/tensor-regions.js';
+import { type DataType, dataTypeByteSize } from '../../protocol/data-type.js';
+import { type HeaderInput, type OutputEncoding, type RequestHeader, requestHeaderOf } from './request-header.js';
+import { binaryResponseJson } from './response-json-memo.js';
+import { type RequestRegions, SHARED_MEMORY_SOURCE } from '../shared-memory/tensor-regions.js';
 import { fixedSizeDataFromBytes, tensorBytes, tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson, tensorDataToJson } from '../tensor-json.js';
 
-/** How each output goes back: as JSON `data` or as binary after the JSON header. */
-export interface OutputEncoding {
-  readonly isBinaryByDefault: boolean;
-  readonly isBinaryByOutput: ReadonlyMap<string, boolean>;
-}
+export type { OutputEncoding } from './request-header.js';
 
 export interface DecodedRequest {
   readonly request: InferRequest;
@@ -27,56 +22,61 @@ export interface EncodedResponse {
   readonly chunks: readonly Uint8Array[];
 }
 
-type JsonObject = { [key: string]: JsonValue };
-
-const isObject = (value: JsonValue | undefined): value is JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-function objectField(parent: JsonObject, key: string, where: string): JsonObject | undefined {
-  const value = parent[key];
-  if (value === undefined || value === null) return undefined;
-  if (!isObject(value)) throw new NereidError('INVALID_ARG', `${where}: '${key}' must be a JSON object, got ${describeJson(value)}`);
-  return value;
-}
-
-function toParameters(json: JsonObject | undefined, where: string): Parameters {
-  const parameters: Record<string, ParameterValue> = {};
-  if (json === undefined) return parameters;
-  for (const [key, value] of Object.entries(json)) {
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
-      parameters[key] = value;
-    } else {
-      throw new NereidError('INVALID_ARG', `${where}: parameter '${key}' must be a string, number or boolean, got ${describeJson(value)}`);
-    }
-  }
-  return parameters;
-}
-
-function readShape(input: JsonObject, name: string): number[] {
-  const shape = input.shape;
-  if (!Array.isArray(shape) || !shape.every((dim) => typeof dim === 'number' && Number.isInteger(dim) && dim >= 0)) {
-    throw new NereidError('INVALID_ARG', `Unable to parse 'shape': input '${name}': 'shape' must be an array of non-negative integers, got ${describeJson(shape)}`);
-  }
-  return shape as number[];
-}
-
 const BINARY_DATA = { name: 'binary data', sizePhrase: 'binary_data_size is' } as const;
 
-function readBinaryDataSize(parameters: Parameters, name: string): number | undefined {
-  const size = parameters.binary_data_size;
-  if (size === undefined) return undefined;
-  const value = typeof size === 'bigint' ? Number(size) : size;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new NereidError('INVALID_ARG', `input '${name}': parameter 'binary_data_size' must be a non-negative integer, got ${String(size)}`);
+/** The body's JSON header, decoded (remembered by its text). */
+function headerOf(body: Buffer, headerLength: number | undefined): RequestHeader {
+  if (headerLength !== undefined && headerLength > body.byteLength) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `Inference-Header-Content-Length is ${headerLength} but the request body has only ${body.byteLength} bytes`,
+    );
   }
-  return value;
+  return requestHeaderOf(body.toString('utf8', 0, headerLength ?? body.byteLength));
 }
 
-function readBoolean(parameters: Parameters, key: string, where: string): boolean | undefined {
-  const value = parameters[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'boolean') throw new NereidError('INVALID_ARG', `${where}: parameter '${key}' must be true or false, got ${String(value)}`);
-  return value;
+/** An input's binary data: the `binarySize` bytes of the body from `offset`. */
+function binaryBytes(body: Buffer, offset: number, input: HeaderInput, binarySize: number): Buffer {
+  if (offset + binarySize > body.byteLength) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `input '${input.name}': binary_data_size ${binarySize} runs past the end of the body (${body.byteLength - offset} bytes of binary data remain)`,
+    );
+  }
+  return body.subarray(offset, offset + binarySize);
+}
+
+function checkBinaryTotal(body: Buffer, jsonEnd: number, offset: number): void {
+  if (offset !== body.byteLength) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `the request body has ${body.byteLength - jsonEnd} bytes of binary data but the inputs' binary_data_size add up to ${offset - jsonEnd}`,
+    );
+  }
+}
+
+function requestOf(target: { readonly modelName: string; readonly modelVersion: number | undefined }, header: RequestHeader, inputs: Tensor[]): InferRequest {
+  return {
+    modelName: target.modelName,
+    ...(target.modelVersion !== undefined ? { modelVersion: target.modelVersion } : {}),
+    id: header.id,
+    inputs,
+    ...(header.outputs !== undefined ? { outputs: header.outputs } : {}),
+    parameters: header.parameters,
+  };
+}
+
+/**
+ * requestOf with every member present (modelVersion and outputs possibly undefined) and the signal:
+ * the requests of the one-step lane all have one shape, so the code that reads them stays monomorphic.
+ */
+function laneRequestOf(
+  target: { readonly modelName: string; readonly modelVersion: number | undefined },
+  header: RequestHeader,
+  inputs: Tensor[],
+  signal: AbortSignal,
+): InferRequest {
+  return { modelName: target.modelName, modelVersion: target.modelVersion, id: header.id, inputs, outputs: header.outputs, parameters: header.parameters, signal };
 }
 
 /**
@@ -84,7 +84,8 @@ function readBoolean(parameters: Parameters, key: string, where: string): boolea
  * `headerLength` (the Inference-Header-Content-Length header) is given (Triton's binary data extension,
  * docs/protocol/extension_binary_data.md). Binary inputs are views into `body`, not copies. Tensors in
  * system shared memory (docs/protocol/extension_shared_memory.md) are leased from `regions`, which the
- * caller releases once the response is written.
+ * caller releases once the response is written. The request's parameters and requested outputs are
+ * its header's (request-header.ts), shared and frozen.
  */
 export async function decodeInferRequest(
   body: Buffer,
@@ -92,112 +93,53 @@ export async function decodeInferRequest(
   headerLength: number | undefined,
   regions?: RequestRegions,
 ): Promise<DecodedRequest> {
-  if (headerLength !== undefined && headerLength > body.byteLength) {
-    throw new NereidError(
-      'INVALID_ARG',
-      `Inference-Header-Content-Length is ${headerLength} but the request body has only ${body.byteLength} bytes`,
-    );
-  }
+  const header = headerOf(body, headerLength);
   const jsonEnd = headerLength ?? body.byteLength;
-  const json = parseRequestJsonRemembered(body.toString('utf8', 0, jsonEnd), 'inference request');
-  if (!isObject(json)) throw new NereidError('INVALID_ARG', 'the inference request must be a JSON object');
-  const id = json.id ?? '';
-  if (typeof id !== 'string') throw new NereidError('INVALID_ARG', `'id' must be a string, got ${describeJson(id)}`);
-  const parameters = toParameters(objectField(json, 'parameters', 'request'), 'request');
-  const isBinaryByDefault = readBoolean(parameters, 'binary_data_output', 'request') ?? false;
-  delete parameters.binary_data_output;
-
-  if (!Array.isArray(json.inputs)) throw new NereidError('INVALID_ARG', "the inference request needs an 'inputs' array");
   let offset = jsonEnd;
   const inputs: Tensor[] = [];
-  for (const [index, input] of json.inputs.entries()) {
-    if (!isObject(input)) throw new NereidError('INVALID_ARG', `inputs[${index}] must be a JSON object`);
-    const name = input.name;
-    if (typeof name !== 'string' || name === '') throw new NereidError('INVALID_ARG', `inputs[${index}] needs a 'name' string`);
-    const dataType = input.datatype;
-    if (!isDataType(dataType)) {
-      throw new NereidError(
-        'INVALID_ARG',
-        `input '${name}': unknown datatype ${describeJson(dataType)}; expected one of ${DATA_TYPE_NAMES.join(', ')}`,
-      );
-    }
-    const shape = readShape(input, name);
-    const tensorParameters = toParameters(objectField(input, 'parameters', `input '${name}'`), `input '${name}'`);
-    if (tensorParameters.shared_memory_region !== undefined && (input.data !== undefined || tensorParameters.binary_data_size !== undefined)) {
-      // Triton's ValidateInputContentType (src/http_server.cc), for the cases that involve shared memory.
-      const given = `${input.data !== undefined ? " 'data'" : ''}${tensorParameters.binary_data_size !== undefined ? " 'binary_data_size'" : ''} 'shared_memory_region'`;
-      throw new NereidError(
-        'INVALID_ARG',
-        `Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But set${given}`,
-      );
-    }
-    const region = takeHttpRegionReference(tensorParameters);
-    const binarySize = readBinaryDataSize(tensorParameters, name);
-    delete tensorParameters.binary_data_size;
+  for (const input of header.inputs) {
+    const { name, dataType, shape, region, binarySize } = input;
     let data: Tensor['data'];
     if (region !== undefined) {
       data = await tensorDataFromBytes(name, dataType, shape, requireRegions(regions).readInput(region), SHARED_MEMORY_SOURCE);
     } else if (binarySize !== undefined) {
-      if (input.data !== undefined) throw new NereidError('INVALID_ARG', `input '${name}' has both 'data' and binary_data_size; give one`);
-      if (offset + binarySize > body.byteLength) {
-        throw new NereidError(
-          'INVALID_ARG',
-          `input '${name}': binary_data_size ${binarySize} runs past the end of the body (${body.byteLength - offset} bytes of binary data remain)`,
-        );
-      }
-      const bytes = body.subarray(offset, offset + binarySize);
+      const bytes = binaryBytes(body, offset, input, binarySize);
       data = dataType === 'BYTES' ? await tensorDataFromBytes(name, dataType, shape, bytes, BINARY_DATA) : fixedSizeDataFromBytes(name, dataType, shape, bytes, BINARY_DATA);
       offset += binarySize;
     } else {
-      if (input.data === undefined) throw new NereidError('INVALID_ARG', `input '${name}' has no 'data' and no binary_data_size parameter`);
-      data = tensorDataFromJson(name, dataType, elementCount(shape), input.data);
+      data = tensorDataFromJson(name, dataType, elementCount(shape), input.data!);
     }
-    inputs.push({ name, dataType, shape, data, parameters: tensorParameters });
+    inputs.push({ name, dataType, shape, data, parameters: input.parameters });
   }
-  if (offset !== body.byteLength) {
-    throw new NereidError(
-      'INVALID_ARG',
-      `the request body has ${body.byteLength - jsonEnd} bytes of binary data but the inputs' binary_data_size add up to ${offset - jsonEnd}`,
-    );
-  }
+  checkBinaryTotal(body, jsonEnd, offset);
+  for (const [name, region] of header.outputRegions) requireRegions(regions).addOutput(name, region);
+  return { request: requestOf(target, header, inputs), encoding: header.encoding };
+}
 
-  const isBinaryByOutput = new Map<string, boolean>();
-  let outputs: RequestedOutput[] | undefined;
-  if (json.outputs !== undefined) {
-    if (!Array.isArray(json.outputs)) throw new NereidError('INVALID_ARG', "'outputs' must be an array");
-    const requested = new Set<string>();
-    outputs = json.outputs.map((output, index) => {
-      if (!isObject(output) || typeof output.name !== 'string') throw new NereidError('INVALID_ARG', `outputs[${index}] needs a 'name' string`);
-      const where = `output '${output.name}'`;
-      const outputParameters = toParameters(objectField(output, 'parameters', where), where);
-      if (outputParameters.shared_memory_region !== undefined) {
-        // Triton's ValidateOutputParameter (src/http_server.cc).
-        if (outputParameters.classification !== undefined) {
-          throw new NereidError('INVALID_ARG', "Output can't set both 'shared_memory_region' and 'classification'");
-        }
-        if (outputParameters.binary_data === true) throw new NereidError('INVALID_ARG', "Output can't set both 'shared_memory_region' and 'binary_data'");
-      }
-      const isBinary = readBoolean(outputParameters, 'binary_data', where);
-      delete outputParameters.binary_data;
-      // The first request of an output decides how it comes back, as in Triton (its output map keeps the first entry).
-      const isFirst = !requested.has(output.name);
-      requested.add(output.name);
-      if (isBinary !== undefined && isFirst) isBinaryByOutput.set(output.name, isBinary);
-      const region = takeHttpRegionReference(outputParameters);
-      if (region !== undefined && isFirst) requireRegions(regions).addOutput(output.name, region);
-      return { name: output.name, parameters: outputParameters };
-    });
+/**
+ * decodeInferRequest in this step, for a request whose inputs are all binary data of fixed-size types
+ * and that uses no shared memory (RequestHeader.isBinaryOnly), cancelled by `signal`; undefined,
+ * nothing done, for any other.
+ */
+export function decodeInferRequestNow(
+  body: Buffer,
+  target: { readonly modelName: string; readonly modelVersion: number | undefined },
+  headerLength: number,
+  signal: AbortSignal,
+): DecodedRequest | undefined {
+  const header = headerOf(body, headerLength);
+  if (!header.isBinaryOnly) return undefined;
+  let offset = headerLength;
+  const inputs: Tensor[] = [];
+  for (const input of header.inputs) {
+    const { name, dataType, shape, binarySize } = input;
+    const bytes = binaryBytes(body, offset, input, binarySize!);
+    const data = fixedSizeDataFromBytes(name, dataType as Exclude<DataType, 'BYTES'>, shape, bytes, BINARY_DATA);
+    offset += binarySize!;
+    inputs.push({ name, dataType, shape, data, parameters: input.parameters });
   }
-  const request: InferRequest = {
-    modelName: target.modelName,
-    ...(target.modelVersion !== undefined ? { modelVersion: target.modelVersion } : {}),
-    id,
-    inputs,
-    ...(outputs !== undefined ? { outputs } : {}),
-    parameters,
-  };
-  checkRequestParameters(request);
-  return { request, encoding: { isBinaryByDefault, isBinaryByOutput } };
+  checkBinaryTotal(body, headerLength, offset);
+  return { request: laneRequestOf(target, header, inputs, signal), encoding: header.encoding };
 }
 
 /**
@@ -302,7 +244,40 @@ function encodeWith(
   regions: RequestRegions | undefined,
   serialized: ReadonlyMap<Tensor, Uint8Array> | undefined,
 ): EncodedResponse {
+  if (regions?.hasOutputs !== true && serialized === undefined) {
+    const binary = binaryOutputsOf(response, encoding);
+    if (binary !== undefined) {
+      const json = binaryResponseJson(response, encoding, binary.byteLengths, () => responseJson(response, encoding, regions, serialized, []));
+      return { headerLength: json.byteLength, chunks: [json, ...binary.chunks] };
+    }
+  }
   const binaryChunks: Uint8Array[] = [];
+  const json = responseJson(response, encoding, regions, serialized, binaryChunks);
+  return { headerLength: binaryChunks.length > 0 ? json.byteLength : undefined, chunks: [json, ...binaryChunks] };
+}
+
+/** The bytes of each output, when every output is of a fixed-size type and goes as binary data; undefined otherwise. */
+function binaryOutputsOf(response: InferResponse, encoding: OutputEncoding): { chunks: Uint8Array[]; byteLengths: number[] } | undefined {
+  if (response.outputs.length === 0) return undefined;
+  const chunks: Uint8Array[] = [];
+  const byteLengths: number[] = [];
+  for (const output of response.outputs) {
+    if (Array.isArray(output.data) || !(encoding.isBinaryByOutput.get(output.name) ?? encoding.isBinaryByDefault)) return undefined;
+    const bytes = asBytes(output.data);
+    chunks.push(bytes);
+    byteLengths.push(bytes.byteLength);
+  }
+  return { chunks, byteLengths };
+}
+
+/** The response's JSON header; the bytes of the outputs sent as binary are pushed onto `binaryChunks`, in order. */
+function responseJson(
+  response: InferResponse,
+  encoding: OutputEncoding,
+  regions: RequestRegions | undefined,
+  serialized: ReadonlyMap<Tensor, Uint8Array> | undefined,
+  binaryChunks: Uint8Array[],
+): Buffer {
   const outputs: string[] = [];
   for (const output of response.outputs) {
     const isBinary = encoding.isBinaryByOutput.get(output.name) ?? encoding.isBinaryByDefault;
@@ -321,6 +296,5 @@ function encodeWith(
     outputs.push(`${head},"parameters":${parametersJson({ ...output.parameters, binary_data_size: bytes.byteLength })}}`);
   }
   const parameters = Object.keys(response.parameters).length > 0 ? `,"parameters":${parametersJson(response.parameters)}` : '';
-  const json = Buffer.from(`${responseHeadJson(response)}${responseIdJson(response.id)}${parameters},"outputs":[${outputs.join(',')}]}`);
-  return { headerLength: binaryChunks.length > 0 ? json.byteLength : undefined, chunks: [json, ...binaryChunks] };
+  return Buffer.from(`${responseHeadJson(response)}${responseIdJson(response.id)}${parameters},"outputs":[${outputs.join(',')}]}`);
 }

@@ -106,3 +106,22 @@ export function matchRoute(method: string, path: string): Route {
   }
   return route;
 }
+
+/** How many method-and-path pairs routeOf remembers; it starts over when full. */
+const MAX_REMEMBERED_ROUTES = 256;
+const rememberedRoutes = new Map<string, Route>();
+
+/**
+ * matchRoute, remembering the last pairs matched: a client calls the same few paths again and again,
+ * and matching tries up to five regular expressions. A path that fails is matched again each time.
+ */
+export function routeOf(method: string, path: string): Route {
+  const key = `${method} ${path}`;
+  let route = rememberedRoutes.get(key);
+  if (route === undefined) {
+    route = matchRoute(method, path);
+    if (rememberedRoutes.size >= MAX_REMEMBERED_ROUTES) rememberedRoutes.clear();
+    rememberedRoutes.set(key, route);
+  }
+  return route;
+}

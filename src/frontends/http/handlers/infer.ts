@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
 import { encodeResponse } from '../cached-encoding.js';
-import { decodeInferRequest, decodeRawInferRequest, encodeInferResponseNow } from '../infer-codec.js';
+import { type DecodedRequest, type EncodedResponse, decodeInferRequest, decodeInferRequestNow, decodeRawInferRequest, encodeInferResponseNow } from '../infer-codec.js';
 import type { Reply } from '../reply.js';
 import type { SharedMemoryRegistry } from '../../shared-memory/shared-memory-registry.js';
 import { RequestRegions } from '../../shared-memory/tensor-regions.js';
@@ -63,9 +63,37 @@ async function infer(
   // A cached response reuses its encoded bytes (cached-encoding.ts); any other that needs no waiting is encoded in this step.
   const encoded =
     (response.memo === undefined ? encodeInferResponseNow(response, encoding, regions) : undefined) ?? (await encodeResponse(response, request, encoding, regions));
-  const responseHeaders =
+  return inferReply(encoded);
+}
+
+function inferReply(encoded: EncodedResponse): Reply {
+  const headers =
     encoded.headerLength === undefined
-      ? { 'content-type': 'application/json' }
+      ? JSON_HEADERS
       : { 'content-type': 'application/octet-stream', [HEADER_LENGTH]: String(encoded.headerLength) };
-  return { status: 200, headers: responseHeaders, chunks: encoded.chunks, isCompressible: true };
+  return { status: 200, headers, chunks: encoded.chunks, isCompressible: true };
+}
+
+const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
+
+/**
+ * handleInfer in this step, for a request with binary data of fixed-size types only, no shared memory
+ * and no trace, that its model can run at once (InferenceServer.inferNow): the reply, or undefined when
+ * it cannot be answered so (nothing done: the caller then uses handleInfer). Throws what handleInfer
+ * would reject with.
+ */
+export function handleInferNow(
+  server: InferenceServer,
+  target: { readonly modelName: string; readonly modelVersion: number | undefined },
+  { headers, body, signal }: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly signal: AbortSignal },
+): Reply | Promise<Reply> | undefined {
+  const headerLength = readHeaderLength(headers);
+  if (headerLength === undefined || headerLength === 0) return undefined;
+  const decoded: DecodedRequest | undefined = decodeInferRequestNow(body, target, headerLength, signal);
+  if (decoded === undefined) return undefined;
+  const { request, encoding } = decoded;
+  const response = server.inferNow(request);
+  if (response === undefined) return undefined;
+  const encoded = response.memo === undefined ? encodeInferResponseNow(response, encoding) : undefined;
+  return encoded !== undefined ? inferReply(encoded) : encodeResponse(response, request, encoding, RequestRegions.of(undefined)).then(inferReply);
 }
