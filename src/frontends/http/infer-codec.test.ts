@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { InferResponse } from '../../core/index.js';
-import { decodeInferRequest, decodeRawInferRequest, encodeInferResponse } from './infer-codec.js';
+import { decodeInferRequest, decodeInferRequestNow, decodeRawInferRequest, encodeInferResponse, encodeInferResponseNow } from './infer-codec.js';
 
 const target = { modelName: 'm', modelVersion: undefined };
 
@@ -79,4 +79,45 @@ test('JSON outputs keep the sign of a negative zero (found by test/fuzz: -0 was 
   const json = Buffer.from(chunks[0]!).toString();
   assert.equal(json, '{"model_name":"m","model_version":"1","outputs":[{"name":"F","datatype":"FP64","shape":[2],"data":[-0.0,0]}]}');
   assert.ok(Object.is((JSON.parse(json) as { outputs: Array<{ data: number[] }> }).outputs[0]!.data[0], -0));
+});
+
+test('a repeated request decodes in one step to the same header, and its response reuses the JSON made for the last one while it matches', () => {
+  const header = Buffer.from('{"id":"r","inputs":[{"name":"F","shape":[1,2],"datatype":"FP32","parameters":{"binary_data_size":8}}],"parameters":{"binary_data_output":true}}');
+  const bodyOf = (values: number[]): Buffer => Buffer.concat([header, Buffer.from(new Float32Array(values).buffer)]);
+  const signal = new AbortController().signal;
+  const first = decodeInferRequestNow(bodyOf([1, 2]), target, header.byteLength, signal)!;
+  const second = decodeInferRequestNow(bodyOf([3, 4]), target, header.byteLength, signal)!;
+  assert.equal(second.encoding, first.encoding);
+  assert.equal(second.request.signal, signal);
+  assert.deepEqual([...(second.request.inputs[0]!.data as Float32Array)], [3, 4]);
+  const responseOf = (shape: number[], values: number[], id = 'r'): InferResponse => ({
+    modelName: 'm',
+    modelVersion: '1',
+    id,
+    parameters: {},
+    outputs: [{ name: 'O', dataType: 'FP32', shape, data: new Float32Array(values) }],
+  });
+  const a = encodeInferResponseNow(responseOf([1, 2], [1, 2]), first.encoding)!;
+  const b = encodeInferResponseNow(responseOf([1, 2], [5, 6]), first.encoding)!;
+  assert.equal(b.chunks[0], a.chunks[0], 'the same JSON buffer');
+  assert.deepEqual([...new Float32Array(Uint8Array.from(b.chunks[1]!).buffer)], [5, 6]);
+  const expected = '{"model_name":"m","model_version":"1","id":"r","outputs":[{"name":"O","datatype":"FP32","shape":[1,2],"parameters":{"binary_data_size":8}}]}';
+  assert.equal(Buffer.from(b.chunks[0]!).toString(), expected);
+  assert.equal(b.headerLength, expected.length);
+  for (const [changed, json] of [
+    [responseOf([2, 1], [5, 6]), expected.replace('[1,2]', '[2,1]')],
+    [responseOf([1, 2], [5, 6], 'q'), expected.replace('"id":"r"', '"id":"q"')],
+    [{ ...responseOf([1, 2], [5, 6]), parameters: { sequence_id: 3 } }, expected.replace(',"outputs"', ',"parameters":{"sequence_id":3},"outputs"')],
+  ] as const) {
+    assert.equal(Buffer.from(encodeInferResponseNow(changed, first.encoding)!.chunks[0]!).toString(), json);
+  }
+  assert.equal(Buffer.from(encodeInferResponseNow(responseOf([1, 2], [7, 8]), first.encoding)!.chunks[0]!).toString(), expected);
+});
+
+test('a request with JSON data, BYTES or shared memory is not decoded in one step', () => {
+  const signal = new AbortController().signal;
+  const json = Buffer.from('{"inputs":[{"name":"A","shape":[1],"datatype":"INT32","data":[1]}]}');
+  assert.equal(decodeInferRequestNow(json, target, json.byteLength, signal), undefined);
+  const header = Buffer.from('{"inputs":[{"name":"S","shape":[1],"datatype":"BYTES","parameters":{"binary_data_size":5}}]}');
+  assert.equal(decodeInferRequestNow(Buffer.concat([header, Buffer.from([1, 0, 0, 0, 0x61])]), target, header.byteLength, signal), undefined);
 });

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
+import { type InferRequest, type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
 import { encodeResponse } from '../cached-encoding.js';
-import { type DecodedRequest, type EncodedResponse, decodeInferRequest, decodeInferRequestNow, decodeRawInferRequest, encodeInferResponseNow } from '../infer-codec.js';
+import { type DecodedRequest, type EncodedResponse, type OutputEncoding, decodeInferRequest, decodeInferRequestNow, decodeRawInferRequest, encodeInferResponseNow } from '../infer-codec.js';
 import type { Reply } from '../reply.js';
 import type { SharedMemoryRegistry } from '../../shared-memory/shared-memory-registry.js';
 import { RequestRegions } from '../../shared-memory/tensor-regions.js';
@@ -77,10 +77,10 @@ function inferReply(encoded: EncodedResponse): Reply {
 const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
 
 /**
- * handleInfer in this step, for a request with binary data of fixed-size types only, no shared memory
- * and no trace, that its model can run at once (InferenceServer.inferNow): the reply, or undefined when
- * it cannot be answered so (nothing done: the caller then uses handleInfer). Throws what handleInfer
- * would reject with.
+ * handleInfer for a request with binary data of fixed-size types only, no shared memory and no trace:
+ * decoded in this step and, when its model can run it at once (InferenceServer.inferNow), answered in
+ * this step; otherwise the reply to come. Undefined, nothing done, for any other request: the caller
+ * then uses handleInfer. Throws what handleInfer would reject with.
  */
 export function handleInferNow(
   server: InferenceServer,
@@ -93,7 +93,16 @@ export function handleInferNow(
   if (decoded === undefined) return undefined;
   const { request, encoding } = decoded;
   const response = server.inferNow(request);
-  if (response === undefined) return undefined;
+  if (response === undefined) return inferLater(server, request, encoding);
   const encoded = response.memo === undefined ? encodeInferResponseNow(response, encoding) : undefined;
-  return encoded !== undefined ? inferReply(encoded) : encodeResponse(response, request, encoding, RequestRegions.of(undefined)).then(inferReply);
+  return encoded !== undefined ? inferReply(encoded) : encodeResponse(response, request, encoding, NO_REGIONS).then(inferReply);
+}
+
+const NO_REGIONS = RequestRegions.of(undefined);
+
+/** A decoded request that its model runs later (a batcher, a busy or threaded instance), and its reply. */
+async function inferLater(server: InferenceServer, request: InferRequest, encoding: OutputEncoding): Promise<Reply> {
+  const response = await server.infer(request);
+  const encoded = (response.memo === undefined ? encodeInferResponseNow(response, encoding) : undefined) ?? (await encodeResponse(response, request, encoding, NO_REGIONS));
+  return inferReply(encoded);
 }
