@@ -162,6 +162,8 @@ export class HttpFrontend {
   readonly #cors: CorsPolicy;
   readonly #dashboard: Dashboard | undefined;
   #inflight = 0;
+  /** Replies of the one-step lane waiting for the end of this turn of the event loop (#flushHeld). */
+  #held: Array<{ readonly req: IncomingMessage; readonly res: ServerResponse; readonly signal: AbortSignal; readonly reply: Reply }> = [];
 
   constructor(options: HttpFrontendOptions) {
     this.#options = options;
@@ -295,17 +297,35 @@ export class HttpFrontend {
       void this.#answer(req, res, signal, reply);
       return;
     }
-    let isSent: boolean;
-    try {
-      isSent = this.#sendNow(req, res, reply);
-    } catch (error) {
-      // Not a NereidError: a bug, which errorReply logs with its stack; the reply was not written.
-      isSent = false;
-      reply = this.#errorReply(error);
-    }
-    if (isSent) this.#inflight--;
-    else void this.#answer(req, res, signal, reply);
+    this.#held.push({ req, res, signal, reply });
+    if (this.#held.length === 1) setImmediate(this.#flushHeld);
   }
+
+  /**
+   * Writes the replies the one-step lane held during this turn of the event loop, one after the other.
+   * NOTE: held, not written at once, because a write wakes the client's side of the connection, and on
+   * this project's virtual machines waking an idle core costs more than the request's own work: written
+   * as each request is answered, wrk's core slept and woke between replies, and the kernel's share of an
+   * unbatched request doubled (docs/benchmarks.md, "The hot path"). Written together, one wake-up serves
+   * every reply of the turn, as a server that answers in a setImmediate does.
+   */
+  readonly #flushHeld = (): void => {
+    const held = this.#held;
+    this.#held = [];
+    for (const { req, res, signal, reply } of held) {
+      let isSent: boolean;
+      let unsent = reply;
+      try {
+        isSent = this.#sendNow(req, res, reply);
+      } catch (error) {
+        // Not a NereidError: a bug, which errorReply logs with its stack; the reply was not written.
+        isSent = false;
+        unsent = this.#errorReply(error);
+      }
+      if (isSent) this.#inflight--;
+      else void this.#answer(req, res, signal, unsent);
+    }
+  };
 
   async #dispatch(req: IncomingMessage, receivedNs: bigint, signal: AbortSignal): Promise<Reply> {
     const { server } = this.#options;
