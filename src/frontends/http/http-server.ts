@@ -10,6 +10,7 @@ import type { TlsIdentity } from '../tls-identity.js';
 import { checkHttpAccess } from './access-check.js';
 import { CorsPolicy } from './cors-policy.js';
 import { errorReply } from './errors.js';
+import { BodyPool } from './body-pool.js';
 import { joinBody } from './join-body.js';
 import { handleHealth, handleServerMetadata } from './handlers/health.js';
 import { handleGenerate, handleGenerateStream } from './handlers/generate.js';
@@ -101,6 +102,8 @@ export class HttpFrontend {
   readonly #server: WebServer;
   readonly #cors: CorsPolicy;
   readonly #dashboard: Dashboard | undefined;
+  /** Large request bodies' memory, used again once an inference request's reply is out (body-pool.ts). */
+  readonly #bodies = new BodyPool();
   #inflight = 0;
 
   constructor(options: HttpFrontendOptions) {
@@ -214,9 +217,11 @@ export class HttpFrontend {
     signal: AbortSignal,
   ): Promise<Reply> {
     const sharedMemory = this.#options.sharedMemory !== undefined ? { sharedMemory: this.#options.sharedMemory } : {};
-    return this.#traced(req, route, receivedNs, (body, trace) =>
-      handleInfer(this.#options.server, route, { headers: req.headers, body, ...sharedMemory, signal, ...(trace !== undefined ? { trace } : {}) }),
-    );
+    return this.#traced(req, route, receivedNs, async (body, trace) => {
+      const reply = await handleInfer(this.#options.server, route, { headers: req.headers, body, ...sharedMemory, signal, ...(trace !== undefined ? { trace } : {}) });
+      // Settled: no instance holds the request's inputs any more. A traced request's body stays the trace's.
+      return trace === undefined ? { ...reply, onSent: () => this.#bodies.give(body) } : reply;
+    });
   }
 
   /**
@@ -286,7 +291,7 @@ export class HttpFrontend {
       });
     });
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-    if (encoding === 'identity' || encoding === '') return joinBody(chunks, size, req.headers);
+    if (encoding === 'identity' || encoding === '') return joinBody(chunks, size, req.headers, (byteLength) => this.#bodies.take(byteLength));
     const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
     if (encoding !== 'gzip' && encoding !== 'deflate') {
       throw new NereidError('UNSUPPORTED', `unsupported Content-Encoding '${encoding}'; this server accepts gzip and deflate`, {
@@ -312,6 +317,7 @@ export class HttpFrontend {
       headers['content-encoding'] = encoding;
     }
     const { trace } = reply;
+    if (reply.onSent !== undefined) res.once('finish', reply.onSent);
     if (trace !== undefined) {
       trace.timestamp('HTTP_SEND_START');
       res.once('finish', () => trace.timestamp('HTTP_SEND_END'));

@@ -18,9 +18,15 @@ const MIN_ALIGNED_BODY_BYTES = 4096;
  * the data starts on an 8-byte boundary: the tensors are then views of the body, not copies
  * (tensor-data.ts viewFixedSize copies misaligned bytes), and a body is copied at most once on its
  * way to a backend, where a 123 KB body in two chunks used to be copied twice (docs/benchmarks.md,
- * "Tree models").
+ * "Tree models"). `allocate(n)` gives that buffer: n bytes at offset 0 of memory of its own (a BodyPool's
+ * `take` for memory used again).
  */
-export function joinBody(chunks: readonly Buffer[], size: number, headers: IncomingHttpHeaders): Buffer {
+export function joinBody(
+  chunks: readonly Buffer[],
+  size: number,
+  headers: IncomingHttpHeaders,
+  allocate: (byteLength: number) => Buffer = Buffer.allocUnsafeSlow,
+): Buffer {
   const first = chunks[0];
   const dataOffset = binaryDataOffset(headers, size);
   if (first === undefined) return Buffer.alloc(0);
@@ -29,8 +35,8 @@ export function joinBody(chunks: readonly Buffer[], size: number, headers: Incom
     return chunks.length === 1 ? first : Buffer.concat(chunks, size);
   }
   const padding = (8 - (dataOffset % 8)) % 8;
-  // allocUnsafeSlow: a buffer of its own, at offset 0 of its memory (allocUnsafe may hand out a slice of a shared pool).
-  const body = Buffer.allocUnsafeSlow(padding + size).subarray(padding);
+  // A buffer of its own, at offset 0 of its memory (allocUnsafe may hand out a slice of a shared pool).
+  const body = allocate(padding + size).subarray(padding);
   let offset = 0;
   for (const chunk of chunks) {
     body.set(chunk, offset);

@@ -15,6 +15,8 @@ export interface Reply {
   readonly stream?: AsyncIterable<Uint8Array>;
   /** The request's trace (the trace extension): the server records the send and ends it once the reply is out. */
   readonly trace?: RequestTrace;
+  /** Called once the whole reply is handed to the socket ('finish'); not when the connection closes first. */
+  readonly onSent?: () => void;
 }
 
 export const emptyReply = (status: number): Reply => ({ status, chunks: [] });
