@@ -349,8 +349,10 @@ export class OrtInstance implements ModelInstance {
     }
     const runEndMs = epochMs();
     if (!this.#guard.recordInlineRun((runEndMs - runStartMs) * 1000)) {
-      this.#stopInline();
-      this.#options.logger.info('onnxruntime', `${this.#supervisor.label} runs on its execution thread again: its runs grew past what the main thread may spend on them`);
+      this.#options.logger.info(
+        'onnxruntime',
+        `${this.#supervisor.label} runs on its execution thread again: its runs grew past what the main thread may spend on them (it comes back once they measure fast there)`,
+      );
     }
     const outputs = fetches.map((name): ReadTensor => {
       const value = results[name]!;
@@ -360,9 +362,16 @@ export class OrtInstance implements ModelInstance {
     return { outputs, runStartMs, runEndMs };
   }
 
-  /** Loads the main thread's session once the guard lets the instance run inline. */
+  /**
+   * Loads the main thread's session the first time the guard lets the instance run inline. It is kept
+   * while the instance is back on its thread (the guard's `allows` decides where each run goes), so a
+   * return to the main thread costs no load: it holds a model whose runs take microseconds.
+   */
   #startInline(): void {
-    if (this.#isInlineStarted) return;
+    if (this.#isInlineStarted) {
+      if (this.#inline !== undefined) this.#options.logger.verbose(1, 'onnxruntime', `${this.#supervisor.label} runs on the main thread again: its runs take microseconds`);
+      return;
+    }
     this.#isInlineStarted = true;
     const options = this.#options;
     Promise.all([import('onnxruntime-node'), import('./sync-session.js')])
