@@ -146,3 +146,26 @@ test('an instance the guard sent back to its thread runs inline again, on the sa
   }
   assert.deepEqual({ inline: policy.inlineRuns, thread: policy.threadRuns - threadRuns }, { inline: 3, thread: 2 }, 'thread, inline, thread, inline');
 });
+
+test('behind a dynamic batcher an inline execution starts in the check phase, not in the call; without one, in the call', async (t) => {
+  const config = parseModelConfig(readFileSync(`${MODEL_DIR}/config.pbtxt`, 'utf8'), 'config.pbtxt');
+  const spec = await loadModelSpec(config, 1, MODEL_DIR);
+  const options = { spec, modelPath: `${MODEL_DIR}/1/model.onnx`, sessionOptions: sessionOptionsFromConfig(config, { instanceCount: 2, cpuCount: 2 }), logger: silentLogger };
+  for (const isFedByBatcher of [true, false]) {
+    const policy = new AlwaysInline();
+    const instance = await OrtInstance.start({ ...options, name: `inline_${isFedByBatcher}`, inlinePolicy: policy, isFedByBatcher });
+    t.after(() => instance.close());
+    while (policy.inlineRuns === 0) {
+      await instance.execute([request(1, 0)]);
+      await sleep(10);
+    }
+    const sent = request(2, 1);
+    // Queued before the execution's own turn of the check phase: it sees whether the run came before.
+    const runsAtCheckPhase = new Promise<number>((resolve) => setImmediate(() => resolve(policy.inlineRuns)));
+    const executed = instance.execute([sent]);
+    assert.equal(instance.canExecuteNow, false, 'busy until it has run');
+    assert.equal(await runsAtCheckPhase, isFedByBatcher ? 1 : 2, `fed by a batcher: ${isFedByBatcher}`);
+    assert.deepEqual(plain((await executed).responses[0] as Tensor[]), expectedOf(sent));
+    assert.equal(policy.inlineRuns, 2);
+  }
+});

@@ -7,6 +7,7 @@ import type { Logger } from '../../logging/logger.js';
 import type { BytesElements, FixedSizeArray } from '../../protocol/tensor-data.js';
 import { asBytes } from '../../protocol/tensor-data.js';
 import { batchSizeOf, splitBatch } from '../../scheduling/batch.js';
+import { untilCheckPhase } from '../../scheduling/check-phase.js';
 import type { ExecuteResult, ModelInstance } from '../../kernel/model-instance.js';
 import { SupervisedInstance, type SupervisedWorker, type WorkerEvents } from '../supervised-instance.js';
 import { backendShape, checkOutput, clientShape } from '../tensor-io.js';
@@ -96,6 +97,13 @@ export interface OrtInstanceOptions {
   readonly signal?: AbortSignal;
   /** When the model may run on the main thread; default InlineGuard (tests pass their own). */
   readonly inlinePolicy?: InlinePolicy;
+  /**
+   * Fed by a dynamic batcher: an inline execution starts in the event loop's check phase, not at once,
+   * so that the requests arriving in this turn queue behind the busy instance and leave as the next
+   * batch, as they would while its execution thread runs (run at once, each request would be an
+   * execution of its own).
+   */
+  readonly isFedByBatcher?: boolean;
 }
 
 /**
@@ -244,8 +252,10 @@ export class OrtInstance implements ModelInstance {
     }
     if (included.length === 0) return { responses, timing: { inputNs: msToNs(epochMs() - startMs), inferNs: 0, outputNs: 0 } };
     const plan = this.#plan(requests, included, feedsByRequest);
+    if (this.#options.isFedByBatcher === true && this.#inline !== undefined && this.#guard.allows(plan.inputBytes)) await untilCheckPhase();
     let result: RunResult;
     try {
+      // Checked again after the wait: the guard may have sent the instance back to its thread meanwhile.
       if (this.#inline !== undefined && this.#guard.allows(plan.inputBytes)) {
         result = this.#runInline(this.#inline, plan.feeds, plan.outputNames);
       } else {
