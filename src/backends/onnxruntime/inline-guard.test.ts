@@ -35,6 +35,11 @@ test('only executions no bigger than those that ran fast may run inline (small b
   assert.equal(guard.recordThreadRun(10, 256, 400), true);
   assert.equal(guard.allows(256), true);
   assert.equal(guard.allows(8192), false);
+  assert.equal(guard.recordThreadRun(MAX_INLINE_RUN_US + 1, 1024, 400), false);
+  assert.equal(guard.allows(1024), false, 'a bigger execution that ran slow on the thread stays there');
+  assert.equal(guard.recordThreadRun(MAX_INLINE_RUN_US, 1024, 400), false);
+  assert.equal(guard.allows(1024), true, 'one that ran as fast as the model must to qualify may run inline');
+  assert.equal(guard.allows(1025), false);
 });
 
 test('a window qualifies by its fastest tenth (what the model computes) and its median (how long the loop is held)', () => {

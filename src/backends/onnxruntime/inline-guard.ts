@@ -17,8 +17,9 @@
  *
  * Every instance starts on its execution thread; a window of WINDOW_RUNS runs there that passes both
  * lets it run inline the executions no bigger than the biggest that ran within MAX_INLINE_P10_US in
- * that window (so that with dynamic batching the small batches may run inline and the big ones stay on
- * the thread; a window that fails is followed by another). Inline, a window of INLINE_WINDOW_RUNS that
+ * that window, or than any bigger one that later runs on the thread within MAX_INLINE_RUN_US (so that
+ * with dynamic batching the small batches may run inline and the big ones stay on the thread; a window
+ * that fails is followed by another). Inline, a window of INLINE_WINDOW_RUNS that
  * fails either, or two runs in a row past MAX_SINGLE_RUN_US (one alone is a preempted or
  * garbage-collected run: on a machine with a load average of 17 on 2 cores a run of 13 µs measured 17
  * and 25 ms now and then), sends it back to its thread: a model whose run time grows is not one to
@@ -84,7 +85,12 @@ export class InlineGuard implements InlinePolicy {
 
   /** Records a run on the execution thread; true when the instance (re)qualifies to run inline. */
   recordThreadRun(runUs: number, inputBytes: number, roundTripUs: number): boolean {
-    if (this.#maxInputBytes >= 0) return false;
+    if (this.#maxInputBytes >= 0) {
+      // A bigger execution than those let inline, run on the thread as fast as the model must compute
+      // to qualify (preemption only ever adds time): executions that big may run inline too.
+      if (runUs <= MAX_INLINE_RUN_US) this.#maxInputBytes = Math.max(this.#maxInputBytes, inputBytes);
+      return false;
+    }
     this.#window.push(runUs);
     this.#roundTrips.push(roundTripUs);
     if (runUs <= MAX_INLINE_P10_US) this.#windowMaxInputBytes = Math.max(this.#windowMaxInputBytes, inputBytes);
