@@ -9,7 +9,8 @@ function release(): void {
 /**
  * Resolves in the event loop's check phase (one shared setImmediate), after the poll phase has read
  * every request that arrived in this turn: the cache answers its hits of one turn together, as the
- * dynamic batcher answers a batch.
+ * dynamic batcher answers a batch, and an ONNX instance that runs its batches inline starts one there
+ * (backends/onnxruntime/ort-instance.ts, `isFedByBatcher`), so that the turn's requests batch behind it.
  *
  * NOTE: answered at once, each hit ran its whole path (parse, key, encode, write) per socket, and cost
  * the main thread more than an executed request (at 64 clients, 161–198 µs against 103–120 for a

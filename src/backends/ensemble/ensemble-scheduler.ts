@@ -29,6 +29,8 @@ export interface EnsembleSchedulerOptions {
  * and an ordinary step run at K gives K again. A tensor at K serves every key under K.
  */
 type IterationKey = string;
+const NO_KEYS: readonly IterationKey[] = [];
+const NO_STEPS: readonly PlanStep[] = [];
 const isUnder = (key: IterationKey, ancestor: IterationKey): boolean => key === ancestor || key.startsWith(`${ancestor}.`);
 
 /**
@@ -56,6 +58,11 @@ export class EnsembleScheduler implements Scheduler {
   readonly #slots: readonly StepSlots[];
   /** Ensemble tensor → the steps that read it. */
   readonly #readers = new Map<string, PlanStep[]>();
+  /** The ensemble tensors each step reads, by step index. */
+  readonly #stepTensors: ReadonlyArray<readonly string[]>;
+  /** The outputs of a request that names none, and what each step asks of its model. */
+  readonly #outputNames: readonly string[];
+  readonly #stepOutputs: ReadonlyArray<ReadonlyArray<{ readonly name: string }>>;
   readonly #isDecoupled: boolean;
 
   constructor(options: EnsembleSchedulerOptions) {
@@ -64,6 +71,9 @@ export class EnsembleScheduler implements Scheduler {
     this.#inflight = new InflightRequests(options.spec.name, this.#clock);
     this.#slots = options.steps.map(() => new StepSlots(options.maxInflightRequests ?? 0));
     for (const step of options.steps) for (const { tensor } of step.inputs) this.#readers.set(tensor, [...(this.#readers.get(tensor) ?? []), step]);
+    this.#stepTensors = options.steps.map((step) => step.inputs.map((input) => input.tensor));
+    this.#outputNames = options.spec.outputs.map(({ name }) => name);
+    this.#stepOutputs = options.steps.map((step) => step.outputs.map(({ modelOutput }) => ({ name: modelOutput })));
     this.#isDecoupled = options.steps.some((step) => step.isDecoupled);
   }
 
@@ -102,7 +112,7 @@ export class EnsembleScheduler implements Scheduler {
    */
   #run(request: InferRequest): Promise<Tensor[]> {
     const { spec, steps } = this.#options;
-    const wanted = (request.outputs ?? spec.outputs).map(({ name }) => name);
+    const wanted = request.outputs === undefined ? this.#outputNames : request.outputs.map(({ name }) => name);
     /** Tensor → its values by iteration key; undefined where a step gave no such output (or an optional input is absent). */
     const values = new Map<string, Map<IterationKey, Tensor | undefined>>();
     const launched = new Set<string>();
@@ -126,7 +136,9 @@ export class EnsembleScheduler implements Scheduler {
       }
     };
     /** The keys at which all of `tensors` are there, now that `tensor` has a value at `key`. */
-    const readyKeys = (tensors: readonly string[], tensor: string, key: IterationKey): IterationKey[] => {
+    const readyKeys = (tensors: readonly string[], tensor: string, key: IterationKey): readonly IterationKey[] => {
+      // Without a decoupled step every tensor has one value, at the first key.
+      if (!this.#isDecoupled) return tensors.every((name) => values.get(name)?.has(key) === true) ? [key] : NO_KEYS;
       const candidates = new Set([key]);
       for (const other of tensors) {
         if (other === tensor) continue;
@@ -149,8 +161,8 @@ export class EnsembleScheduler implements Scheduler {
       const byKey = values.get(tensor) ?? new Map<IterationKey, Tensor | undefined>();
       values.set(tensor, byKey);
       byKey.set(key, value);
-      for (const step of this.#readers.get(tensor) ?? []) {
-        for (const at of readyKeys(step.inputs.map((input) => input.tensor), tensor, key)) launch(step, at);
+      for (const step of this.#readers.get(tensor) ?? NO_STEPS) {
+        for (const at of readyKeys(this.#stepTensors[step.index]!, tensor, key)) launch(step, at);
       }
       if (wanted.includes(tensor)) for (const at of readyKeys(wanted, tensor, key)) respond(at);
     };
@@ -202,7 +214,8 @@ export class EnsembleScheduler implements Scheduler {
   async #runStep(request: InferRequest, step: PlanStep, inputs: Tensor[], deliver: (response: InferResponse, index: number) => void): Promise<void> {
     const { spec, caller } = this.#options;
     const slots = this.#slots[step.index]!;
-    await slots.acquire();
+    const slot = slots.acquire();
+    if (slot !== undefined) await slot;
     // A traced ensemble request traces each step as a child trace, as Triton does.
     const trace = request.trace?.child();
     const stepRequest: InferRequest = {
@@ -210,7 +223,7 @@ export class EnsembleScheduler implements Scheduler {
       ...(step.modelVersion !== undefined ? { modelVersion: step.modelVersion } : {}),
       id: request.id,
       inputs,
-      outputs: step.outputs.map(({ modelOutput }) => ({ name: modelOutput })),
+      outputs: this.#stepOutputs[step.index]!,
       parameters: request.parameters,
       ...(trace !== undefined ? { trace } : {}),
       // The steps are cancelled with the ensemble's request: a queued one leaves its queue.

@@ -143,20 +143,28 @@ export class JsInstance implements ModelInstance {
     return outputs.map((wire) => fromWire(wire, `model '${this.#options.spec.name}' output '${wire.name}'`));
   }
 
-  /** A model-to-model call from the worker, answered with its response(s) and an end message; cancelled with the request it names as parent. */
+  /**
+   * A model-to-model call from the worker, answered with one end message that carries its response
+   * (a stream: each response, then an end message); cancelled with the request it names as parent.
+   */
   #call(worker: JsWorker, callId: number, wire: WireCallRequest, isStream: boolean): void {
     const send = (message: ToWorker, transfer: ArrayBuffer[] = []): void => {
       // A worker replaced meanwhile no longer waits for the answer.
       if (worker === this.#supervisor.worker) worker.thread.postMessage(message, transfer);
     };
+    const answerOf = (response: InferResponse, transfer: ArrayBuffer[]): WireCallResponse => ({
+      modelName: response.modelName,
+      modelVersion: response.modelVersion,
+      outputs: response.outputs.map((output) => toWire(output, transfer)),
+    });
     const respond = (response: InferResponse): void => {
       const transfer: ArrayBuffer[] = [];
-      const answer: WireCallResponse = {
-        modelName: response.modelName,
-        modelVersion: response.modelVersion,
-        outputs: response.outputs.map((output) => toWire(output, transfer)),
-      };
-      send({ type: 'call-response', callId, response: answer }, transfer);
+      send({ type: 'call-response', callId, response: answerOf(response, transfer) }, transfer);
+    };
+    /** A call that is not a stream: its one response ends it. */
+    const end = (response: InferResponse): void => {
+      const transfer: ArrayBuffer[] = [];
+      send({ type: 'call-end', callId, response: answerOf(response, transfer) }, transfer);
     };
     // A call serving a traced request is traced as its child (Triton's `trace=request.trace()`).
     const parent = wire.parent === undefined ? undefined : this.#supervisor.peek(wire.parent.execution)?.requests[wire.parent.index];
@@ -174,15 +182,13 @@ export class JsInstance implements ModelInstance {
           ...(trace !== undefined ? { trace } : {}),
           ...(signal !== undefined ? { signal } : {}),
         };
-        return isStream ? this.#options.caller.inferStream(request, respond) : this.#options.caller.infer(request).then(respond);
+        if (!isStream) return this.#options.caller.infer(request).then(end);
+        return this.#options.caller.inferStream(request, respond).then(() => send({ type: 'call-end', callId }));
       })
-      .then(
-        () => send({ type: 'call-end', callId }),
-        (error: unknown) => {
-          const failure = error instanceof NereidError ? error : new NereidError('INTERNAL', (error as Error).message);
-          send({ type: 'call-end', callId, error: { status: failure.status, message: failure.message } });
-        },
-      )
+      .catch((error: unknown) => {
+        const failure = error instanceof NereidError ? error : new NereidError('INTERNAL', (error as Error).message);
+        send({ type: 'call-end', callId, error: { status: failure.status, message: failure.message } });
+      })
       .finally(() => trace?.end());
   }
 

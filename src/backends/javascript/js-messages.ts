@@ -50,9 +50,12 @@ export interface WireCallResponse {
 
 export type ToWorker =
   | { readonly type: 'execute'; readonly id: number; readonly requests: readonly WireRequest[] }
-  /** The answer to a model call: a response (stream: one of several), an error, or the end of a stream. */
+  /**
+   * The answer to a model call: a response (stream: one of several), an error, or the end of the call;
+   * a call that is not a stream ends with its one response, in one message.
+   */
   | { readonly type: 'call-response'; readonly callId: number; readonly response: WireCallResponse }
-  | { readonly type: 'call-end'; readonly callId: number; readonly error?: WireError }
+  | { readonly type: 'call-end'; readonly callId: number; readonly response?: WireCallResponse; readonly error?: WireError }
   /** Request `index` of execution `id` was cancelled: its `signal` aborts. */
   | { readonly type: 'cancel'; readonly id: number; readonly index: number }
   | { readonly type: 'close' };

@@ -324,10 +324,13 @@ export function hostModel(init: JsWorkerInit, port: ModelHostPort, query = ''): 
         case 'call-response':
           calls.get(message.callId)?.onResponse(message.response);
           break;
-        case 'call-end':
-          calls.get(message.callId)?.onEnd(message.error);
+        case 'call-end': {
+          const sink = calls.get(message.callId);
           calls.delete(message.callId);
+          if (message.response !== undefined) sink?.onResponse(message.response);
+          sink?.onEnd(message.error);
           break;
+        }
         case 'close':
           queue = queue.then(async () => {
             await model.finalize?.();

@@ -6,6 +6,7 @@ import {
   MAX_INLINE_P10_US,
   MAX_INLINE_RUN_US,
   MAX_LEAVE_MEDIAN_US,
+  MAX_REQUALIFY_WINDOWS,
   MAX_SINGLE_RUN_US,
   WINDOW_RUNS,
 } from './inline-guard.js';
@@ -34,6 +35,11 @@ test('only executions no bigger than those that ran fast may run inline (small b
   assert.equal(guard.recordThreadRun(10, 256, 400), true);
   assert.equal(guard.allows(256), true);
   assert.equal(guard.allows(8192), false);
+  assert.equal(guard.recordThreadRun(MAX_INLINE_RUN_US + 1, 1024, 400), false);
+  assert.equal(guard.allows(1024), false, 'a bigger execution that ran slow on the thread stays there');
+  assert.equal(guard.recordThreadRun(MAX_INLINE_RUN_US, 1024, 400), false);
+  assert.equal(guard.allows(1024), true, 'one that ran as fast as the model must to qualify may run inline');
+  assert.equal(guard.allows(1025), false);
 });
 
 test('a window qualifies by its fastest tenth (what the model computes) and its median (how long the loop is held)', () => {
@@ -55,10 +61,22 @@ test('a window qualifies by its fastest tenth (what the model computes) and its 
   assert.equal(mostlySlow.recordThreadRun(20, 64, 4 * MAX_LEAVE_MEDIAN_US), false, 'a median past the leave limit');
 });
 
-test('inline runs slow in two windows in a row, or two very slow runs in a row, send the instance back to its thread for good', () => {
+/** Runs `windows` windows on the thread, each run taking `runUs`; what the last run returned. */
+const threadWindows = (guard: InlineGuard, windows: number, runUs = 5, inputBytes = 64): boolean => {
+  let qualified = false;
+  for (let run = 0; run < windows * WINDOW_RUNS; run++) qualified = guard.recordThreadRun(runUs, inputBytes, 40);
+  return qualified;
+};
+
+/** Sends a qualified guard back to its thread with two slow inline windows. */
+const sendBack = (guard: InlineGuard): void => {
+  for (let run = 0; run < 31; run++) assert.equal(guard.recordInlineRun(MAX_INLINE_P10_US + 1), true);
+  assert.equal(guard.recordInlineRun(MAX_INLINE_P10_US + 1), false);
+};
+
+test('inline runs slow in two windows in a row, or two very slow runs in a row, send the instance back to its thread', () => {
   const drifting = qualified();
-  for (let run = 0; run < 31; run++) assert.equal(drifting.recordInlineRun(MAX_INLINE_P10_US + 1), true);
-  assert.equal(drifting.recordInlineRun(MAX_INLINE_P10_US + 1), false);
+  sendBack(drifting);
   assert.equal(drifting.allows(64), false);
   assert.equal(drifting.recordThreadRun(5, 64, 40), false);
   const stuck = qualified();
@@ -69,6 +87,44 @@ test('inline runs slow in two windows in a row, or two very slow runs in a row, 
   assert.equal(stuck.allows(64), false);
   const steady = qualified();
   for (let run = 0; run < 100; run++) assert.equal(steady.recordInlineRun(run % 10 === 0 ? 4 * MAX_INLINE_P10_US : 5), true);
+});
+
+test('back on its thread, an instance whose runs are fast again comes back inline after 2, then 4, 8... passing windows in a row', () => {
+  const guard = qualified();
+  sendBack(guard);
+  assert.equal(threadWindows(guard, 1), false, 'one window is not enough after the first return');
+  assert.equal(guard.allows(64), false);
+  assert.equal(threadWindows(guard, 1), true);
+  assert.equal(guard.allows(64), true);
+  assert.equal(guard.allows(65), false, 'no bigger than the executions measured fast');
+  for (let run = 0; run < 16; run++) assert.equal(guard.recordInlineRun(5), true, 'no warm-up the second time: the session is warm');
+  sendBack(guard);
+  assert.equal(threadWindows(guard, 3), false);
+  assert.equal(threadWindows(guard, 1), true, 'four windows after the second return');
+});
+
+test('back on its thread, a failing window starts the count of passing windows again', () => {
+  const guard = qualified();
+  sendBack(guard);
+  assert.equal(threadWindows(guard, 1), false);
+  assert.equal(threadWindows(guard, 1, MAX_INLINE_RUN_US + 1), false, 'a window of slow runs');
+  assert.equal(threadWindows(guard, 1), false);
+  assert.equal(guard.allows(64), false);
+  assert.equal(threadWindows(guard, 1), true);
+});
+
+test('a model whose runs grew stays on its thread, and the windows asked of a model that keeps flipping stop at MAX_REQUALIFY_WINDOWS', () => {
+  const grown = qualified();
+  sendBack(grown);
+  assert.equal(threadWindows(grown, 20, 4 * MAX_INLINE_P10_US), false);
+  assert.equal(grown.allows(64), false);
+  const flipping = qualified();
+  for (let windows = 2; windows <= 4 * MAX_REQUALIFY_WINDOWS; windows *= 2) {
+    sendBack(flipping);
+    const asked = Math.min(windows, MAX_REQUALIFY_WINDOWS);
+    assert.equal(threadWindows(flipping, asked - 1), false);
+    assert.equal(threadWindows(flipping, 1), true, `${asked} windows`);
+  }
 });
 
 test('inline, runs between the limit to qualify and the limit to leave keep the instance inline (hysteresis)', () => {

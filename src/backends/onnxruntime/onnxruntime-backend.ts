@@ -15,7 +15,7 @@ import type { Backend, BackendContext, BackendModel, InstanceSpec, ModelFiles } 
 import type { ModelInstance } from '../../kernel/model-instance.js';
 import { type OnnxModelInfo, type OnnxTensorInfo, readOnnxModelInfo } from './model-metadata.js';
 import { executionThreads } from './execution-threads.js';
-import { NEVER_INLINE } from './inline-guard.js';
+import { type InlineOptions, inlineOptionsOf } from './inline-options.js';
 import { OrtInstance } from './ort-instance.js';
 import { ortTypeOf } from './ort-tensors.js';
 import { sessionOptionsFromConfig } from './session-options.js';
@@ -119,12 +119,17 @@ function checkAgainstModel(spec: ModelSpec, info: OnnxModelInfo): void {
 }
 
 class OnnxRuntimeModel implements BackendModel {
+  /** Read at load, so that a bad `inline_batches` fails it. */
+  readonly #inlineOptions: InlineOptions;
+
   constructor(
     readonly modelPath: string,
     readonly config: ModelConfig,
     readonly spec: ModelSpec,
     readonly context: BackendContext,
-  ) {}
+  ) {
+    this.#inlineOptions = inlineOptionsOf(config);
+  }
 
   async createInstance(instance: InstanceSpec): Promise<ModelInstance> {
     executionThreads.count = this.context.onnxExecutionThreadCount ?? this.context.cpuCount;
@@ -135,7 +140,7 @@ class OnnxRuntimeModel implements BackendModel {
       sessionOptions: sessionOptionsFromConfig(this.config, { instanceCount: instance.instanceCount, cpuCount: this.context.cpuCount }),
       logger: this.context.logger,
       signal: instance.signal,
-      ...(this.config.schedulingChoice.case === 'dynamicBatching' ? { inlinePolicy: NEVER_INLINE } : {}),
+      ...this.#inlineOptions,
     });
   }
 

@@ -66,6 +66,12 @@ function plain(outputs: readonly Tensor[]): Record<string, { shape: readonly num
   );
 }
 
+/** What an identity answers to `sent`, in plain()'s form. */
+const expectedOf = (sent: InferRequest): ReturnType<typeof plain> =>
+  Object.fromEntries(
+    sent.inputs.map((input) => [input.name, { shape: input.shape, data: Array.isArray(input.data) ? input.data.map((e) => Buffer.from(e).toString('utf8')) : Array.from(input.data as ArrayLike<unknown>) }]),
+  );
+
 test('an instance running inline answers every data type as its execution thread does, alone and in a batch', async (t) => {
   const config = parseModelConfig(readFileSync(`${MODEL_DIR}/config.pbtxt`, 'utf8'), 'config.pbtxt');
   const spec = await loadModelSpec(config, 1, MODEL_DIR);
@@ -87,10 +93,79 @@ test('an instance running inline answers every data type as its execution thread
     const [fromInline, fromThread] = await Promise.all([inline.execute(batch), threaded.execute(batch)]);
     assert.equal(policy.inlineRuns, before + 1, 'the batch ran inline, as one run');
     for (const [index, sent] of batch.entries()) {
-      const expected = Object.fromEntries(sent.inputs.map((input) => [input.name, { shape: input.shape, data: Array.isArray(input.data) ? input.data.map((e) => Buffer.from(e).toString('utf8')) : Array.from(input.data as ArrayLike<unknown>) }]));
+      const expected = expectedOf(sent);
       assert.deepEqual(plain(fromInline.responses[index] as Tensor[]), expected);
       assert.deepEqual(plain(fromThread.responses[index] as Tensor[]), expected);
     }
     assert.ok(fromInline.timing.inferNs > 0 && fromThread.timing.inferNs > 0);
+  }
+});
+
+/** Sends the instance back to its thread after each inline run, and lets it run inline again after each thread run. */
+class Flipping implements InlinePolicy {
+  isInline = false;
+  inlineRuns = 0;
+  threadRuns = 0;
+  recordThreadRun(): boolean {
+    this.threadRuns++;
+    this.isInline = true;
+    return true;
+  }
+  allows(): boolean {
+    return this.isInline;
+  }
+  recordInlineRun(): boolean {
+    this.inlineRuns++;
+    this.isInline = false;
+    return false;
+  }
+}
+
+test('an instance the guard sent back to its thread runs inline again, on the same main-thread session, once the guard lets it', async (t) => {
+  const config = parseModelConfig(readFileSync(`${MODEL_DIR}/config.pbtxt`, 'utf8'), 'config.pbtxt');
+  const spec = await loadModelSpec(config, 1, MODEL_DIR);
+  const policy = new Flipping();
+  const instance = await OrtInstance.start({
+    spec,
+    modelPath: `${MODEL_DIR}/1/model.onnx`,
+    sessionOptions: sessionOptionsFromConfig(config, { instanceCount: 1, cpuCount: 2 }),
+    logger: silentLogger,
+    name: 'flipping_0',
+    inlinePolicy: policy,
+  });
+  t.after(() => instance.close());
+  while (policy.inlineRuns === 0) {
+    await instance.execute([request(1, 0)]);
+    await sleep(10);
+  }
+  const { threadRuns } = policy;
+  for (let seed = 1; seed <= 4; seed++) {
+    const sent = request(1, seed);
+    const { responses } = await instance.execute([sent]);
+    assert.deepEqual(plain(responses[0] as Tensor[]), expectedOf(sent));
+  }
+  assert.deepEqual({ inline: policy.inlineRuns, thread: policy.threadRuns - threadRuns }, { inline: 3, thread: 2 }, 'thread, inline, thread, inline');
+});
+
+test('behind a dynamic batcher an inline execution starts in the check phase, not in the call; without one, in the call', async (t) => {
+  const config = parseModelConfig(readFileSync(`${MODEL_DIR}/config.pbtxt`, 'utf8'), 'config.pbtxt');
+  const spec = await loadModelSpec(config, 1, MODEL_DIR);
+  const options = { spec, modelPath: `${MODEL_DIR}/1/model.onnx`, sessionOptions: sessionOptionsFromConfig(config, { instanceCount: 2, cpuCount: 2 }), logger: silentLogger };
+  for (const isFedByBatcher of [true, false]) {
+    const policy = new AlwaysInline();
+    const instance = await OrtInstance.start({ ...options, name: `inline_${isFedByBatcher}`, inlinePolicy: policy, isFedByBatcher });
+    t.after(() => instance.close());
+    while (policy.inlineRuns === 0) {
+      await instance.execute([request(1, 0)]);
+      await sleep(10);
+    }
+    const sent = request(2, 1);
+    // Queued before the execution's own turn of the check phase: it sees whether the run came before.
+    const runsAtCheckPhase = new Promise<number>((resolve) => setImmediate(() => resolve(policy.inlineRuns)));
+    const executed = instance.execute([sent]);
+    assert.equal(instance.canExecuteNow, false, 'busy until it has run');
+    assert.equal(await runsAtCheckPhase, isFedByBatcher ? 1 : 2, `fed by a batcher: ${isFedByBatcher}`);
+    assert.deepEqual(plain((await executed).responses[0] as Tensor[]), expectedOf(sent));
+    assert.equal(policy.inlineRuns, 2);
   }
 });

@@ -7,6 +7,7 @@ import type { Logger } from '../../logging/logger.js';
 import type { BytesElements, FixedSizeArray } from '../../protocol/tensor-data.js';
 import { asBytes } from '../../protocol/tensor-data.js';
 import { batchSizeOf, splitBatch } from '../../scheduling/batch.js';
+import { untilCheckPhase } from '../../scheduling/check-phase.js';
 import type { ExecuteResult, ModelInstance } from '../../kernel/model-instance.js';
 import { SupervisedInstance, type SupervisedWorker, type WorkerEvents } from '../supervised-instance.js';
 import { backendShape, checkOutput, clientShape } from '../tensor-io.js';
@@ -96,6 +97,13 @@ export interface OrtInstanceOptions {
   readonly signal?: AbortSignal;
   /** When the model may run on the main thread; default InlineGuard (tests pass their own). */
   readonly inlinePolicy?: InlinePolicy;
+  /**
+   * Fed by a dynamic batcher: an inline execution starts in the event loop's check phase, not at once,
+   * so that the requests arriving in this turn queue behind the busy instance and leave as the next
+   * batch, as they would while its execution thread runs (run at once, each request would be an
+   * execution of its own).
+   */
+  readonly isFedByBatcher?: boolean;
 }
 
 /**
@@ -244,8 +252,10 @@ export class OrtInstance implements ModelInstance {
     }
     if (included.length === 0) return { responses, timing: { inputNs: msToNs(epochMs() - startMs), inferNs: 0, outputNs: 0 } };
     const plan = this.#plan(requests, included, feedsByRequest);
+    if (this.#options.isFedByBatcher === true && this.#inline !== undefined && this.#guard.allows(plan.inputBytes)) await untilCheckPhase();
     let result: RunResult;
     try {
+      // Checked again after the wait: the guard may have sent the instance back to its thread meanwhile.
       if (this.#inline !== undefined && this.#guard.allows(plan.inputBytes)) {
         result = this.#runInline(this.#inline, plan.feeds, plan.outputNames);
       } else {
@@ -349,8 +359,10 @@ export class OrtInstance implements ModelInstance {
     }
     const runEndMs = epochMs();
     if (!this.#guard.recordInlineRun((runEndMs - runStartMs) * 1000)) {
-      this.#stopInline();
-      this.#options.logger.info('onnxruntime', `${this.#supervisor.label} runs on its execution thread again: its runs grew past what the main thread may spend on them`);
+      this.#options.logger.info(
+        'onnxruntime',
+        `${this.#supervisor.label} runs on its execution thread again: its runs grew past what the main thread may spend on them (it comes back once they measure fast there)`,
+      );
     }
     const outputs = fetches.map((name): ReadTensor => {
       const value = results[name]!;
@@ -360,9 +372,16 @@ export class OrtInstance implements ModelInstance {
     return { outputs, runStartMs, runEndMs };
   }
 
-  /** Loads the main thread's session once the guard lets the instance run inline. */
+  /**
+   * Loads the main thread's session the first time the guard lets the instance run inline. It is kept
+   * while the instance is back on its thread (the guard's `allows` decides where each run goes), so a
+   * return to the main thread costs no load: it holds a model whose runs take microseconds.
+   */
   #startInline(): void {
-    if (this.#isInlineStarted) return;
+    if (this.#isInlineStarted) {
+      if (this.#inline !== undefined) this.#options.logger.verbose(1, 'onnxruntime', `${this.#supervisor.label} runs on the main thread again: its runs take microseconds`);
+      return;
+    }
     this.#isInlineStarted = true;
     const options = this.#options;
     Promise.all([import('onnxruntime-node'), import('./sync-session.js')])
