@@ -41,11 +41,6 @@
 #include <thread>
 #include <vector>
 
-#if defined(__linux__)
-#include <pthread.h>
-#include <sched.h>
-#endif
-
 #include "complete-trees.h"
 
 namespace {
@@ -316,14 +311,6 @@ class Pool {
 
  private:
   void Run() {
-#if defined(__linux__)
-    // SCHED_BATCH: a woken evaluator thread does not preempt the thread that woke it, so that
-    // sumTreesAsync returns at once to the event loop; as SCHED_OTHER, on a busy machine with 2
-    // cores, the event loop lost its core for the whole batch (150 µs of 1,024 rows of the
-    // example model, against 23 µs; docs/benchmarks.md, "Tree models"). Throughput is unchanged.
-    sched_param param{};
-    pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
-#endif
     for (;;) {
       Task task;
       {
