@@ -26,8 +26,8 @@ const POOL_MIN_WORK = 50_000;
  * against 15 to 40 µs to wake the threads and come back (bench/tree-evaluators.ts, "hand-off";
  * docs/benchmarks.md, "Tree models"). The complete-tree kernels take about 1 ns a row and tree, so
  * the same 100 µs or more of work is 100,000 of them and more: 1,024 rows of the 100-tree example
- * (about 100 µs) stay on the main thread, which measured 340 to 380 µs a request over HTTP against
- * 580 to 600 off it on a busy 2-core machine.
+ * (about 100 µs) stay on the main thread, which measured 350 to 410 µs a request over HTTP against
+ * 480 to 570 off it on a busy 2-core machine.
  */
 const NATIVE_OFF_THREAD_MIN_WORK = { walk: 20_000, complete: 200_000 } as const;
 
