@@ -8,8 +8,8 @@
  *
  * To compare with the build of an earlier commit:
  *
- *   mkdir -p /tmp/fil-base && git show <commit>:native/fil/fil.cc > /tmp/fil-base/fil.cc &&
- *     cp native/fil/binding.gyp /tmp/fil-base/ && (cd /tmp/fil-base && node <npm's node-gyp.js> rebuild)
+ *   mkdir -p /tmp/fil-base && git archive <commit> native/fil | tar -x --strip-components=2 -C /tmp/fil-base &&
+ *     (cd /tmp/fil-base && node <npm's node-gyp.js> rebuild)
  *   node --import tsx bench/fil-addon-ab.ts /tmp/trees /tmp/fil-base/build/Release/nereid_fil.node [threads]
  *   short mode: BENCH_DURATION_MS=200 BENCH_ROUNDS=3 BENCH_BATCHES=64,1024
  */

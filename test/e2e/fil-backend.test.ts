@@ -71,7 +71,7 @@ describe('fil backend', () => {
     const line = filLines.find((text) => text.startsWith("model 'breast_cancer': "))!;
     // CI must have the addon (.ci/run builds it); a machine without a compiler skips.
     if (line.includes('the JavaScript evaluator') && !process.env['CI']) return t.skip(line.slice(line.indexOf('because ')));
-    assert.match(line, /^model 'breast_cancer': 100 trees, \d+ nodes, 30 features, objective 'binary:logistic' from '.*', evaluated by the native evaluator$/);
+    assert.match(line, /^model 'breast_cancer': 100 trees, \d+ nodes, 30 features, objective 'binary:logistic' from '.*', evaluated by the native evaluator \((walk|avx512|avx2|baseline)\)$/);
   });
 
   for (const protocol of ['http', 'grpc'] as const) {

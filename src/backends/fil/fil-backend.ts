@@ -112,7 +112,7 @@ export const filBackend: Backend = {
     }
     const evaluator = createNativeForest(forest);
     const native = 'native' in evaluator ? evaluator.native : undefined;
-    const evaluatorText = 'native' in evaluator ? 'the native evaluator' : `the JavaScript evaluator, because ${evaluator.fallbackReason}`;
+    const evaluatorText = 'native' in evaluator ? `the native evaluator (${evaluator.native.kernel})` : `the JavaScript evaluator, because ${evaluator.fallbackReason}`;
     context.logger.info('fil', `model '${spec.name}': ${forest.roots.length} trees, ${forest.feature.length} nodes, ${forest.numFeatures} features, objective '${forest.objective}' from '${join(files.versionDir, '')}', evaluated by ${evaluatorText}`);
     return {
       createInstance: async (instance) => {

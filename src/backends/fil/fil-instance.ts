@@ -22,11 +22,14 @@ const POOL_MIN_WORK = 50_000;
 
 /**
  * Rows × trees from which the native evaluator runs off the event loop, on `threadCount` of its
- * parked threads: at 4 to 13 ns a row and tree, 20,000 take 80 to 260 µs on the main thread, against
- * 15 to 40 µs to wake the threads and come back (bench/tree-evaluators.ts, "hand-off";
- * docs/benchmarks.md, "Tree models").
+ * parked threads: walking, at 4 to 13 ns a row and tree, 20,000 take 80 to 260 µs on the main thread,
+ * against 15 to 40 µs to wake the threads and come back (bench/tree-evaluators.ts, "hand-off";
+ * docs/benchmarks.md, "Tree models"). The complete-tree kernels take about 1 ns a row and tree, so
+ * the same 100 µs or more of work is 100,000 of them and more: 1,024 rows of the 100-tree example
+ * (about 100 µs) stay on the main thread, which measured 350 to 410 µs a request over HTTP against
+ * 480 to 570 off it on a busy 2-core machine.
  */
-const NATIVE_OFF_THREAD_MIN_WORK = 20_000;
+const NATIVE_OFF_THREAD_MIN_WORK = { walk: 20_000, complete: 200_000 } as const;
 
 export interface FilInstanceOptions {
   readonly name: string;
@@ -49,7 +52,8 @@ export interface FilInstanceOptions {
  *
  * NOTE: small batches run on the main thread (docs/benchmarks.md, "Tree models"): one row of the
  * example model takes a few µs, with no hand-over to another thread and back. With the native
- * evaluator, batches of NATIVE_OFF_THREAD_MIN_WORK rows × trees or more run on its own threads (parked
+ * evaluator, batches of NATIVE_OFF_THREAD_MIN_WORK rows × trees or more (fewer for the walk than for
+ * the complete-tree kernels, which are faster) run on its own threads (parked
  * between batches), cut across `threadCount` of them, and the event loop stays free. Without it (or when SHAP values
  * are asked, which only predict.ts and tree-shap.ts compute), batches of POOL_MIN_WORK rows × trees
  * or more are cut across the instance's row pool (row-pool.ts); without a pool (one core per
@@ -95,7 +99,8 @@ export class FilInstance implements ModelInstance {
     const { forest, settings, treeShap, pool, native, threadCount } = this.#options;
     const work = rows * forest.roots.length;
     if (native !== undefined && !wantsShap) {
-      const margins = work >= NATIVE_OFF_THREAD_MIN_WORK ? await native.marginsOffThread(features, rows, threadCount) : native.margins(features, rows);
+      const minWork = native.kernel === 'walk' ? NATIVE_OFF_THREAD_MIN_WORK.walk : NATIVE_OFF_THREAD_MIN_WORK.complete;
+      const margins = work >= minWork ? await native.marginsOffThread(features, rows, threadCount) : native.margins(features, rows);
       return { output: outputFromMargins(forest, settings, margins, rows) };
     }
     if (pool?.isUsable === true && work >= POOL_MIN_WORK) {

@@ -6,7 +6,7 @@ import { parseModelConfig } from '../../config/parse-model-config.js';
 import { TREE_MODELS, TREE_REPOSITORY, rowsAsFloat32, treeExpectation } from '../../../test/helpers/tree-fixtures.js';
 import { CATEGORY_LEFT, CATEGORY_RIGHT, type Forest, NUMERIC_DEFAULT_LEFT, NUMERIC_DEFAULT_RIGHT, ZERO_AS_MISSING, buildForest, nextUp } from './forest.js';
 import { readFilSettings } from './fil-settings.js';
-import { createNativeForest, type NativeForest } from './native-forest.js';
+import { createNativeForest, type NativeForest, type NativeKernel } from './native-forest.js';
 import { predictMargins } from './predict.js';
 import { MODEL_TYPES, readForest } from './read-forest.js';
 
@@ -14,19 +14,61 @@ const probe = createNativeForest(buildForest({ numFeatures: 1, numGroups: 1, obj
 // `npm install` builds the addon; CI must have it, a machine without a compiler skips.
 const skip = 'fallbackReason' in probe && !process.env['CI'] ? probe.fallbackReason : false;
 
-function nativeOf(forest: Forest): NativeForest {
-  const choice = createNativeForest(forest, { isFallbackForced: false });
+function nativeOf(forest: Forest, kernel: NativeKernel = 'auto'): NativeForest {
+  const choice = createNativeForest(forest, { isFallbackForced: false, kernel });
   if (!('native' in choice)) throw new Error(choice.fallbackReason);
   return choice.native;
 }
 
-/** The native margins, on the calling thread and off it on 1 and 3 threads, each bit for bit predict.ts's. */
+/** The kernels this CPU runs (the walk and the baseline everywhere; AVX2 and AVX-512 where it has them). */
+const KERNELS = (['walk', 'avx512', 'avx2', 'baseline'] as const).filter((kernel) => {
+  try {
+    nativeOf(buildForest({ numFeatures: 1, numGroups: 1, objective: 'test', transform: { kind: 'identity' }, baseMargin: [0] }, [{ left: [-1], right: [-1], feature: [-1], kind: [0], defaultLeft: [0], value: [1], group: 0 }]), kernel);
+    return true;
+  } catch {
+    return false;
+  }
+});
+
+/**
+ * The native margins of every kernel this CPU runs, on the calling thread and off it on 1 and 3
+ * threads, each bit for bit predict.ts's.
+ */
 async function assertSameMargins(forest: Forest, input: Float32Array, rows: number, what: string): Promise<void> {
   const expected = new Float64Array(rows * forest.numGroups);
   predictMargins(forest, input, rows, expected);
-  const native = nativeOf(forest);
-  assert.deepEqual(native.margins(input, rows), expected, `${what}: on the calling thread`);
-  for (const threads of [1, 3]) assert.deepEqual(await native.marginsOffThread(input, rows, threads), expected, `${what}: on ${threads} threads`);
+  for (const kernel of KERNELS) {
+    const native = nativeOf(forest, kernel);
+    assert.deepEqual(native.margins(input, rows), expected, `${what}, ${kernel}: on the calling thread`);
+    for (const threads of [1, 3]) assert.deepEqual(await native.marginsOffThread(input, rows, threads), expected, `${what}, ${kernel}: on ${threads} threads`);
+  }
+}
+
+/** A forest of `trees` random trees, each at most `depth` deep (some leaves higher up), numeric splits of both NaN directions. */
+function randomForest(options: { trees: number; depth: number; features: number; groups: number; seed: number }): Forest {
+  let state = options.seed;
+  const random = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const trees = Array.from({ length: options.trees }, (_, t) => {
+    const tree = { left: [] as number[], right: [] as number[], feature: [] as number[], kind: [] as number[], defaultLeft: [] as number[], value: [] as number[], group: t % options.groups };
+    const grow = (level: number): number => {
+      const node = tree.left.length;
+      const isLeaf = level === options.depth || (level > 0 && random() < 0.2);
+      tree.left.push(-1);
+      tree.right.push(-1);
+      tree.feature.push(isLeaf ? -1 : Math.floor(random() * options.features));
+      tree.kind.push(random() < 0.5 ? NUMERIC_DEFAULT_LEFT : NUMERIC_DEFAULT_RIGHT);
+      tree.defaultLeft.push(0);
+      tree.value.push(isLeaf ? random() * 2 - 1 : Math.fround(random() * 4 - 2));
+      if (!isLeaf) {
+        tree.left[node] = grow(level + 1);
+        tree.right[node] = grow(level + 1);
+      }
+      return node;
+    };
+    grow(0);
+    return tree;
+  });
+  return buildForest({ numFeatures: options.features, numGroups: options.groups, objective: 'test', transform: { kind: 'identity' }, baseMargin: new Array(options.groups).fill(0) }, trees);
 }
 
 describe('the native evaluator', { skip }, () => {
@@ -64,6 +106,37 @@ describe('the native evaluator', { skip }, () => {
         }
       }
     }
+  });
+
+  test('random forests of depth 0 to 6, one group and three: the same margins from every kernel, with NaN, infinities and thresholds met exactly', async () => {
+    for (const depth of [0, 1, 2, 3, 4, 5, 6]) {
+      for (const groups of [1, 3]) {
+        const forest = randomForest({ trees: 40, depth, features: 7, groups, seed: depth * 10 + groups });
+        const thresholds = [...forest.value.filter((_, n) => forest.feature[n]! >= 0)];
+        let state = depth + 1;
+        const random = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+        const specials = [Number.NaN, Infinity, -Infinity, 0, -0];
+        // 150 rows: blocks with a NaN and without, and a last block of 6 rows.
+        const input = Float32Array.from({ length: 150 * 7 }, (_, i) => {
+          const pick = random();
+          if (i < 64 * 7 && pick < 0.1) return specials[Math.floor(random() * specials.length)]!;
+          return pick < 0.3 && thresholds.length > 0 ? thresholds[Math.floor(random() * thresholds.length)]! : random() * 4 - 2;
+        });
+        await assertSameMargins(forest, input, 150, `depth ${depth}, ${groups} groups`);
+        await assertSameMargins(forest, input.subarray(7 * 10, 7 * 15), 5, `depth ${depth}, ${groups} groups, 5 rows`);
+      }
+    }
+  });
+
+  test("'auto' lays out complete trees for a shallow forest of numeric splits, and walks a deeper one or one with categories", () => {
+    const widest = KERNELS.find((kernel) => kernel !== 'walk')!;
+    assert.equal(nativeOf(randomForest({ trees: 3, depth: 5, features: 2, groups: 1, seed: 1 })).kernel, widest);
+    assert.equal(nativeOf(randomForest({ trees: 3, depth: 6, features: 2, groups: 1, seed: 1 })).kernel, 'walk');
+    const categorical = buildForest({ numFeatures: 1, numGroups: 1, objective: 'test', transform: { kind: 'identity' }, baseMargin: [0] }, [
+      { left: [1, -1, -1], right: [2, -1, -1], feature: [0, -1, -1], kind: [CATEGORY_LEFT, 0, 0], defaultLeft: [0, 0, 0], value: [0, -1, 1], group: 0, categories: new Map([[0, [1]]]) },
+    ]);
+    assert.equal(nativeOf(categorical).kernel, 'walk');
+    assert.throws(() => nativeOf(categorical, 'sse9' as NativeKernel), /kernel 'sse9' is not one this CPU runs/);
   });
 
   test('batches in flight at once on the evaluator threads each get their own margins', async () => {

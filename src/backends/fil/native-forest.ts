@@ -9,8 +9,17 @@ import { createRequire } from 'node:module';
 import type { Forest } from './forest.js';
 import { finishMargins } from './predict.js';
 
+/**
+ * What sums a batch of 4 rows or more: `walk`, each row down each tree (any forest); or, for a
+ * forest of numeric splits at most 5 deep, every split of every tree padded to a complete tree,
+ * decided 16 rows at a time with the widest vectors the CPU has (`avx512`, `avx2`, `baseline`:
+ * native/fil/complete-trees.h). `auto`: the fastest that fits the forest and the CPU.
+ */
+export type NativeKernel = 'auto' | 'walk' | 'avx512' | 'avx2' | 'baseline';
+
 interface NativeAddon {
-  create(forest: Forest): object;
+  create(forest: Forest, kernel?: NativeKernel): object;
+  kernel(handle: object): Exclude<NativeKernel, 'auto'>;
   sumTrees(handle: object, input: Float32Array, rows: number, sums: Float64Array): void;
   sumTreesAsync(handle: object, input: Float32Array, rows: number, sums: Float64Array, threadCount: number): Promise<void>;
 }
@@ -23,11 +32,19 @@ export class NativeForest {
   readonly #addon: NativeAddon;
   readonly #forest: Forest;
   readonly #handle: object;
+  #kernel: Exclude<NativeKernel, 'auto'> | undefined;
 
-  constructor(addon: NativeAddon, forest: Forest) {
+  /** Throws when `kernel` is not one this CPU runs. */
+  constructor(addon: NativeAddon, forest: Forest, kernel: NativeKernel = 'auto') {
     this.#addon = addon;
     this.#forest = forest;
-    this.#handle = addon.create(forest);
+    this.#handle = addon.create(forest, kernel);
+  }
+
+  /** The kernel chosen for the forest: never `auto`. */
+  get kernel(): Exclude<NativeKernel, 'auto'> {
+    this.#kernel ??= this.#addon.kernel(this.#handle);
+    return this.#kernel;
   }
 
   /** The margins of `rows` rows (predict.ts predictMargins), on the calling thread. */
@@ -60,7 +77,7 @@ let addonLoad: { addon: NativeAddon } | { error: string } | undefined;
  * The forest in the native evaluator when the addon loads; `NEREID_FIL_FALLBACK=1` (or
  * `isFallbackForced`) chooses the JavaScript evaluator without trying it.
  */
-export function createNativeForest(forest: Forest, options: { readonly isFallbackForced?: boolean } = {}): NativeForestChoice {
+export function createNativeForest(forest: Forest, options: { readonly isFallbackForced?: boolean; readonly kernel?: NativeKernel } = {}): NativeForestChoice {
   if (options.isFallbackForced ?? process.env.NEREID_FIL_FALLBACK === '1') return { fallbackReason: 'NEREID_FIL_FALLBACK=1' };
   if (addonLoad === undefined) {
     try {
@@ -71,7 +88,7 @@ export function createNativeForest(forest: Forest, options: { readonly isFallbac
   }
   if ('error' in addonLoad) return { fallbackReason: addonLoad.error };
   try {
-    return { native: new NativeForest(addonLoad.addon, forest) };
+    return { native: new NativeForest(addonLoad.addon, forest, options.kernel) };
   } catch (error) {
     return { fallbackReason: `the native evaluator refused the forest (${(error as Error).message})` };
   }
