@@ -75,13 +75,21 @@ function connectionSignal(socket: Socket): AbortSignal {
 /** Bodies up to this size may take the one-step lane: a few socket reads at most. */
 const ONE_STEP_BODY_BYTES = 64 * 1024;
 
+/** A request's Content-Encoding, trimmed and in lower case; 'identity' when it has none. */
+const contentEncodingOf = (headers: IncomingMessage['headers']): string => (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+
+const isIdentityEncoding = (encoding: string): boolean => encoding === 'identity' || encoding === '';
+
+/** The error of a request whose client went away before its body's end. */
+const clientDisconnected = (): NereidError =>
+  new NereidError('CANCELLED', 'the client closed the connection before sending the whole request body', { reason: 'CLIENT_DISCONNECTED' });
+
 /** A body the one-step lane reads: of a declared length within its limit and the server's, and not compressed. */
 function isOneStepBody(headers: IncomingMessage['headers'], maxInputBytes: number): boolean {
   const declared = headers['content-length'];
   if (declared === undefined) return false;
   const length = Number(declared);
-  const encoding = headers['content-encoding'];
-  return length <= ONE_STEP_BODY_BYTES && length <= maxInputBytes && (encoding === undefined || encoding.trim().toLowerCase() === 'identity' || encoding.trim() === '');
+  return length <= ONE_STEP_BODY_BYTES && length <= maxInputBytes && isIdentityEncoding(contentEncodingOf(headers));
 }
 
 /**
@@ -103,7 +111,7 @@ function readSmallBody(req: IncomingMessage, done: (body: Buffer) => void, faile
   const disconnected = (): void => {
     if (isSettled) return;
     isSettled = true;
-    failed(new NereidError('CANCELLED', 'the client closed the connection before sending the whole request body', { reason: 'CLIENT_DISCONNECTED' }));
+    failed(clientDisconnected());
   };
   req.once('error', disconnected);
   req.once('close', () => {
@@ -452,8 +460,7 @@ export class HttpFrontend {
         req.resume();
         reject(tooLarge(`more than ${limit} bytes`));
       };
-      const disconnected = (): void =>
-        reject(new NereidError('CANCELLED', 'the client closed the connection before sending the whole request body', { reason: 'CLIENT_DISCONNECTED' }));
+      const disconnected = (): void => reject(clientDisconnected());
       req.on('data', onData);
       req.once('end', resolve);
       req.once('error', disconnected);
@@ -461,8 +468,8 @@ export class HttpFrontend {
         if (!req.complete) disconnected();
       });
     });
-    const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-    if (encoding === 'identity' || encoding === '') return joinBody(chunks, size, req.headers);
+    const encoding = contentEncodingOf(req.headers);
+    if (isIdentityEncoding(encoding)) return joinBody(chunks, size, req.headers);
     const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
     if (encoding !== 'gzip' && encoding !== 'deflate') {
       throw new NereidError('UNSUPPORTED', `unsupported Content-Encoding '${encoding}'; this server accepts gzip and deflate`, {

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { type InferRequest, type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
+import { type InferRequest, type InferResponse, type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
 import { encodeResponse } from '../cached-encoding.js';
 import { type DecodedRequest, type EncodedResponse, type OutputEncoding, decodeInferRequest, decodeInferRequestNow, decodeRawInferRequest, encodeInferResponseNow } from '../infer-codec.js';
 import type { Reply } from '../reply.js';
@@ -60,10 +60,16 @@ async function infer(
   const admitted = { ...request, ...(trace !== undefined ? { trace } : {}), ...(signal !== undefined ? { signal } : {}) };
   // A model that can run the request at once answers in this step, with no promise per stage.
   const response = server.inferNow(admitted) ?? (await server.infer(admitted));
-  // A cached response reuses its encoded bytes (cached-encoding.ts); any other that needs no waiting is encoded in this step.
-  const encoded =
-    (response.memo === undefined ? encodeInferResponseNow(response, encoding, regions) : undefined) ?? (await encodeResponse(response, request, encoding, regions));
-  return inferReply(encoded);
+  return encodeReply(response, request, encoding, regions);
+}
+
+/**
+ * The reply to a response: a cached response reuses its encoded bytes (cached-encoding.ts); any other
+ * that needs no waiting is encoded in this step.
+ */
+function encodeReply(response: InferResponse, request: InferRequest, encoding: OutputEncoding, regions: RequestRegions): Reply | Promise<Reply> {
+  const encoded = response.memo === undefined ? encodeInferResponseNow(response, encoding, regions) : undefined;
+  return encoded !== undefined ? inferReply(encoded) : encodeResponse(response, request, encoding, regions).then(inferReply);
 }
 
 function inferReply(encoded: EncodedResponse): Reply {
@@ -94,15 +100,12 @@ export function handleInferNow(
   const { request, encoding } = decoded;
   const response = server.inferNow(request);
   if (response === undefined) return inferLater(server, request, encoding);
-  const encoded = response.memo === undefined ? encodeInferResponseNow(response, encoding) : undefined;
-  return encoded !== undefined ? inferReply(encoded) : encodeResponse(response, request, encoding, NO_REGIONS).then(inferReply);
+  return encodeReply(response, request, encoding, NO_REGIONS);
 }
 
 const NO_REGIONS = RequestRegions.of(undefined);
 
 /** A decoded request that its model runs later (a batcher, a busy or threaded instance), and its reply. */
 async function inferLater(server: InferenceServer, request: InferRequest, encoding: OutputEncoding): Promise<Reply> {
-  const response = await server.infer(request);
-  const encoded = (response.memo === undefined ? encodeInferResponseNow(response, encoding) : undefined) ?? (await encodeResponse(response, request, encoding, NO_REGIONS));
-  return inferReply(encoded);
+  return encodeReply(await server.infer(request), request, encoding, NO_REGIONS);
 }
