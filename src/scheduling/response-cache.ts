@@ -1,9 +1,10 @@
+import { LRUCache } from 'lru-cache';
 import { withResponseMemo } from '../kernel/response-memo.js';
 import { responseParametersOf, withResponseParameters } from '../kernel/response-parameters.js';
 import type { Tensor } from '../kernel/tensor.js';
 import type { ResponseCacheStatistics } from '../metrics/response-cache-statistics.js';
 import { type BytesElements, type FixedSizeArray, serializedByteLength } from '../protocol/tensor-data.js';
-import { CacheCounters } from './cache-counters.js';
+import { CacheCounters, nowNs } from './cache-counters.js';
 
 /** What `insert` did: stored the entry, found it already stored, or could not store it (larger than the cache, Redis down). */
 export type InsertOutcome = 'inserted' | 'present' | 'failed';
@@ -20,6 +21,12 @@ export interface ResponseCacheStore {
   readonly isShared: boolean;
   /** The outputs stored under `key`, or undefined on a miss (and when the store cannot be reached). */
   lookup(key: string): readonly Tensor[] | undefined | Promise<readonly Tensor[] | undefined>;
+  /**
+   * `lookup` in the caller's step, for a caller that goes on to `lookup` when it misses: the outputs
+   * stored under `key`, counted as a lookup and a hit; on a miss, undefined and nothing counted.
+   * Absent where a lookup must wait (Redis).
+   */
+  lookupHit?(key: string): readonly Tensor[] | undefined;
   /** Stores the outputs under `key`; never rejects: a failure is counted and reported in the outcome. */
   insert(key: string, outputs: readonly Tensor[]): InsertOutcome | Promise<InsertOutcome>;
   statistics(): ResponseCacheStatistics;
@@ -60,32 +67,46 @@ function copyOutputs(outputs: readonly Tensor[]): readonly Tensor[] {
  * evicting the least recently used entries until a new one fits. An entry counts the bytes of its
  * output tensors, as Triton's does; one larger than the whole cache is not stored ("Cache entry is
  * larger than total cache size"), which the caller counts and the request never sees.
- *
- *   #entries (a Map keeps insertion order): least recently used → ... → most recently used
- *   lookup hit: delete + set moves the entry to the end; insert: evict from the front until it fits
+ * NOTE: the recency order is lru-cache's linked list. A Map kept in order by deleting and setting an
+ * entry on every hit cost 60 µs a hit with 20,000 entries (V8 rehashes a Map whose slots the deleted
+ * entries fill), and a stream with fresh requests among its repeats soon holds that many
+ * (docs/benchmarks.md, "The response cache").
  */
 export class ResponseCache implements ResponseCacheStore {
   readonly isShared = false;
   readonly sizeBytes: number;
-  readonly #entries = new Map<string, Entry>();
+  readonly #entries: LRUCache<string, Entry>;
   readonly #counters = new CacheCounters();
   #usedBytes = 0;
   #evictionCount = 0;
 
   constructor(sizeBytes: number) {
     this.sizeBytes = sizeBytes;
+    this.#entries = new LRUCache<string, Entry>({
+      // lru-cache's sizes are positive: an entry of no bytes takes one unit.
+      maxSize: Math.max(1, sizeBytes),
+      sizeCalculation: (entry) => Math.max(1, entry.bytes),
+      dispose: (entry, _key, reason) => {
+        this.#usedBytes -= entry.bytes;
+        if (reason === 'evict') this.#evictionCount++;
+      },
+    });
   }
 
   /** The outputs stored under `key` (read-only: shared by every hit), or undefined on a miss. */
   lookup(key: string): readonly Tensor[] | undefined {
     const startNs = this.#counters.startLookup();
     const entry = this.#entries.get(key);
-    if (entry !== undefined) {
-      this.#entries.delete(key);
-      this.#entries.set(key, entry);
-    }
     this.#counters.endLookup(startNs, entry !== undefined);
     return entry?.outputs;
+  }
+
+  lookupHit(key: string): readonly Tensor[] | undefined {
+    const startNs = nowNs();
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return undefined;
+    this.#counters.countHit(startNs);
+    return entry.outputs;
   }
 
   /** Stores a copy of the outputs under `key`, evicting the least recently used entries to make room. */
@@ -98,12 +119,6 @@ export class ResponseCache implements ResponseCacheStore {
         this.#counters.countInsertionFailure();
         return 'failed';
       }
-      for (const [oldest, entry] of this.#entries) {
-        if (this.#usedBytes + bytes <= this.sizeBytes) break;
-        this.#entries.delete(oldest);
-        this.#usedBytes -= entry.bytes;
-        this.#evictionCount++;
-      }
       this.#entries.set(key, { outputs: copyOutputs(outputs), bytes });
       this.#usedBytes += bytes;
       return 'inserted';
@@ -114,7 +129,7 @@ export class ResponseCache implements ResponseCacheStore {
 
   /** The keys from least to most recently used (for tests and debugging). */
   keys(): string[] {
-    return [...this.#entries.keys()];
+    return [...this.#entries.rkeys()];
   }
 
   statistics(): ResponseCacheStatistics {
