@@ -1,6 +1,6 @@
 import type { ResponseCacheStatistics } from '../metrics/response-cache-statistics.js';
 
-const nowNs = (): number => Number(process.hrtime.bigint());
+export const nowNs = (): number => Number(process.hrtime.bigint());
 
 /** What every response cache store counts (lookups, hits, misses, failed insertions and their times), kept one way for the local and the redis store. */
 export class CacheCounters {
@@ -21,6 +21,12 @@ export class CacheCounters {
     if (isHit) this.#hitCount++;
     else this.#missCount++;
     this.#lookupNs += nowNs() - startNs;
+  }
+
+  /** A lookup started at `startNs` (nowNs) and counted only once it found its entry (ResponseCache.lookupHit). */
+  countHit(startNs: number): void {
+    this.#lookupCount++;
+    this.endLookup(startNs, true);
   }
 
   startInsertion(): number {

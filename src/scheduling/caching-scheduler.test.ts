@@ -95,3 +95,31 @@ test('a hit answers with the response parameters the model set on the miss it re
   assert.deepEqual([...(hit[0]!.data as Int32Array)], [7]);
   assert.deepEqual(responseParametersOf(hit), parameters);
 });
+
+test('enqueueNow answers a hit in this step as enqueue would; a miss is left to enqueue, counted once', async () => {
+  const { inner, statistics, cache, scheduler } = setUp();
+  assert.equal(scheduler.canEnqueueNow, true);
+  assert.equal(scheduler.enqueueNow(request(4)), undefined);
+  assert.deepEqual(cache.statistics().lookupCount, 0);
+  assert.deepEqual([...((await scheduler.enqueue(request(4)))[0]!.data as Int32Array)], [8]);
+  const hit = scheduler.enqueueNow(request(4))!;
+  assert.deepEqual([...(hit[0]!.data as Int32Array)], [8]);
+  assert.equal(hit, await scheduler.enqueue(request(4)), 'the same stored outputs');
+  assert.equal(inner.runs, 1);
+  const { lookupCount, hitCount, missCount } = cache.statistics();
+  assert.deepEqual({ lookupCount, hitCount, missCount }, { lookupCount: 3, hitCount: 2, missCount: 1 });
+  const { success, cacheHit, cacheMiss } = statistics.snapshot().inferenceStats;
+  assert.deepEqual({ hits: cacheHit.count, misses: cacheMiss.count, success: success.count }, { hits: 2, misses: 1, success: 2 });
+  await scheduler.close();
+  assert.equal(scheduler.canEnqueueNow, false);
+  assert.equal(scheduler.enqueueNow(request(4)), undefined);
+});
+
+test("a cache whose lookups wait (Redis) answers nothing in the caller's step", () => {
+  const clock = new FakeClock();
+  const { statistics, cache } = setUp();
+  const waiting = { isShared: true, lookup: async () => undefined, insert: async () => 'failed' as const, statistics: () => cache.statistics(), close: async () => {} };
+  const scheduler = new CachingScheduler({ scheduler: new DoublingScheduler(clock), cache: waiting, statistics, version: 1, loadId: 0, clock });
+  assert.equal(scheduler.canEnqueueNow, false);
+  assert.equal(scheduler.enqueueNow(request(1)), undefined);
+});

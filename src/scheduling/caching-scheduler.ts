@@ -22,8 +22,9 @@ export interface CachingSchedulerOptions {
  * A model's scheduler with the response cache in front (`response_cache { enable: true }` and
  * `--cache-config`), as Triton looks the cache up when a request reaches the model's scheduler:
  * - a hit is answered with the stored outputs, without queuing or executing (statistics: a success
- *   and a cache hit; no inference, no execution), in the check phase of the event loop's turn, together
- *   with the other hits of that turn (check-phase.ts says why);
+ *   and a cache hit; no inference, no execution): by `enqueue` in the check phase of the event loop's
+ *   turn, together with the other hits of that turn (check-phase.ts says why); by `enqueueNow`, with a
+ *   local cache, in the caller's step (the HTTP front end then writes the replies of a turn together);
  * - a miss runs on the model's scheduler; when it succeeds, its outputs are stored and the lookup and
  *   insertion time is counted as a cache miss and added to the request's duration. A failed request
  *   is neither stored nor counted as a miss (Triton reports the miss with the successful response),
@@ -65,6 +66,26 @@ export class CachingScheduler implements Scheduler {
     await cache.insert(key, outputs);
     statistics.recordCacheMiss((lookupUs + this.#clock.nowUs() - insertStartUs) * 1000);
     return outputs;
+  }
+
+  /** With a local cache, a hit is answered in the caller's step (enqueueNow). */
+  get canEnqueueNow(): boolean {
+    return !this.#isClosed && this.#options.cache.lookupHit !== undefined;
+  }
+
+  /**
+   * A hit in the local cache, answered in this step with the statistics `enqueue` records; undefined
+   * (nothing counted) on a miss, which `enqueue` then looks up again and runs.
+   */
+  enqueueNow(request: InferRequest): readonly Tensor[] | undefined {
+    const { cache, statistics, version, loadId } = this.#options;
+    if (this.#isClosed || cache.lookupHit === undefined) return undefined;
+    const startUs = this.#clock.nowUs();
+    const cached = cache.lookupHit(responseCacheKey(request, { version, loadId, isShared: cache.isShared }));
+    if (cached === undefined) return undefined;
+    const lookupUs = this.#clock.nowUs() - startUs;
+    statistics.recordCacheHit(lookupUs * 1000, lookupUs * 1000);
+    return cached;
   }
 
   close(options?: CloseOptions): Promise<void> {

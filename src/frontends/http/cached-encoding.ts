@@ -1,6 +1,6 @@
-import type { InferRequest, InferResponse } from '../../core/index.js';
+import type { InferRequest, InferResponse, ResponseMemo } from '../../core/index.js';
 import type { RequestRegions } from '../shared-memory/tensor-regions.js';
-import { type EncodedResponse, type OutputEncoding, encodeInferResponse, responseHeadJson, responseIdJson } from './infer-codec.js';
+import { type EncodedResponse, type OutputEncoding, encodeInferResponse, encodeInferResponseNow, responseHeadJson, responseIdJson } from './infer-codec.js';
 
 /** A cached response encoded for one output format, cut where the request id goes. */
 interface EncodedForm {
@@ -49,7 +49,25 @@ export async function encodeResponse(response: InferResponse, request: InferRequ
   const format = formatOf(request, encoding);
   const kept = memo.get(format) as EncodedForm | undefined;
   if (kept !== undefined) return chunksOf(kept, response.id);
-  const encoded = await encodeInferResponse({ ...response, id: '' }, encoding, regions);
+  return keep(memo, format, response, await encodeInferResponse({ ...response, id: '' }, encoding, regions));
+}
+
+/**
+ * encodeResponse in this step, for a response from the cache with nothing to write into shared memory
+ * whose outputs encode without yielding (encodeInferResponseNow); undefined for any other.
+ */
+export function encodeResponseNow(response: InferResponse, request: InferRequest, encoding: OutputEncoding, regions?: RequestRegions): EncodedResponse | undefined {
+  const { memo } = response;
+  if (memo === undefined || regions?.hasOutputs === true) return undefined;
+  const format = formatOf(request, encoding);
+  const kept = memo.get(format) as EncodedForm | undefined;
+  if (kept !== undefined) return chunksOf(kept, response.id);
+  const encoded = encodeInferResponseNow({ ...response, id: '' }, encoding, regions);
+  return encoded === undefined ? undefined : keep(memo, format, response, encoded);
+}
+
+/** Cuts a response encoded without its id into its form, kept in the memo when small enough, and answers with its id. */
+function keep(memo: ResponseMemo, format: string, response: InferResponse, encoded: EncodedResponse): EncodedResponse {
   const [json, ...binary] = encoded.chunks as [Buffer, ...Uint8Array[]];
   const headBytes = Buffer.byteLength(responseHeadJson(response));
   const form: EncodedForm = { head: json.subarray(0, headBytes), tail: json.subarray(headBytes), binary };

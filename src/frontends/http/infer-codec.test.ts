@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { InferResponse } from '../../core/index.js';
+import { type InferResponse, NereidError } from '../../core/index.js';
 import { decodeInferRequest, decodeInferRequestNow, decodeRawInferRequest, encodeInferResponse, encodeInferResponseNow } from './infer-codec.js';
 
 const target = { modelName: 'm', modelVersion: undefined };
@@ -114,10 +114,18 @@ test('a repeated request decodes in one step to the same header, and its respons
   assert.equal(Buffer.from(encodeInferResponseNow(responseOf([1, 2], [7, 8]), first.encoding)!.chunks[0]!).toString(), expected);
 });
 
-test('a request with JSON data, BYTES or shared memory is not decoded in one step', () => {
+test('a request with JSON data decodes in one step, as decodeInferRequest decodes it; BYTES binary data or shared memory do not', async () => {
   const signal = new AbortController().signal;
-  const json = Buffer.from('{"inputs":[{"name":"A","shape":[1],"datatype":"INT32","data":[1]}]}');
-  assert.equal(decodeInferRequestNow(json, target, json.byteLength, signal), undefined);
+  const json = Buffer.from('{"id":"j","inputs":[{"name":"A","shape":[1,2],"datatype":"INT32","data":[[1,2]]},{"name":"S","shape":[1],"datatype":"BYTES","data":["ab"]}]}');
+  const now = decodeInferRequestNow(json, target, undefined, signal)!;
+  const later = await decodeInferRequest(json, target, undefined);
+  assert.deepEqual(now.request.inputs, later.request.inputs);
+  assert.deepEqual([...(now.request.inputs[0]!.data as Int32Array)], [1, 2]);
+  assert.equal(now.request.id, 'j');
+  assert.equal(now.request.signal, signal);
+  assert.throws(() => decodeInferRequestNow(Buffer.from('{"inputs":[{"name":"A","shape":[3],"datatype":"INT32","data":[1,2]}]}'), target, undefined, signal), NereidError);
   const header = Buffer.from('{"inputs":[{"name":"S","shape":[1],"datatype":"BYTES","parameters":{"binary_data_size":5}}]}');
   assert.equal(decodeInferRequestNow(Buffer.concat([header, Buffer.from([1, 0, 0, 0, 0x61])]), target, header.byteLength, signal), undefined);
+  const shm = Buffer.from('{"inputs":[{"name":"A","shape":[1],"datatype":"INT32","parameters":{"shared_memory_region":"r","shared_memory_byte_size":4}}]}');
+  assert.equal(decodeInferRequestNow(shm, target, undefined, signal), undefined);
 });

@@ -117,28 +117,34 @@ export async function decodeInferRequest(
 }
 
 /**
- * decodeInferRequest in this step, for a request whose inputs are all binary data of fixed-size types
- * and that uses no shared memory (RequestHeader.isBinaryOnly), cancelled by `signal`; undefined,
- * nothing done, for any other.
+ * decodeInferRequest in this step, for a request that uses no shared memory and has no BYTES input
+ * sent as binary data (RequestHeader.isDecodableNow), cancelled by `signal`; undefined, nothing done,
+ * for any other.
  */
 export function decodeInferRequestNow(
   body: Buffer,
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
-  headerLength: number,
+  headerLength: number | undefined,
   signal: AbortSignal,
 ): DecodedRequest | undefined {
   const header = headerOf(body, headerLength);
-  if (!header.isBinaryOnly) return undefined;
-  let offset = headerLength;
+  if (!header.isDecodableNow) return undefined;
+  const jsonEnd = headerLength ?? body.byteLength;
+  let offset = jsonEnd;
   const inputs: Tensor[] = [];
   for (const input of header.inputs) {
     const { name, dataType, shape, binarySize } = input;
-    const bytes = binaryBytes(body, offset, input, binarySize!);
-    const data = fixedSizeDataFromBytes(name, dataType as Exclude<DataType, 'BYTES'>, shape, bytes, BINARY_DATA);
-    offset += binarySize!;
+    let data: Tensor['data'];
+    if (binarySize !== undefined) {
+      const bytes = binaryBytes(body, offset, input, binarySize);
+      data = fixedSizeDataFromBytes(name, dataType as Exclude<DataType, 'BYTES'>, shape, bytes, BINARY_DATA);
+      offset += binarySize;
+    } else {
+      data = tensorDataFromJson(name, dataType, elementCount(shape), input.data!);
+    }
     inputs.push({ name, dataType, shape, data, parameters: input.parameters });
   }
-  checkBinaryTotal(body, headerLength, offset);
+  checkBinaryTotal(body, jsonEnd, offset);
   return { request: laneRequestOf(target, header, inputs, signal), encoding: header.encoding };
 }
 

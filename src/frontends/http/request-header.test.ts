@@ -20,17 +20,22 @@ test('the consumed parameters are left out, the others kept, and the encoding re
   assert.deepEqual(header.inputs[0]!.parameters, {});
   assert.equal(header.inputs[0]!.binarySize, 64);
   assert.equal(header.encoding.isBinaryByDefault, true);
-  assert.equal(header.isBinaryOnly, true);
+  assert.equal(header.isDecodableNow, true);
   assert.equal(header.outputs, undefined);
 });
 
-test('JSON data, BYTES binary data and shared memory each make a header that is not binary-only', () => {
-  assert.equal(decodeRequestHeader('{"inputs":[{"name":"A","shape":[2],"datatype":"INT32","data":[1,2]}]}').isBinaryOnly, false);
-  assert.equal(decodeRequestHeader('{"inputs":[{"name":"A","shape":[1],"datatype":"BYTES","parameters":{"binary_data_size":5}}]}').isBinaryOnly, false);
+test('JSON data and fixed-size binary data decode in one step; BYTES binary data and shared memory do not', () => {
+  assert.equal(decodeRequestHeader('{"inputs":[{"name":"A","shape":[2],"datatype":"INT32","data":[1,2]}]}').isDecodableNow, true);
+  assert.equal(decodeRequestHeader('{"inputs":[{"name":"A","shape":[1],"datatype":"BYTES","data":["ab"]}]}').isDecodableNow, true);
+  assert.equal(decodeRequestHeader('{"inputs":[{"name":"A","shape":[1],"datatype":"BYTES","parameters":{"binary_data_size":5}}]}').isDecodableNow, false);
+  const shmInput = decodeRequestHeader(
+    '{"inputs":[{"name":"A","shape":[2],"datatype":"INT32","parameters":{"shared_memory_region":"r","shared_memory_byte_size":8}}]}',
+  );
+  assert.equal(shmInput.isDecodableNow, false);
   const shm = decodeRequestHeader(
     '{"inputs":[{"name":"A","shape":[2],"datatype":"INT32","parameters":{"binary_data_size":8}}],"outputs":[{"name":"B","parameters":{"shared_memory_region":"r","shared_memory_byte_size":8}}]}',
   );
-  assert.equal(shm.isBinaryOnly, false);
+  assert.equal(shm.isDecodableNow, false);
   assert.deepEqual(shm.outputRegions, [['B', { region: 'r', offset: 0, byteSize: 8 }]]);
   assert.deepEqual(shm.outputs, [{ name: 'B', parameters: {} }]);
 });

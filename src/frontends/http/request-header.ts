@@ -39,8 +39,11 @@ export interface RequestHeader {
   readonly outputs: readonly RequestedOutput[] | undefined;
   /** Outputs the client wants written into a region, in request order (the first request of a name decides). */
   readonly outputRegions: ReadonlyArray<readonly [string, RegionReference]>;
-  /** Every input's data is binary, of a fixed-size type, and nothing uses shared memory: the request decodes in one step. */
-  readonly isBinaryOnly: boolean;
+  /**
+   * Nothing uses shared memory and no input is BYTES sent as binary data (whose decoding yields): the
+   * request decodes in one step (decodeInferRequestNow).
+   */
+  readonly isDecodableNow: boolean;
 }
 
 type JsonObject = { [key: string]: JsonValue };
@@ -187,7 +190,8 @@ export function decodeRequestHeader(text: string): RequestHeader {
   const outputRegions: Array<readonly [string, RegionReference]> = [];
   const outputs = json.outputs === undefined ? undefined : Object.freeze(decodeOutputs(json.outputs, isBinaryByOutput, outputRegions));
   checkRequestParameters({ parameters });
-  const isBinaryOnly = outputRegions.length === 0 && inputs.every((input) => input.binarySize !== undefined && input.dataType !== 'BYTES');
+  const isDecodableNow =
+    outputRegions.length === 0 && inputs.every((input) => input.region === undefined && (input.binarySize === undefined || input.dataType !== 'BYTES'));
   return Object.freeze({
     id,
     parameters: Object.freeze(parameters),
@@ -195,7 +199,7 @@ export function decodeRequestHeader(text: string): RequestHeader {
     inputs: Object.freeze(inputs),
     outputs,
     outputRegions: Object.freeze(outputRegions),
-    isBinaryOnly,
+    isDecodableNow,
   });
 }
 

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type InferRequest, type InferResponse, type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
-import { encodeResponse } from '../cached-encoding.js';
+import { encodeResponse, encodeResponseNow } from '../cached-encoding.js';
 import { type DecodedRequest, type EncodedResponse, type OutputEncoding, decodeInferRequest, decodeInferRequestNow, decodeRawInferRequest, encodeInferResponseNow } from '../infer-codec.js';
 import type { Reply } from '../reply.js';
 import type { SharedMemoryRegistry } from '../../shared-memory/shared-memory-registry.js';
@@ -64,11 +64,12 @@ async function infer(
 }
 
 /**
- * The reply to a response: a cached response reuses its encoded bytes (cached-encoding.ts); any other
- * that needs no waiting is encoded in this step.
+ * The reply to a response: a cached response reuses its encoded bytes (cached-encoding.ts); any that
+ * needs no waiting is encoded in this step.
  */
 function encodeReply(response: InferResponse, request: InferRequest, encoding: OutputEncoding, regions: RequestRegions): Reply | Promise<Reply> {
-  const encoded = response.memo === undefined ? encodeInferResponseNow(response, encoding, regions) : undefined;
+  const encoded =
+    response.memo === undefined ? encodeInferResponseNow(response, encoding, regions) : encodeResponseNow(response, request, encoding, regions);
   return encoded !== undefined ? inferReply(encoded) : encodeResponse(response, request, encoding, regions).then(inferReply);
 }
 
@@ -83,10 +84,11 @@ function inferReply(encoded: EncodedResponse): Reply {
 const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
 
 /**
- * handleInfer for a request with binary data of fixed-size types only, no shared memory and no trace:
- * decoded in this step and, when its model can run it at once (InferenceServer.inferNow), answered in
- * this step; otherwise the reply to come. Undefined, nothing done, for any other request: the caller
- * then uses handleInfer. Throws what handleInfer would reject with.
+ * handleInfer for a request that uses no shared memory, has no BYTES input sent as binary data and is
+ * not traced: decoded in this step and, when its model can run it at once (InferenceServer.inferNow: an
+ * idle instance on the main thread, a hit in the local response cache), answered in this step;
+ * otherwise the reply to come. Undefined, nothing done, for any other request: the caller then uses
+ * handleInfer. Throws what handleInfer would reject with.
  */
 export function handleInferNow(
   server: InferenceServer,
@@ -94,7 +96,7 @@ export function handleInferNow(
   { headers, body, signal }: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly signal: AbortSignal },
 ): Reply | Promise<Reply> | undefined {
   const headerLength = readHeaderLength(headers);
-  if (headerLength === undefined || headerLength === 0) return undefined;
+  if (headerLength === 0) return undefined;
   const decoded: DecodedRequest | undefined = decodeInferRequestNow(body, target, headerLength, signal);
   if (decoded === undefined) return undefined;
   const { request, encoding } = decoded;
