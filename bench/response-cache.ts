@@ -10,7 +10,8 @@
  *    mix (one of ten images, or a fresh random one), then a diagnostic of the hit path alone, the same
  *    first image as wrk's fixed body (no Lua per request). Figures: requests/s, p50/p99, and the
  *    server's own CPU time per request (all threads of the Node.js process, and its main thread alone,
- *    from /proc: a figure the shared machine's noise hurts less than the rates).
+ *    from /proc: a figure the shared machine's noise hurts less than the rates). Each server first
+ *    serves the mix for WARM_UP_SECONDS, not measured.
  * 2. Rate limiter: `light` (js_add, 1 instance) next to `heavy` (a JavaScript model that keeps a core
  *    busy for HEAVY_MS per execution, 4 instances) under 4 loops on heavy and 1 on light, with
  *    `--rate-limit=execution_count --rate-limit-resource=cpu:2` (every instance needs one global `cpu`,
@@ -38,6 +39,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCIES = (process.env.CACHE_CONCURRENCY ?? '8,64').split(',').map(Number);
 const ROUNDS = Number(process.env.CACHE_ROUNDS ?? 2);
+const WARM_UP_SECONDS = 2;
 const CACHE_MODELS = (process.env.CACHE_MODELS ?? 'digits,digits_torch').split(',');
 const MIX_SCRIPT = join(ROOT, 'bench/response-cache-mix.lua');
 const INPUT_NAMES: Readonly<Record<string, string>> = { digits: 'INPUT', digits_torch: 'INPUT__0' };
@@ -102,9 +104,9 @@ interface MixFigures {
 }
 
 /** Runs wrk with the mix script against one model of one server for SECONDS. */
-function runMix(server: ServerProcess, model: string, concurrency: number, env: Record<string, string>): Promise<MixFigures> {
+function runMix(server: ServerProcess, model: string, concurrency: number, env: Record<string, string>, seconds = SECONDS): Promise<MixFigures> {
   const before = cpuUs(server.pid);
-  const args = ['-t1', `-c${concurrency}`, `-d${SECONDS}s`, '--timeout', '60s', '-s', MIX_SCRIPT, `${server.baseUrl}/v2/models/${model}/infer`];
+  const args = ['-t1', `-c${concurrency}`, `-d${seconds}s`, '--timeout', '60s', '-s', MIX_SCRIPT, `${server.baseUrl}/v2/models/${model}/infer`];
   return new Promise((resolve, reject) => {
     const child = spawn(process.env.BENCH_WRK ?? 'wrk', args, { env: { ...process.env, BENCH_INPUT_NAME: INPUT_NAMES[model] ?? 'INPUT', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
@@ -156,6 +158,8 @@ async function benchCache(): Promise<string[]> {
     '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   try {
+    // Warm-up, not measured: the servers' code optimized, the cache holding the ten repeated images.
+    for (const model of CACHE_MODELS) for (const server of [off, on]) await runMix(server, model, CONCURRENCIES[0]!, {}, WARM_UP_SECONDS);
     for (const model of CACHE_MODELS) {
       for (const concurrency of CONCURRENCIES) {
         for (const [label, env] of [['90 % repeating', {}], ['one image, fixed body', { BENCH_FIXED: '1' }]] as const) {
