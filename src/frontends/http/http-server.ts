@@ -171,6 +171,8 @@ export class HttpFrontend {
   readonly #dashboard: Dashboard | undefined;
   #inflight = 0;
   /** Replies of the one-step lane waiting for the end of this turn of the event loop (#flushHeld). */
+  /** Connections open now (#inferNow writes at once when there is one). */
+  #connectionCount = 0;
   #held: Array<{ readonly req: IncomingMessage; readonly res: ServerResponse; readonly signal: AbortSignal; readonly reply: Reply }> = [];
 
   constructor(options: HttpFrontendOptions) {
@@ -178,6 +180,10 @@ export class HttpFrontend {
     this.#cors = new CorsPolicy(options.corsOrigins ?? []);
     this.#dashboard = options.dashboard !== undefined ? new Dashboard(options.dashboard, options.access ?? OPEN_ACCESS) : undefined;
     this.#server = createWebServer({ keepAliveTimeout: 65_000 }, options.tls, (req, res) => this.#handle(req, res));
+    this.#server.on('connection', (socket: Socket) => {
+      this.#connectionCount++;
+      socket.once('close', () => this.#connectionCount--);
+    });
   }
 
   listen(port: number, host: string): Promise<AddressInfo> {
@@ -305,8 +311,10 @@ export class HttpFrontend {
       void this.#answer(req, res, signal, reply);
       return;
     }
-    this.#held.push({ req, res, signal, reply });
-    if (this.#held.length === 1) setImmediate(this.#flushHeld);
+    if (this.#held.push({ req, res, signal, reply }) > 1) return;
+    // A lone client has no other reply to share a wake-up with: holding its reply only delays it.
+    if (this.#connectionCount === 1) this.#flushHeld();
+    else setImmediate(this.#flushHeld);
   }
 
   /**
