@@ -11,10 +11,17 @@
  *   BENCH_INTERVAL_MS [3000]       nereid perf's window
  *   BENCH_ENGINE_SECONDS [3]       seconds per batch size and layout of the engine limit
  *   BENCH_ROUNDS [2]               rounds: each measures the engine, then every server point
- *   BENCH_LAYOUT [1x2]             ResNet-18's instance layout at every concurrency: SxT[s], S instances
+ *   BENCH_LAYOUT [1x2b16]          ResNet-18's instance layout at every concurrency: SxT[s][bN], S instances
  *                                  of T intra-op threads each, `s` for pool threads that spin (the
- *                                  model's `allow_spinning` 1; without it 0)
- *   BENCH_COMPARE_LAYOUTS [1x2s,2x1] layouts measured beside it at the highest concurrency ('' for none)
+ *                                  model's `allow_spinning` 1; without it 0), `bN` for a max_batch_size
+ *                                  of N (without it 64)
+ *   BENCH_COMPARE_LAYOUTS [1x2,1x2s,2x1] layouts measured beside it at the highest concurrency ('' for none)
+ *
+ * NOTE: the default caps batches at 16, the engine's best batch for ResNet-18 in 5 of 7 rounds here
+ * (docs/benchmarks.md, issue 13, 2026-12-03): with max_batch_size 64, 32 clients fall into batches of
+ * 30 to 31 and 1 to 2, and the engine itself runs batches of 32 slower than batches of 16 (one session
+ * of two threads: 1 to 8 %, 4 % on average, in six rounds). The engine's limit is still the best of
+ * every batch size and layout it measures.
  *
  * The bench writes its own repository (bench/batching/.work/shm_repository), one model per layout
  * (`resnet18_1x2`...), every one stating its instance count, intra_op_thread_count and
@@ -45,23 +52,23 @@ const REPOSITORY = `${WORK}/shm_repository`;
 const INTERVAL_MS = Number(process.env.BENCH_INTERVAL_MS ?? 3000);
 const ENGINE_SECONDS = Number(process.env.BENCH_ENGINE_SECONDS ?? 3);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
-const LAYOUT = process.env.BENCH_LAYOUT ?? '1x2';
-const COMPARED = (process.env.BENCH_COMPARE_LAYOUTS ?? '1x2s,2x1').split(',').filter((layout) => layout !== '' && layout !== LAYOUT);
+const LAYOUT = process.env.BENCH_LAYOUT ?? '1x2b16';
+const COMPARED = (process.env.BENCH_COMPARE_LAYOUTS ?? '1x2,1x2s,2x1').split(',').filter((layout) => layout !== '' && layout !== LAYOUT);
 const CONCURRENCY = [1, 8, 32];
 // ResNet-18's output, [1, 1000] FP32.
 const RESNET_OUTPUT_BYTES = 4000;
 const LARGE_SHAPE = [1024, 1024];
 
-/** The config of ResNet-18 served in `layout` (SxT[s]), every choice written out. */
+/** The config of ResNet-18 served in `layout` (SxT[s][bN]), every choice written out. */
 function resnetConfig(layout: string): string {
-  const match = /^(\d+)x(\d+)(s?)$/.exec(layout);
-  if (match === null) throw new Error(`layout '${layout}': expected SxT or SxTs (instances x intra-op threads, s: spinning), e.g. 1x2s`);
-  const [, instances, threads, spinning] = match;
+  const match = /^(\d+)x(\d+)(s?)(?:b(\d+))?$/.exec(layout);
+  if (match === null) throw new Error(`layout '${layout}': expected SxT[s][bN] (instances x intra-op threads, s: spinning, bN: max_batch_size N), e.g. 1x2s or 1x2b16`);
+  const [, instances, threads, spinning, maxBatchSize = '64'] = match;
   const shapes = (JSON.parse(readFileSync(`${WORK}/manifest.json`, 'utf8')) as { models: Record<string, { input: number[]; output: number[] }> }).models.resnet18!;
   return [
     `name: "resnet18_${layout}"`,
     'platform: "onnxruntime_onnx"',
-    'max_batch_size: 64',
+    `max_batch_size: ${maxBatchSize}`,
     `input [ { name: "INPUT" data_type: TYPE_FP32 dims: [ ${shapes.input.join(', ')} ] } ]`,
     `output [ { name: "OUTPUT" data_type: TYPE_FP32 dims: [ ${shapes.output.join(', ')} ] } ]`,
     `instance_group [ { count: ${instances} kind: KIND_CPU } ]`,
@@ -149,7 +156,7 @@ try {
   nereid.stop();
 }
 console.log(`ResNet-18 over HTTP, ${ROUNDS} round(s) of the engine then the server; nereid perf windows of ${INTERVAL_MS / 1000} s until three agree within 10 %`);
-console.log(`layout ${LAYOUT} at every concurrency${COMPARED.length > 0 ? `, ${COMPARED.join(' and ')} at ${CONCURRENCY.at(-1)!}` : ''} (SxT[s]: instances x intra-op threads, s: pool threads spin)`);
+console.log(`layout ${LAYOUT} at every concurrency${COMPARED.length > 0 ? `, ${COMPARED.join(' and ')} at ${CONCURRENCY.at(-1)!}` : ''} (SxT[s][bN]: instances x intra-op threads, s: pool threads spin, bN: max_batch_size N, else 64)`);
 console.log(`load average at the start ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}, at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 for (const [index, engine] of engines.entries()) {
   console.log(`round ${index + 1}: engine's in-process best ${engine.best.inferPerSec.toFixed(1)} infer/s (batch ${engine.best.batchSize}, layout ${engine.best.layout}, ${engine.best.cpuUsPerInference.toFixed(0)} CPU µs an inference)`);
