@@ -53,12 +53,12 @@ export async function encodeResponse(response: InferResponse, request: InferRequ
 }
 
 /**
- * encodeResponse in this step, for a response from the cache with nothing to write into shared memory
- * whose outputs encode without yielding (encodeInferResponseNow); undefined for any other.
+ * encodeResponse in this step, for a response with nothing to write into shared memory whose outputs
+ * encode without yielding (encodeInferResponseNow); undefined for any other.
  */
 export function encodeResponseNow(response: InferResponse, request: InferRequest, encoding: OutputEncoding, regions?: RequestRegions): EncodedResponse | undefined {
   const { memo } = response;
-  if (memo === undefined || regions?.hasOutputs === true) return undefined;
+  if (memo === undefined || regions?.hasOutputs === true) return encodeInferResponseNow(response, encoding, regions);
   const format = formatOf(request, encoding);
   const kept = memo.get(format) as EncodedForm | undefined;
   if (kept !== undefined) return chunksOf(kept, response.id);

@@ -170,9 +170,9 @@ export class HttpFrontend {
   readonly #cors: CorsPolicy;
   readonly #dashboard: Dashboard | undefined;
   #inflight = 0;
-  /** Replies of the one-step lane waiting for the end of this turn of the event loop (#flushHeld). */
   /** Connections open now (#inferNow writes at once when there is one). */
   #connectionCount = 0;
+  /** Replies of the one-step lane waiting for the end of this turn of the event loop (#flushHeld). */
   #held: Array<{ readonly req: IncomingMessage; readonly res: ServerResponse; readonly signal: AbortSignal; readonly reply: Reply }> = [];
 
   constructor(options: HttpFrontendOptions) {

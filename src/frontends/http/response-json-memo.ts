@@ -27,12 +27,11 @@ const isEmpty = (parameters: Parameters | undefined): boolean => {
 };
 
 function isSameHead(previous: Remembered, response: InferResponse, byteLengths: readonly number[]): boolean {
-  const before = previous;
-  if (before.modelName !== response.modelName || before.modelVersion !== response.modelVersion || before.id !== response.id) return false;
-  if (!isEmpty(response.parameters) || before.outputs.length !== response.outputs.length) return false;
+  if (previous.modelName !== response.modelName || previous.modelVersion !== response.modelVersion || previous.id !== response.id) return false;
+  if (!isEmpty(response.parameters) || previous.outputs.length !== response.outputs.length) return false;
   for (let index = 0; index < response.outputs.length; index++) {
     const output = response.outputs[index]!;
-    const earlier = before.outputs[index]!;
+    const earlier = previous.outputs[index]!;
     if (output.name !== earlier.name || output.dataType !== earlier.dataType || !isEmpty(output.parameters)) return false;
     if (byteLengths[index] !== previous.byteLengths[index] || output.shape.length !== earlier.shape.length) return false;
     for (let dim = 0; dim < output.shape.length; dim++) if (output.shape[dim] !== earlier.shape[dim]) return false;

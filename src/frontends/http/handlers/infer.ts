@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type InferRequest, type InferResponse, type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
 import { encodeResponse, encodeResponseNow } from '../cached-encoding.js';
-import { type DecodedRequest, type EncodedResponse, type OutputEncoding, decodeInferRequest, decodeInferRequestNow, decodeRawInferRequest, encodeInferResponseNow } from '../infer-codec.js';
+import { type EncodedResponse, type OutputEncoding, decodeInferRequest, decodeInferRequestNow, decodeRawInferRequest } from '../infer-codec.js';
 import type { Reply } from '../reply.js';
 import type { SharedMemoryRegistry } from '../../shared-memory/shared-memory-registry.js';
 import { RequestRegions } from '../../shared-memory/tensor-regions.js';
@@ -68,8 +68,7 @@ async function infer(
  * needs no waiting is encoded in this step.
  */
 function encodeReply(response: InferResponse, request: InferRequest, encoding: OutputEncoding, regions: RequestRegions): Reply | Promise<Reply> {
-  const encoded =
-    response.memo === undefined ? encodeInferResponseNow(response, encoding, regions) : encodeResponseNow(response, request, encoding, regions);
+  const encoded = encodeResponseNow(response, request, encoding, regions);
   return encoded !== undefined ? inferReply(encoded) : encodeResponse(response, request, encoding, regions).then(inferReply);
 }
 
@@ -97,7 +96,7 @@ export function handleInferNow(
 ): Reply | Promise<Reply> | undefined {
   const headerLength = readHeaderLength(headers);
   if (headerLength === 0) return undefined;
-  const decoded: DecodedRequest | undefined = decodeInferRequestNow(body, target, headerLength, signal);
+  const decoded = decodeInferRequestNow(body, target, headerLength, signal);
   if (decoded === undefined) return undefined;
   const { request, encoding } = decoded;
   const response = server.inferNow(request);
