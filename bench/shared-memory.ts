@@ -16,6 +16,9 @@
  *                                  model's `allow_spinning` 1; without it 0), `bN` for a max_batch_size
  *                                  of N (without it 64)
  *   BENCH_COMPARE_LAYOUTS [1x2,1x2s,2x1] layouts measured beside it at the highest concurrency ('' for none)
+ *   BENCH_BEFORE_MAIN [unset]      a second Nereid build's dist/cli/main.js (e.g. the commit before a
+ *                                  change): its server runs beside this one's, and each round measures
+ *                                  it too in BENCH_LAYOUT at the highest concurrency (rows `before`)
  *
  * NOTE: the default caps batches at 16, the engine's best batch for ResNet-18 in 5 of 7 rounds here
  * (docs/benchmarks.md, issue 13, 2026-12-03): with max_batch_size 64, 32 clients fall into batches of
@@ -92,7 +95,9 @@ cpSync(`${ROOT}test/fixtures/model_repository/nobatch_fp32`, `${REPOSITORY}/noba
 mkdirSync(`${WORK}/bodies`, { recursive: true });
 const loadAtStart = loadavg();
 
+const BEFORE_MAIN = process.env.BENCH_BEFORE_MAIN;
 const nereid = await startNereid(REPOSITORY, ['--allow-client-shm=true']);
+const before = BEFORE_MAIN === undefined ? undefined : await startNereid(REPOSITORY, ['--allow-client-shm=true'], BEFORE_MAIN);
 const engines: EngineResult[] = [];
 const rows: string[] = [];
 const largeRows: string[] = [];
@@ -100,16 +105,16 @@ const largeRows: string[] = [];
 const ratios = new Map<string, number[]>();
 try {
   const dataFile = writeInputData(`${WORK}/bodies/shared-memory-resnet18.json`, 'INPUT', readFileSync(`${WORK}/samples/resnet18.input.bin`));
-  const url = `127.0.0.1:${nereid.httpPort}`;
-  const successes = async (model: string): Promise<number> => {
-    const body = (await (await fetch(`http://${url}/v2/models/${model}/stats`)).json()) as { model_stats: Array<{ inference_stats: { success: { count: number } } }> };
-    return body.model_stats[0]!.inference_stats.success.count;
-  };
-  const perf = async (args: readonly string[]): Promise<StepResult & { cpu: string }> => {
+  const perf = async (args: readonly string[], server = nereid): Promise<StepResult & { cpu: string }> => {
+    const url = `127.0.0.1:${server.httpPort}`;
+    const successes = async (model: string): Promise<number> => {
+      const body = (await (await fetch(`http://${url}/v2/models/${model}/stats`)).json()) as { model_stats: Array<{ inference_stats: { success: { count: number } } }> };
+      return body.model_stats[0]!.inference_stats.success.count;
+    };
     const model = args[args.indexOf('-m') + 1]!;
-    const [requestsBefore, cpuBefore] = [await successes(model), threadCpuMs(nereid.pid)];
+    const [requestsBefore, cpuBefore] = [await successes(model), threadCpuMs(server.pid)];
     const step = (await runNereidPerf([...args, '-u', url, '-p', String(INTERVAL_MS)])).steps[0]!;
-    const [requestsAfter, cpuAfter] = [await successes(model), threadCpuMs(nereid.pid)];
+    const [requestsAfter, cpuAfter] = [await successes(model), threadCpuMs(server.pid)];
     const usPerRequest = (ms: number): string => ((ms * 1000) / (requestsAfter - requestsBefore)).toFixed(0);
     const batch = step.server.inferenceCount / step.server.executionCount;
     return { ...step, cpu: `${batch.toFixed(1)} | ${usPerRequest(cpuAfter.mainMs - cpuBefore.mainMs)} / ${usPerRequest(cpuAfter.totalMs - cpuBefore.totalMs)}` };
@@ -121,20 +126,24 @@ try {
     );
     engines.push(engine);
     const limit = engine.best.inferPerSec;
-    const points = [...CONCURRENCY.map((concurrency) => ({ layout: LAYOUT, concurrency })), ...COMPARED.map((layout) => ({ layout, concurrency: highest }))];
+    const points = [
+      ...CONCURRENCY.map((concurrency) => ({ layout: LAYOUT, concurrency, server: nereid, label: LAYOUT })),
+      ...COMPARED.map((layout) => ({ layout, concurrency: highest, server: nereid, label: layout })),
+      ...(before === undefined ? [] : [{ layout: LAYOUT, concurrency: highest, server: before, label: `${LAYOUT} before` }]),
+    ];
     // Every other round runs the points in the reverse order, so that drift does not favour one of them.
-    for (const { layout, concurrency } of round % 2 === 0 ? points : points.reverse()) {
+    for (const { layout, concurrency, server, label } of round % 2 === 0 ? points : points.reverse()) {
       const common = ['-m', `resnet18_${layout}`, '--concurrency-range', String(concurrency), '--input-data', dataFile];
-      const binary = await perf(common);
-      const shared = await perf([...common, '--shared-memory', 'system', '--output-shared-memory-size', String(RESNET_OUTPUT_BYTES)]);
+      const binary = await perf(common, server);
+      const shared = await perf([...common, '--shared-memory', 'system', '--output-shared-memory-size', String(RESNET_OUTPUT_BYTES)], server);
       const cell = (step: StepResult & { cpu: string }): string =>
         `${step.throughputInferPerSec.toFixed(1)} | ${(step.throughputInferPerSec / limit).toFixed(2)} | ${(step.latencyUs.p50Us / 1000).toFixed(1)} / ${(step.latencyUs.p99Us / 1000).toFixed(1)} | ${step.cpu}`;
-      const row = `| ${round + 1} | ${layout} | ${concurrency} | ${cell(binary)} | ${cell(shared)} |`;
+      const row = `| ${round + 1} | ${label} | ${concurrency} | ${cell(binary)} | ${cell(shared)} |`;
       rows.push(row);
       console.error(row);
       if (concurrency === highest) {
         for (const [transport, step] of [['binary', binary], ['shm', shared]] as const) {
-          const key = `${layout} ${transport}`;
+          const key = `${label} ${transport}`;
           ratios.set(key, [...(ratios.get(key) ?? []), step.throughputInferPerSec / limit]);
         }
       }
@@ -154,6 +163,7 @@ try {
   }
 } finally {
   nereid.stop();
+  before?.stop();
 }
 console.log(`ResNet-18 over HTTP, ${ROUNDS} round(s) of the engine then the server; nereid perf windows of ${INTERVAL_MS / 1000} s until three agree within 10 %`);
 console.log(`layout ${LAYOUT} at every concurrency${COMPARED.length > 0 ? `, ${COMPARED.join(' and ')} at ${CONCURRENCY.at(-1)!}` : ''} (SxT[s][bN]: instances x intra-op threads, s: pool threads spin, bN: max_batch_size N, else 64)`);

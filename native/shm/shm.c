@@ -4,6 +4,14 @@
 //   stat(key)                   -> the object's size in bytes
 //   map(key, offset, byteSize)  -> an ArrayBuffer of byteSize bytes over the object from offset
 //   unmap(arrayBuffer)          -> munmap now and detach the buffer (views of it read as empty)
+//   copy(address, byteLength, target, targetOffset)
+//                               -> copies byteLength bytes at address (inside a mapping that map()
+//                                  made, in any thread of the process) into the ArrayBuffer target
+//
+// map's result carries the mapping's address (`address`, the first byte of `buffer`) so that another
+// thread of the process, which cannot be handed the ArrayBuffer itself, can copy from the mapping: an
+// execution thread gathers a batch's inputs straight from the clients' regions (issue 13). The caller
+// keeps the mapping alive while such a copy may run (src/util/mapped-memory.ts).
 //
 // mmap needs a page-aligned file offset: the mapping starts at the page holding `offset` and the
 // ArrayBuffer begins `offset % page` bytes into it. The descriptor is closed once mapped. A buffer
@@ -138,6 +146,9 @@ static napi_value Map(napi_env env, napi_callback_info info) {
   CHECK(napi_create_object(env, &result));
   CHECK(napi_set_named_property(env, result, "buffer", buffer));
   CHECK(napi_set_named_property(env, result, "handle", hint));
+  napi_value address;
+  CHECK(napi_create_double(env, (double)(uintptr_t)((uint8_t*)base + (offset - start)), &address));
+  CHECK(napi_set_named_property(env, result, "address", address));
   return result;
 }
 
@@ -159,11 +170,32 @@ static napi_value Unmap(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+static napi_value Copy(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  size_t address = 0, byte_length = 0, target_offset = 0;
+  void* target = NULL;
+  size_t target_length = 0;
+  if (argc < 4 || !read_size(env, argv[0], &address) || address == 0 || !read_size(env, argv[1], &byte_length) ||
+      napi_get_arraybuffer_info(env, argv[2], &target, &target_length) != napi_ok || !read_size(env, argv[3], &target_offset)) {
+    napi_throw_type_error(env, NULL, "copy(address, byteLength, target, targetOffset): an address, a length, an ArrayBuffer and an offset");
+    return NULL;
+  }
+  if (target_offset > target_length || byte_length > target_length - target_offset) {
+    napi_throw_range_error(env, NULL, "copy: the bytes do not fit in the target from targetOffset");
+    return NULL;
+  }
+  memcpy((uint8_t*)target + target_offset, (const void*)(uintptr_t)address, byte_length);
+  return NULL;
+}
+
 static napi_value Init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
       {"stat", NULL, Stat, NULL, NULL, NULL, napi_enumerable, NULL},
       {"map", NULL, Map, NULL, NULL, NULL, napi_enumerable, NULL},
       {"unmap", NULL, Unmap, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"copy", NULL, Copy, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   CHECK(napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties));
   return exports;

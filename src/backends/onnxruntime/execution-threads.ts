@@ -3,6 +3,7 @@ import type { InferenceSession } from 'onnxruntime-node';
 import { BELL_BYTES, BELL_COUNTER, BELL_READY_BASE, BELL_READY_WRITTEN, BELL_SLEEPING, CONTROL_STATE, READY_SLOTS, STATE_GONE } from './ort-channel.js';
 import type { FromThread, GrownArena, ThreadInit, ToThread } from './ort-messages.js';
 import { startWorker, workerUrl } from '../worker-thread.js';
+import { SHM_ADDON_PATH } from '../../util/mapped-memory.js';
 
 const WORKER_URL = workerUrl('./ort-worker', import.meta.url);
 
@@ -65,7 +66,7 @@ class ExecutionThread {
     this.#bell = new Int32Array(bell);
     this.#controlPort = control.port1;
     this.#arenaPort = arenas.port1;
-    this.#worker = startWorker(WORKER_URL, { bell, controlPort: control.port2, arenaPort: arenas.port2 } satisfies ThreadInit, [control.port2, arenas.port2]);
+    this.#worker = startWorker(WORKER_URL, { bell, controlPort: control.port2, arenaPort: arenas.port2, shmAddonPath: SHM_ADDON_PATH } satisfies ThreadInit, [control.port2, arenas.port2]);
     let crash: string | undefined;
     this.#worker.on('message', (message: FromThread) => this.#onMessage(message));
     this.#worker.on('error', (error) => {

@@ -14,8 +14,13 @@
  *
  * Descriptor table (Int32 words): [0] tensor count, then per tensor DESCRIPTOR_WORDS words:
  * name index (into the session's inputNames or outputNames), type code (ORT_TYPE_CODES), rank, dims
- * (MAX_RANK words), byte offset, byte length. BYTES ('string') data is each element's UTF-8 length
- * (Uint32, little-endian) then its bytes; other data its elements, 8-byte aligned.
+ * (MAX_RANK words), byte offset, byte length, where the data is (DATA_IN_ARENA or DATA_MAPPED). BYTES
+ * ('string') data is each element's UTF-8 length (Uint32, little-endian) then its bytes; other data its
+ * elements, 8-byte aligned. Data that lies in shared memory regions the main thread mapped
+ * (DATA_MAPPED: the inputs of system shared memory requests) is not copied into the arena: at the
+ * byte offset are its parts' count, then each part's address and byte length (Float64 words), and the
+ * thread copies the parts straight from the mappings (src/util/mapped-memory.ts); the byte length word
+ * is still the data's.
  */
 import type { Tensor as OrtTensor } from 'onnxruntime-node';
 
@@ -39,7 +44,9 @@ export const CONTROL_RUN_END = 35;
 export const CONTROL_BYTES = 36 * 8;
 
 export const MAX_RANK = 16;
-export const DESCRIPTOR_WORDS = 5 + MAX_RANK;
+export const DESCRIPTOR_WORDS = 6 + MAX_RANK;
+export const DATA_IN_ARENA = 0;
+export const DATA_MAPPED = 1;
 export const ARENA_DATA_OFFSET = 8192;
 export const INITIAL_ARENA_BYTES = 64 * 1024;
 
@@ -96,6 +103,8 @@ export interface ChannelTensor {
   /** Fixed-size data (any views, written one after the other) or the UTF-8 elements of a 'string' tensor. */
   readonly parts: readonly Uint8Array[];
   readonly isString: boolean;
+  /** Where each part lies when every one is in a mapped region (fixed-size data only): written as addresses, not bytes. */
+  readonly addresses?: readonly number[];
 }
 
 const align8 = (n: number): number => (n + 7) & ~7;
@@ -108,6 +117,7 @@ export function arenaBytesFor(tensors: readonly ChannelTensor[]): number {
 }
 
 function dataBytes(tensor: ChannelTensor): number {
+  if (tensor.addresses !== undefined) return 8 + 16 * tensor.addresses.length;
   let bytes = 0;
   for (const part of tensor.parts) bytes += part.byteLength + (tensor.isString ? 4 : 0);
   return bytes;
@@ -130,6 +140,21 @@ export function writeTensors(arena: SharedArrayBuffer, tensors: readonly Channel
     words[base + 2] = tensor.dims.length;
     for (const [d, dim] of tensor.dims.entries()) words[base + 3 + d] = dim;
     words[base + 3 + MAX_RANK] = offset;
+    if (tensor.addresses !== undefined) {
+      words[base + 5 + MAX_RANK] = DATA_MAPPED;
+      const table = new Float64Array(arena, offset, 1 + 2 * tensor.addresses.length);
+      table[0] = tensor.addresses.length;
+      let byteLength = 0;
+      for (const [at, address] of tensor.addresses.entries()) {
+        table[1 + 2 * at] = address;
+        table[2 + 2 * at] = tensor.parts[at]!.byteLength;
+        byteLength += tensor.parts[at]!.byteLength;
+      }
+      words[base + 4 + MAX_RANK] = byteLength;
+      offset += table.byteLength;
+      continue;
+    }
+    words[base + 5 + MAX_RANK] = DATA_IN_ARENA;
     const start = offset;
     for (const part of tensor.parts) {
       if (tensor.isString) {
@@ -152,11 +177,15 @@ export interface ReadTensor {
   readonly data: ArrayBufferView | Uint8Array[];
 }
 
+/** Copies `byteLength` bytes at `address` in a mapped region into `target` from `targetOffset` (the addon's copy). */
+export type CopyMapped = (address: number, byteLength: number, target: ArrayBuffer, targetOffset: number) => void;
+
 /**
  * Reads the tensors of `arena`. Fixed-size data is copied into `into(byteLength)`'s memory when given
- * (the execution thread's reusable buffer), else into a new ArrayBuffer per tensor.
+ * (the execution thread's reusable buffer), else into a new ArrayBuffer per tensor; data in mapped
+ * regions (DATA_MAPPED) is copied with `copyMapped`, which only a reader of inputs needs.
  */
-export function readTensors(arena: SharedArrayBuffer, into?: (byteLength: number) => ArrayBuffer): ReadTensor[] {
+export function readTensors(arena: SharedArrayBuffer, into?: (byteLength: number) => ArrayBuffer, copyMapped?: () => CopyMapped): ReadTensor[] {
   const words = new Int32Array(arena, 0, ARENA_DATA_OFFSET / 4);
   const bytes = new Uint8Array(arena);
   const view = new DataView(arena);
@@ -186,7 +215,18 @@ export function readTensors(arena: SharedArrayBuffer, into?: (byteLength: number
       const Ctor = ARRAYS[type]!;
       const target = shared ?? new ArrayBuffer(byteLength);
       const targetOffset = shared === undefined ? 0 : sharedOffset;
-      new Uint8Array(target, targetOffset, byteLength).set(bytes.subarray(offset, offset + byteLength));
+      if (words[base + 5 + MAX_RANK] === DATA_MAPPED) {
+        if (copyMapped === undefined) throw new RangeError('tensor data in mapped regions read without a way to copy it');
+        const copy = copyMapped();
+        const table = new Float64Array(arena, offset, 1 + 2 * new Float64Array(arena, offset, 1)[0]!);
+        let at = targetOffset;
+        for (let part = 1; part < table.length; part += 2) {
+          copy(table[part]!, table[part + 1]!, target, at);
+          at += table[part + 1]!;
+        }
+      } else {
+        new Uint8Array(target, targetOffset, byteLength).set(bytes.subarray(offset, offset + byteLength));
+      }
       data = new Ctor(target, targetOffset, byteLength / Ctor.BYTES_PER_ELEMENT);
       sharedOffset += align8(byteLength);
     }

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { loadModelSpec } from '../../config/model-spec.js';
 import { parseModelConfig } from '../../config/parse-model-config.js';
 import type { InferRequest } from '../../kernel/infer-request.js';
 import type { Tensor } from '../../kernel/tensor.js';
 import { silentLogger } from '../../logging/logger.js';
+import { closeMapping, loadShmAddon, type ShmAddon, trackMapping } from '../../util/mapped-memory.js';
 import type { DataType } from '../../protocol/data-type.js';
 import type { InlinePolicy } from './inline-guard.js';
 import { OrtInstance } from './ort-instance.js';
@@ -168,4 +169,107 @@ test('behind a dynamic batcher an inline execution starts in the check phase, no
     assert.deepEqual(plain((await executed).responses[0] as Tensor[]), expectedOf(sent));
     assert.equal(policy.inlineRuns, 2);
   }
+});
+
+/** The shared memory addon, or why it cannot be used here (the tests are skipped then). */
+function shmAddon(): ShmAddon | string {
+  try {
+    return loadShmAddon();
+  } catch (error) {
+    return `the shared memory addon did not load: ${(error as Error).message.split('\n', 1)[0]}`;
+  }
+}
+const SHM_SKIP = typeof shmAddon() === 'string' ? (shmAddon() as string) : false;
+
+/**
+ * The fixed-size inputs of `requests` copied into one new shared memory object, one after the other
+ * as a client writes them, and the requests again with those inputs as views of the addon's mapping.
+ */
+function inRegion(t: TestContext, addon: ShmAddon, requests: readonly InferRequest[]): { readonly requests: InferRequest[]; readonly mapping: ReturnType<ShmAddon['map']> } {
+  const bytesOf = (data: Tensor['data']): Uint8Array => new Uint8Array((data as Uint8Array).buffer, (data as Uint8Array).byteOffset, (data as Uint8Array).byteLength);
+  const offsets = new Map<Tensor, number>();
+  let size = 0;
+  for (const sent of requests) {
+    for (const input of sent.inputs) {
+      if (input.dataType === 'BYTES') continue;
+      offsets.set(input, size);
+      size = (size + bytesOf(input.data).byteLength + 7) & ~7;
+    }
+  }
+  const key = `/nereid-ort-instance-test-${process.pid}-${offsets.size}`;
+  const contents = new Uint8Array(size);
+  for (const [input, offset] of offsets) contents.set(bytesOf(input.data), offset);
+  writeFileSync(`/dev/shm${key}`, contents);
+  t.after(() => rmSync(`/dev/shm${key}`, { force: true }));
+  const mapping = addon.map(key, 0, size);
+  trackMapping(mapping.buffer, mapping.address);
+  const view = (input: Tensor): Tensor => {
+    const offset = offsets.get(input);
+    if (offset === undefined) return input;
+    const Ctor = (input.data as Uint8Array).constructor as new (buffer: ArrayBuffer, offset: number, length: number) => Tensor['data'];
+    return { ...input, data: new Ctor(mapping.buffer, offset, (input.data as ArrayLike<unknown>).length) };
+  };
+  return { requests: requests.map((sent) => ({ ...sent, inputs: sent.inputs.map(view) })), mapping };
+}
+
+test('inputs of every fixed-size type in a mapped region reach the execution thread and come back as sent, alone and in a batch', { skip: SHM_SKIP }, async (t) => {
+  const addon = shmAddon() as ShmAddon;
+  const config = parseModelConfig(readFileSync(`${MODEL_DIR}/config.pbtxt`, 'utf8'), 'config.pbtxt');
+  const spec = await loadModelSpec(config, 1, MODEL_DIR);
+  const instance = await OrtInstance.start({
+    spec,
+    modelPath: `${MODEL_DIR}/1/model.onnx`,
+    sessionOptions: sessionOptionsFromConfig(config, { instanceCount: 1, cpuCount: 2 }),
+    logger: silentLogger,
+    name: 'mapped_0',
+    inlinePolicy: NEVER_INLINE,
+  });
+  t.after(() => instance.close());
+  const sent = [request(2, 5), request(1, 6), request(3, 7)];
+  const { requests, mapping } = inRegion(t, addon, sent);
+  t.after(() => closeMapping(mapping.buffer, () => addon.unmap(mapping.buffer, mapping.handle)));
+  const alone = await instance.execute([requests[1]!]);
+  assert.deepEqual(plain(alone.responses[0] as Tensor[]), expectedOf(sent[1]!));
+  const batch = await instance.execute(requests);
+  for (const [index, sentRequest] of sent.entries()) assert.deepEqual(plain(batch.responses[index] as Tensor[]), expectedOf(sentRequest));
+});
+
+test('a region closed while a run reads it is unmapped once the execution thread is done with the run', { skip: SHM_SKIP }, async (t) => {
+  const addon = shmAddon() as ShmAddon;
+  const echoDir = fileURLToPath(new URL('../../../test/fixtures/hot_path_repository/echo', import.meta.url));
+  const config = parseModelConfig(readFileSync(`${echoDir}/config.pbtxt`, 'utf8'), 'config.pbtxt');
+  const spec = await loadModelSpec(config, 1, echoDir);
+  const instance = await OrtInstance.start({
+    spec,
+    modelPath: `${echoDir}/1/model.onnx`,
+    sessionOptions: sessionOptionsFromConfig(config, { instanceCount: 1, cpuCount: 2 }),
+    logger: silentLogger,
+    name: 'echo_0',
+    inlinePolicy: NEVER_INLINE,
+  });
+  t.after(() => instance.close());
+  const echo = (rows: number, first: number): InferRequest => ({
+    modelName: 'echo',
+    id: '',
+    inputs: [{ name: 'INPUT0', dataType: 'FP32', shape: [rows, 4], data: Float32Array.from({ length: rows * 4 }, (_, i) => first + i) }],
+    parameters: {},
+  });
+  const { requests, mapping } = inRegion(t, addon, [echo(1, 10), echo(2, 20)]);
+  let unmapped = 0;
+  // A run without BYTES inputs is handed to the thread before `execute` returns, holding the mapping.
+  const executed = instance.execute(requests);
+  closeMapping(mapping.buffer, () => {
+    unmapped++;
+    addon.unmap(mapping.buffer, mapping.handle);
+  });
+  assert.equal(unmapped, 0, 'held by the run the thread has not finished');
+  const { responses } = await executed;
+  assert.equal(unmapped, 1, 'unmapped once the thread was done with it');
+  assert.deepEqual(
+    responses.map((outputs) => Array.from((outputs as Tensor[])[0]!.data as Float32Array)),
+    [
+      [10, 11, 12, 13],
+      [20, 21, 22, 23, 24, 25, 26, 27],
+    ],
+  );
 });

@@ -37,6 +37,7 @@ import {
   writeTensors,
 } from './ort-channel.js';
 import { InlineGuard, type InlinePolicy } from './inline-guard.js';
+import { holdMappedFeeds } from './mapped-feeds.js';
 import { dataTypeOfOrt, ortTypeOf, stringCheckedTensor } from './ort-tensors.js';
 import type { SyncSession } from './sync-session.js';
 
@@ -403,17 +404,26 @@ export class OrtInstance implements ModelInstance {
     inline?.session.release();
   }
 
-  /** Hands the run to the execution thread and waits, off the event loop, for its reply in shared memory. */
+  /**
+   * Hands the run to the execution thread and waits, off the event loop, for its reply in shared memory.
+   * Inputs in mapped shared memory regions go as addresses: the thread copies them from the regions.
+   */
   #run(feeds: readonly ChannelTensor[], fetches: readonly string[]): Promise<RunResult> {
     if (feeds.length > MAX_TENSORS || fetches.length > MAX_TENSORS) {
       throw new NereidError('INVALID_ARG', `model '${this.#options.spec.name}': a run carries at most ${MAX_TENSORS} inputs and ${MAX_TENSORS} outputs`);
     }
-    const needed = arenaBytesFor(feeds);
-    if (needed > this.#arena.byteLength) {
-      this.#arena = new SharedArrayBuffer(Math.max(needed, this.#arena.byteLength * 2));
-      this.#hosted.replaceArena(this.#arena);
+    const mapped = holdMappedFeeds(feeds);
+    try {
+      const needed = arenaBytesFor(mapped.feeds);
+      if (needed > this.#arena.byteLength) {
+        this.#arena = new SharedArrayBuffer(Math.max(needed, this.#arena.byteLength * 2));
+        this.#hosted.replaceArena(this.#arena);
+      }
+      writeTensors(this.#arena, mapped.feeds);
+    } catch (error) {
+      mapped.release();
+      throw error;
     }
-    writeTensors(this.#arena, feeds);
     const control = this.#control;
     control[CONTROL_FETCH_COUNT] = fetches.length;
     for (const [position, name] of fetches.entries()) control[CONTROL_FETCHES + position] = this.#outputIndex.get(name)!;
@@ -424,6 +434,8 @@ export class OrtInstance implements ModelInstance {
       Atomics.store(control, CONTROL_STATE, STATE_REQUEST);
       hosted.ring();
       const settle = (): void => {
+        // The thread is done with the run's inputs (or gone): the regions they lie in may be unmapped.
+        mapped.release();
         const state = Atomics.load(control, CONTROL_STATE);
         if (control[CONTROL_GROWN] === 1) {
           control[CONTROL_GROWN] = 0;

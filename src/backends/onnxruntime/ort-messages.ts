@@ -13,6 +13,8 @@ export interface ThreadInit {
   readonly controlPort: MessagePort;
   /** Arenas the thread grew for outputs, read synchronously by the main thread before the reply. */
   readonly arenaPort: MessagePort;
+  /** The shared memory addon's file, loaded the first time a run's inputs lie in mapped regions. */
+  readonly shmAddonPath: string;
 }
 
 export type ToThread =

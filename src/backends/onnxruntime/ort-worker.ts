@@ -21,6 +21,7 @@ import {
   CONTROL_RUN_END,
   CONTROL_RUN_START,
   CONTROL_STATE,
+  type CopyMapped,
   READY_SLOTS,
   readTensors,
   STATE_DONE,
@@ -31,6 +32,7 @@ import {
 } from './ort-channel.js';
 import type { FromThread, GrownArena, ThreadInit, ToThread } from './ort-messages.js';
 import { loadSyncSession, type SyncSession } from './sync-session.js';
+import { loadShmAddon } from '../../util/mapped-memory.js';
 
 const init = workerData as ThreadInit;
 const bell = new Int32Array(init.bell);
@@ -89,6 +91,9 @@ function handle(message: ToThread): void {
   }
 }
 
+/** The addon's copy out of a mapped region, loaded the first time a run's inputs lie in one (ort-channel.ts DATA_MAPPED). */
+const copyMapped = (): CopyMapped => loadShmAddon(init.shmAddonPath).copy;
+
 function localBuffer(hosted: Hosted, byteLength: number): ArrayBuffer {
   if (hosted.local.byteLength < byteLength) hosted.local = new ArrayBuffer(Math.max(byteLength, hosted.local.byteLength * 2));
   return hosted.local;
@@ -98,7 +103,7 @@ function run(hosted: Hosted): void {
   const { session, control, times } = hosted;
   try {
     const feeds: Record<string, OrtTensor> = {};
-    for (const input of readTensors(hosted.arena, (byteLength) => localBuffer(hosted, byteLength))) {
+    for (const input of readTensors(hosted.arena, (byteLength) => localBuffer(hosted, byteLength), copyMapped)) {
       const data = Array.isArray(input.data) ? input.data.map((element) => utf8Decoder.decode(element)) : input.data;
       feeds[session.inputNames[input.nameIndex]!] = new OrtTensor(input.type, data as never, input.dims);
     }

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { closeMapping, loadShmAddon, type ShmAddon, trackMapping } from '../../util/mapped-memory.js';
 
 /**
  * How the server reaches a POSIX shared memory object: mapped by the native addon (native/shm, built
@@ -37,29 +37,22 @@ export class RegionMemoryError extends Error {
   }
 }
 
-interface NativeMapping {
-  readonly buffer: ArrayBuffer;
-  readonly handle: object;
-}
+type NativeMapping = ReturnType<ShmAddon['map']>;
 
-interface NativeAddon {
-  stat(key: string): number;
-  map(key: string, offset: number, byteSize: number): NativeMapping;
-  unmap(buffer: ArrayBuffer, handle: object): void;
-}
-
-// Where `npm install` builds the addon (scripts/build-addons.mjs); the same depth from src/ and dist/.
-const ADDON_PATH = '../../../native/shm/build/Release/nereid_shm.node';
-
+/**
+ * A mapping made by the addon. Its views may be copied from by execution threads (mapped-memory.ts):
+ * `close` unmaps at once, or once the last run holding it lets go.
+ */
 class MappedMemory implements RegionMemory {
-  readonly #addon: NativeAddon;
+  readonly #addon: ShmAddon;
   readonly #mapping: NativeMapping;
   readonly #bytes: Uint8Array;
 
-  constructor(addon: NativeAddon, mapping: NativeMapping) {
+  constructor(addon: ShmAddon, mapping: NativeMapping) {
     this.#addon = addon;
     this.#mapping = mapping;
     this.#bytes = new Uint8Array(mapping.buffer);
+    trackMapping(mapping.buffer, mapping.address);
   }
 
   read(offset: number, byteSize: number): Uint8Array {
@@ -71,11 +64,12 @@ class MappedMemory implements RegionMemory {
   }
 
   close(): void {
-    this.#addon.unmap(this.#mapping.buffer, this.#mapping.handle);
+    const { buffer, handle } = this.#mapping;
+    closeMapping(buffer, () => this.#addon.unmap(buffer, handle));
   }
 }
 
-function nativeProvider(addon: NativeAddon): RegionMemoryProvider {
+function nativeProvider(addon: ShmAddon): RegionMemoryProvider {
   return {
     kind: 'mmap',
     sizeOf(key) {
@@ -176,8 +170,7 @@ export function chooseRegionMemoryProvider(options: { readonly isFallbackForced?
     return { provider: fileProvider, fallbackReason: 'NEREID_SHM_FALLBACK=1' };
   }
   try {
-    const addon = createRequire(import.meta.url)(ADDON_PATH) as NativeAddon;
-    return { provider: nativeProvider(addon) };
+    return { provider: nativeProvider(loadShmAddon()) };
   } catch (error) {
     return { provider: fileProvider, fallbackReason: `the native addon did not load (${(error as Error).message.split('\n', 1)[0]}); run 'npm rebuild' or 'node scripts/build-addons.mjs'` };
   }
