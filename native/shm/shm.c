@@ -7,11 +7,14 @@
 //   copy(address, byteLength, target, targetOffset)
 //                               -> copies byteLength bytes at address (inside a mapping that map()
 //                                  made, in any thread of the process) into the ArrayBuffer target
+//   view(address, byteLength)   -> an ArrayBuffer over those bytes, without a copy and without owning
+//                                  them (nothing is unmapped when it is collected)
 //
 // map's result carries the mapping's address (`address`, the first byte of `buffer`) so that another
-// thread of the process, which cannot be handed the ArrayBuffer itself, can copy from the mapping: an
-// execution thread gathers a batch's inputs straight from the clients' regions (issue 13). The caller
-// keeps the mapping alive while such a copy may run (src/util/mapped-memory.ts).
+// thread of the process, which cannot be handed the ArrayBuffer itself, can reach the mapping: an
+// execution thread gathers a batch's inputs straight from the clients' regions, or hands ONNX Runtime a
+// view of a lone request's input (issue 13). The caller keeps the mapping alive while such a copy or
+// view may be used (src/util/mapped-memory.ts).
 //
 // mmap needs a page-aligned file offset: the mapping starts at the page holding `offset` and the
 // ArrayBuffer begins `offset % page` bytes into it. The descriptor is closed once mapped. A buffer
@@ -190,12 +193,27 @@ static napi_value Copy(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+static napi_value View(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  size_t address = 0, byte_length = 0;
+  if (argc < 2 || !read_size(env, argv[0], &address) || address == 0 || !read_size(env, argv[1], &byte_length)) {
+    napi_throw_type_error(env, NULL, "view(address, byteLength): an address and a length");
+    return NULL;
+  }
+  napi_value buffer;
+  CHECK(napi_create_external_arraybuffer(env, (void*)(uintptr_t)address, byte_length, NULL, NULL, &buffer));
+  return buffer;
+}
+
 static napi_value Init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
       {"stat", NULL, Stat, NULL, NULL, NULL, napi_enumerable, NULL},
       {"map", NULL, Map, NULL, NULL, NULL, napi_enumerable, NULL},
       {"unmap", NULL, Unmap, NULL, NULL, NULL, napi_enumerable, NULL},
       {"copy", NULL, Copy, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"view", NULL, View, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   CHECK(napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties));
   return exports;

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
  * process sees it: the addon, loaded by whichever thread needs it, and the address of each mapping, so
  * that an execution thread can copy a client's region straight into its run (issue 13) where the main
  * thread would otherwise copy it into the channel first. A thread cannot be handed another thread's
- * ArrayBuffer over a mapping, but the mapping itself is the process's: an address reaches it.
+ * ArrayBuffer over a mapping, but the mapping itself is the process's: an address reaches it, to copy
+ * from or to view (ONNX Runtime then reads a lone request's input where the client wrote it).
  *
  * A mapping that a run holds stays mapped until the run lets go, even when the request that leased it
  * was answered meanwhile (cancelled while executing, its instance unloaded): unmapping it under a
@@ -21,6 +22,8 @@ export interface ShmAddon {
   unmap(buffer: ArrayBuffer, handle: object): void;
   /** Copies `byteLength` bytes at `address` (inside a live mapping) into `target` from `targetOffset`. */
   copy(address: number, byteLength: number, target: ArrayBuffer, targetOffset: number): void;
+  /** An ArrayBuffer over `byteLength` bytes at `address` (inside a live mapping), owning nothing: use it only while the mapping is held. */
+  view(address: number, byteLength: number): ArrayBuffer;
 }
 
 /**

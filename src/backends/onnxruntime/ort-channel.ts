@@ -19,10 +19,11 @@
  * elements, 8-byte aligned. Data that lies in shared memory regions the main thread mapped
  * (DATA_MAPPED: the inputs of system shared memory requests) is not copied into the arena: at the
  * byte offset are its parts' count, then each part's address and byte length (Float64 words), and the
- * thread copies the parts straight from the mappings (src/util/mapped-memory.ts); the byte length word
+ * thread reads the parts straight from the mappings (src/util/mapped-memory.ts); the byte length word
  * is still the data's.
  */
 import type { Tensor as OrtTensor } from 'onnxruntime-node';
+import type { ShmAddon } from '../../util/mapped-memory.js';
 
 export const STATE_IDLE = 0;
 export const STATE_REQUEST = 1;
@@ -177,15 +178,17 @@ export interface ReadTensor {
   readonly data: ArrayBufferView | Uint8Array[];
 }
 
-/** Copies `byteLength` bytes at `address` in a mapped region into `target` from `targetOffset` (the addon's copy). */
-export type CopyMapped = (address: number, byteLength: number, target: ArrayBuffer, targetOffset: number) => void;
+/** How a reader reaches data in mapped regions: the shared memory addon's copy and view (src/util/mapped-memory.ts). */
+export type MappedAccess = Pick<ShmAddon, 'copy' | 'view'>;
 
 /**
  * Reads the tensors of `arena`. Fixed-size data is copied into `into(byteLength)`'s memory when given
- * (the execution thread's reusable buffer), else into a new ArrayBuffer per tensor; data in mapped
- * regions (DATA_MAPPED) is copied with `copyMapped`, which only a reader of inputs needs.
+ * (the execution thread's reusable buffer), else into a new ArrayBuffer per tensor. Data in mapped
+ * regions (DATA_MAPPED), which only a reader of inputs meets, is reached with `mapped()`: a tensor in
+ * one part, aligned for its type, is a view of the region (no copy); one in several parts (a batch) is
+ * gathered from them.
  */
-export function readTensors(arena: SharedArrayBuffer, into?: (byteLength: number) => ArrayBuffer, copyMapped?: () => CopyMapped): ReadTensor[] {
+export function readTensors(arena: SharedArrayBuffer, into?: (byteLength: number) => ArrayBuffer, mapped?: () => MappedAccess): ReadTensor[] {
   const words = new Int32Array(arena, 0, ARENA_DATA_OFFSET / 4);
   const bytes = new Uint8Array(arena);
   const view = new DataView(arena);
@@ -213,22 +216,27 @@ export function readTensors(arena: SharedArrayBuffer, into?: (byteLength: number
       data = elements;
     } else {
       const Ctor = ARRAYS[type]!;
-      const target = shared ?? new ArrayBuffer(byteLength);
-      const targetOffset = shared === undefined ? 0 : sharedOffset;
-      if (words[base + 5 + MAX_RANK] === DATA_MAPPED) {
-        if (copyMapped === undefined) throw new RangeError('tensor data in mapped regions read without a way to copy it');
-        const copy = copyMapped();
-        const table = new Float64Array(arena, offset, 1 + 2 * new Float64Array(arena, offset, 1)[0]!);
-        let at = targetOffset;
-        for (let part = 1; part < table.length; part += 2) {
-          copy(table[part]!, table[part + 1]!, target, at);
-          at += table[part + 1]!;
-        }
+      const isMapped = words[base + 5 + MAX_RANK] === DATA_MAPPED;
+      const table = isMapped ? new Float64Array(arena, offset, 1 + 2 * new Float64Array(arena, offset, 1)[0]!) : undefined;
+      if (table !== undefined && mapped === undefined) throw new RangeError('tensor data in mapped regions read without a way to reach it');
+      if (table !== undefined && table.length === 3 && table[1]! % Ctor.BYTES_PER_ELEMENT === 0) {
+        data = new Ctor(mapped!().view(table[1]!, byteLength), 0, byteLength / Ctor.BYTES_PER_ELEMENT);
       } else {
-        new Uint8Array(target, targetOffset, byteLength).set(bytes.subarray(offset, offset + byteLength));
+        const target = shared ?? new ArrayBuffer(byteLength);
+        const targetOffset = shared === undefined ? 0 : sharedOffset;
+        if (table !== undefined) {
+          const { copy } = mapped!();
+          let at = targetOffset;
+          for (let part = 1; part < table.length; part += 2) {
+            copy(table[part]!, table[part + 1]!, target, at);
+            at += table[part + 1]!;
+          }
+        } else {
+          new Uint8Array(target, targetOffset, byteLength).set(bytes.subarray(offset, offset + byteLength));
+        }
+        data = new Ctor(target, targetOffset, byteLength / Ctor.BYTES_PER_ELEMENT);
+        sharedOffset += align8(byteLength);
       }
-      data = new Ctor(target, targetOffset, byteLength / Ctor.BYTES_PER_ELEMENT);
-      sharedOffset += align8(byteLength);
     }
     tensors.push({ nameIndex: words[base]!, type, dims, data });
   }

@@ -21,7 +21,7 @@ import {
   CONTROL_RUN_END,
   CONTROL_RUN_START,
   CONTROL_STATE,
-  type CopyMapped,
+  type MappedAccess,
   READY_SLOTS,
   readTensors,
   STATE_DONE,
@@ -91,8 +91,8 @@ function handle(message: ToThread): void {
   }
 }
 
-/** The addon's copy out of a mapped region, loaded the first time a run's inputs lie in one (ort-channel.ts DATA_MAPPED). */
-const copyMapped = (): CopyMapped => loadShmAddon(init.shmAddonPath).copy;
+/** The addon, loaded the first time a run's inputs lie in mapped regions (ort-channel.ts DATA_MAPPED). */
+const mappedAccess = (): MappedAccess => loadShmAddon(init.shmAddonPath);
 
 function localBuffer(hosted: Hosted, byteLength: number): ArrayBuffer {
   if (hosted.local.byteLength < byteLength) hosted.local = new ArrayBuffer(Math.max(byteLength, hosted.local.byteLength * 2));
@@ -103,7 +103,7 @@ function run(hosted: Hosted): void {
   const { session, control, times } = hosted;
   try {
     const feeds: Record<string, OrtTensor> = {};
-    for (const input of readTensors(hosted.arena, (byteLength) => localBuffer(hosted, byteLength), copyMapped)) {
+    for (const input of readTensors(hosted.arena, (byteLength) => localBuffer(hosted, byteLength), mappedAccess)) {
       const data = Array.isArray(input.data) ? input.data.map((element) => utf8Decoder.decode(element)) : input.data;
       feeds[session.inputNames[input.nameIndex]!] = new OrtTensor(input.type, data as never, input.dims);
     }
