@@ -22,6 +22,7 @@ export async function tensorDataFromBytes(
   shape: readonly number[],
   bytes: Uint8Array,
   source: BytesSource,
+  request: RequestOf,
 ): Promise<Tensor['data']> {
   if (dataType === 'BYTES') {
     // The element count is checked against the shape by the core, in Triton's words (validate-request.ts).
@@ -29,22 +30,35 @@ export async function tensorDataFromBytes(
     if (typeof elements === 'string') throw new NereidError('INVALID_ARG', `input '${name}': malformed BYTES ${source.name}: ${elements}`);
     return elements;
   }
-  return fixedSizeDataFromBytes(name, dataType, shape, bytes, source);
+  return fixedSizeDataFromBytes(name, dataType, shape, bytes, source, request);
 }
 
-/** tensorDataFromBytes for a fixed-size type, in the same step (no microtask turn on the hot path). */
+/** The request a tensor belongs to, as its byte size error names it. */
+export interface RequestOf {
+  readonly modelName: string;
+  /** The request's id, '' for none. */
+  readonly id: string;
+}
+
+/**
+ * tensorDataFromBytes for a fixed-size type, in the same step (no microtask turn on the hot path). A
+ * byte size that does not match the shape fails with the text of Triton's core (InferenceRequest's
+ * input validation, which qa/L0_input_validation and qa/L0_shared_memory compare), then what the
+ * shape needs and where the bytes came from.
+ */
 export function fixedSizeDataFromBytes(
   name: string,
   dataType: Exclude<DataType, 'BYTES'>,
   shape: readonly number[],
   bytes: Uint8Array,
   source: BytesSource,
+  request: RequestOf,
 ): Tensor['data'] {
   const expected = elementCount(shape) * dataTypeByteSize(dataType);
   if (bytes.byteLength !== expected) {
     throw new NereidError(
       'INVALID_ARG',
-      `unexpected byte size for input '${name}': shape [${shape.join(',')}] of ${dataType} needs ${expected} bytes, but ${source.sizePhrase} ${bytes.byteLength}`,
+      `${request.id !== '' ? `[request id: ${request.id}] ` : ''}input byte size mismatch for input '${name}' for model '${request.modelName}'. Expected ${expected}, got ${bytes.byteLength} (shape [${shape.join(',')}] of ${dataType}; ${source.sizePhrase} ${bytes.byteLength})`,
     );
   }
   return viewFixedSize(dataType, bytes);

@@ -178,7 +178,7 @@ describe('bad input gets Triton status codes and clear messages', () => {
     response = await server.post('/v2/models/simple/infer', wrongSize.body, { headers: wrongSize.headers });
     assert.equal(response.status, 400);
     assert.deepEqual(await response.json(), {
-      error: "unexpected byte size for input 'INPUT0': shape [1,16] of INT32 needs 64 bytes, but binary_data_size is 60",
+      error: "input byte size mismatch for input 'INPUT0' for model 'simple'. Expected 64, got 60 (shape [1,16] of INT32; binary_data_size is 60)",
     });
   });
 

@@ -128,7 +128,7 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
       [
         { ...simpleRequest('x'), raw_input_contents: [int32Raw(INPUT0), int32Raw(INPUT1.slice(1))] },
         status.INVALID_ARGUMENT,
-        "unexpected byte size for input 'INPUT1': shape [1,16] of INT32 needs 64 bytes, but its raw_input_contents holds 60",
+        "[request id: x] input byte size mismatch for input 'INPUT1' for model 'simple'. Expected 64, got 60 (shape [1,16] of INT32; its raw_input_contents holds 60)",
       ],
       [
         { ...simpleRequest('x'), raw_input_contents: [int32Raw(INPUT0)] },

@@ -117,12 +117,17 @@ for (const provider of ['mmap', 'file'] as const) {
         assert.deepEqual(output[protocol].ensemble, { y: [3, 5, 7, 9, -1, -3, -5, -7], shape: [2, 4] });
       });
 
-      test(`${protocol}: a region unregistered while a request uses it: the request completes, the name is gone`, () => {
-        const during = output[protocol].unregister_during_request as Record<string, unknown>;
-        assert.deepEqual(during.outcome, { ok: true });
-        assert.deepEqual(during.status_during, []);
-        assert.equal(during.output_equal, true);
-        assert.deepEqual(during.after, { status: status.NOT_FOUND, message: "Unable to find shared memory region: 'slow_in'" });
+      test(`${protocol}: regions unregistered while a request uses them stay listed and usable until the last such request ends, then go`, () => {
+        assert.deepEqual(output[protocol].unregister_during_request, {
+          first: { ok: true },
+          second: { ok: true },
+          status_during: ['slow_in', 'slow_out'],
+          reregister_during: { status: status.ALREADY_EXISTS, message: "shared memory region 'slow_in' already in manager" },
+          status_between: ['slow_in', 'slow_out'],
+          status_after: [],
+          output_equal: true,
+          after: { status: status.NOT_FOUND, message: "Unable to find shared memory region: 'slow_in'" },
+        });
       });
 
       test(`${protocol}: each failure with Triton's status and text`, () => {
@@ -142,7 +147,7 @@ for (const provider of ['mmap', 'file'] as const) {
           infer_unknown_region: { status: status.NOT_FOUND, message: "Unable to find shared memory region: 'nope'" },
           infer_byte_size_mismatch: {
             status: status.INVALID_ARG,
-            message: "unexpected byte size for input 'INPUT0': shape [1,16] of INT32 needs 64 bytes, but shared_memory_byte_size is 60",
+            message: "input byte size mismatch for input 'INPUT0' for model 'simple'. Expected 64, got 60 (shape [1,16] of INT32; shared_memory_byte_size is 60)",
           },
           infer_offset_past_region: { status: status.INVALID_ARG, message: "Invalid offset for shared memory region: 'r'" },
           infer_past_region: { status: status.INVALID_ARG, message: "Invalid offset + byte size for shared memory region: 'r'" },
@@ -165,6 +170,12 @@ for (const provider of ['mmap', 'file'] as const) {
             register_no_byte_size: { status: 400, message: "Shared memory register request has no 'byte_size' field" },
             register_key_not_string: { status: 400, message: 'attempt to access JSON non-string as string' },
             register_no_region_name: { status: 400, message: "'region name' is necessary to register system shared memory region" },
+            output_offset_2_64_minus_32: { status: 400, message: "Invalid offset for shared memory region: 'r'" },
+            output_size_overflow: {
+              status: 400,
+              message: "Integer overflow detected: byte_size (18446744073709551584) + offset (32) exceeds maximum value (18446744073709551615) for region 'r'",
+            },
+            register_size_2_64_minus_1: { status: 400, message: "failed to register shared memory region 's': invalid args" },
             cuda_status: [],
           });
         } else {

@@ -337,6 +337,10 @@ def case_errors(client, result):
             errors["cuda_status"] = outcome(lambda: client.raw("GET", "/v2/cudasharedmemory/status", None))
             errors["cuda_status_one"] = outcome(lambda: client.raw("GET", "/v2/cudasharedmemory/region/c/status", None))
             errors["cuda_unregister"] = outcome(lambda: client.raw("POST", "/v2/cudasharedmemory/unregister", {}))
+            # Past 2^53, as qa/L0_shared_memory sends them (test_infer_offset_out_of_bound, test_infer_integer_overflow).
+            errors["output_offset_2_64_minus_32"] = infer_simple(("shm", "r", 64, 0), outputs=[("OUTPUT0", ("shm", "r", 64, 2**64 - 32)), ("OUTPUT1", None)])
+            errors["output_size_overflow"] = infer_simple(("shm", "r", 64, 0), outputs=[("OUTPUT0", ("shm", "r", 2**64 - 32, 32)), ("OUTPUT1", None)])
+            errors["register_size_2_64_minus_1"] = outcome(lambda: client.register("s", region.key, 2**64 - 1))
         else:
             request = pb.ModelInferRequest(model_name="simple")
             tensor = request.inputs.add(name="INPUT0", datatype="INT32", shape=[1, 16])
@@ -358,27 +362,38 @@ def case_errors(client, result):
 
 
 def case_unregister_during_request(client, result):
-    """The slow model holds the request ~300 ms; every region is unregistered meanwhile."""
+    """The slow model holds each request ~300 ms; every region is unregistered while one runs, as
+    Triton's qa/L0_shared_memory TestSharedMemoryUnregister does: the regions stay listed and usable
+    until the last request holding them ends, then go without another unregister."""
     values = np.linspace(-1, 1, 1000, dtype=np.float32)
     region = Region(f"{client.name}_slow", 8000)
     try:
         client.register("slow_in", region.key, 4000)
         client.register("slow_out", region.key, 4000, offset=4000)
         region.write(0, values.tobytes())
-        answer = {}
+        answers = {}
 
-        def run():
-            answer["outcome"] = outcome(lambda: client.infer("slow", [("INPUT0", "FP32", [1000], ("shm", "slow_in", 4000, 0))], [("OUTPUT0", ("shm", "slow_out", 4000, 0))]) and None)
+        def run(label):
+            answers[label] = outcome(lambda: client.infer("slow", [("INPUT0", "FP32", [1000], ("shm", "slow_in", 4000, 0))], [("OUTPUT0", ("shm", "slow_out", 4000, 0))]) and None)
 
-        thread = threading.Thread(target=run)
-        thread.start()
+        first = threading.Thread(target=run, args=("first",))
+        first.start()
         time.sleep(0.1)
         client.unregister()
-        status_during = client.status()
-        thread.join()
+        status_during = [entry["name"] for entry in client.status()]
+        reregister = outcome(lambda: client.register("slow_in", region.key, 4000))
+        second = threading.Thread(target=run, args=("second",))
+        second.start()
+        first.join()
+        status_between = [entry["name"] for entry in client.status()]
+        second.join()
         result["unregister_during_request"] = {
-            "outcome": answer["outcome"],
+            "first": answers["first"],
+            "second": answers["second"],
             "status_during": status_during,
+            "reregister_during": reregister,
+            "status_between": status_between,
+            "status_after": client.status(),
             "output_equal": region.read(4000, 4000) == values.tobytes(),
             "after": outcome(lambda: client.infer("slow", [("INPUT0", "FP32", [1000], ("shm", "slow_in", 4000, 0))], []) and None),
         }

@@ -76,14 +76,14 @@ export async function decodeModelInferRequest(message: ModelInferRequest, region
         throw new NereidError('INVALID_ARG', `unexpected 'content' provided when using shared memory for '${name}' for model '${message.modelName}'`);
       }
       if (regions === undefined) throw new NereidError('UNSUPPORTED', 'shared memory is not available on this endpoint');
-      data = await tensorDataFromBytes(name, input.datatype, shape, regions.readInput(region), SHARED_MEMORY_SOURCE);
+      data = await tensorDataFromBytes(name, input.datatype, shape, regions.readInput(region), SHARED_MEMORY_SOURCE, message);
     } else {
       if (raw.length > 0 && hasContents(input.contents)) {
         throw new NereidError('INVALID_ARG', `input '${name}' has both contents and raw_input_contents; give one`);
       }
       if (raw.length === 0) data = fromContents(name, input.datatype, shape, input.contents);
-      else if (input.datatype === 'BYTES') data = await tensorDataFromBytes(name, input.datatype, shape, raw[rawIndex++]!, RAW_CONTENTS);
-      else data = fixedSizeDataFromBytes(name, input.datatype, shape, raw[rawIndex++]!, RAW_CONTENTS);
+      else if (input.datatype === 'BYTES') data = await tensorDataFromBytes(name, input.datatype, shape, raw[rawIndex++]!, RAW_CONTENTS, message);
+      else data = fixedSizeDataFromBytes(name, input.datatype, shape, raw[rawIndex++]!, RAW_CONTENTS, message);
     }
     tensors.push({ name, dataType: input.datatype, shape, data, parameters });
   }

@@ -33,7 +33,6 @@ export interface SharedMemoryHandlers {
 }
 
 /** A uint64 field as a number; sizes past 2^53 cannot name a real region and fail as out of bounds. */
-const toNumber = (value: bigint): number => (value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value));
 
 /**
  * The System/CudaSharedMemory* RPCs, after Triton's gRPC server (src/grpc/grpc_server.cc) over the
@@ -55,7 +54,7 @@ export function createSharedMemoryHandlers(registry: SharedMemoryRegistry | unde
         ),
       }),
     systemSharedMemoryRegister: (request) => {
-      system().register(request.name, request.key, toNumber(request.offset), toNumber(request.byteSize));
+      system().register(request.name, request.key, request.offset, request.byteSize);
       return create(SystemSharedMemoryRegisterResponseSchema);
     },
     systemSharedMemoryUnregister: (request) => {

@@ -97,14 +97,15 @@ export async function decodeInferRequest(
   const jsonEnd = headerLength ?? body.byteLength;
   let offset = jsonEnd;
   const inputs: Tensor[] = [];
+  const owner = { modelName: target.modelName, id: header.id };
   for (const input of header.inputs) {
     const { name, dataType, shape, region, binarySize } = input;
     let data: Tensor['data'];
     if (region !== undefined) {
-      data = await tensorDataFromBytes(name, dataType, shape, requireRegions(regions).readInput(region), SHARED_MEMORY_SOURCE);
+      data = await tensorDataFromBytes(name, dataType, shape, requireRegions(regions).readInput(region), SHARED_MEMORY_SOURCE, owner);
     } else if (binarySize !== undefined) {
       const bytes = binaryBytes(body, offset, input, binarySize);
-      data = dataType === 'BYTES' ? await tensorDataFromBytes(name, dataType, shape, bytes, BINARY_DATA) : fixedSizeDataFromBytes(name, dataType, shape, bytes, BINARY_DATA);
+      data = dataType === 'BYTES' ? await tensorDataFromBytes(name, dataType, shape, bytes, BINARY_DATA, owner) : fixedSizeDataFromBytes(name, dataType, shape, bytes, BINARY_DATA, owner);
       offset += binarySize;
     } else {
       data = tensorDataFromJson(name, dataType, elementCount(shape), input.data!);
@@ -132,12 +133,13 @@ export function decodeInferRequestNow(
   const jsonEnd = headerLength ?? body.byteLength;
   let offset = jsonEnd;
   const inputs: Tensor[] = [];
+  const owner = { modelName: target.modelName, id: header.id };
   for (const input of header.inputs) {
     const { name, dataType, shape, binarySize } = input;
     let data: Tensor['data'];
     if (binarySize !== undefined) {
       const bytes = binaryBytes(body, offset, input, binarySize);
-      data = fixedSizeDataFromBytes(name, dataType as Exclude<DataType, 'BYTES'>, shape, bytes, BINARY_DATA);
+      data = fixedSizeDataFromBytes(name, dataType as Exclude<DataType, 'BYTES'>, shape, bytes, BINARY_DATA, owner);
       offset += binarySize;
     } else {
       data = tensorDataFromJson(name, dataType, elementCount(shape), input.data!);
@@ -184,7 +186,7 @@ export async function decodeRawInferRequest(
   } else {
     const wildcard = dims.indexOf(-1);
     if (wildcard !== -1) dims[wildcard] = known === 0 ? 0 : Math.floor(body.byteLength / known / dataTypeByteSize(input.datatype));
-    data = await tensorDataFromBytes(input.name, input.datatype, dims, body, BINARY_DATA);
+    data = await tensorDataFromBytes(input.name, input.datatype, dims, body, BINARY_DATA, { modelName: target.modelName, id: '' });
   }
   const request: InferRequest = {
     modelName: target.modelName,

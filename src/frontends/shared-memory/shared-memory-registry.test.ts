@@ -69,22 +69,46 @@ for (const isFallbackForced of [false, true]) {
       assert.deepEqual(disabled.status(), []);
     });
 
-    test('a region unregistered while leased stays readable until the lease is released, then unmaps', (t) => {
+    test('a region unregistered while leased stays listed and usable until its last lease is released, then goes, as in Triton', (t) => {
       const key = createObject(name, 4096);
       t.after(() => rmSync(`/dev/shm/${name}`, { force: true }));
       const registry = new SharedMemoryRegistry({ provider, isAllowed: true });
       registry.register('r', key, 0, 4096);
-      const lease = registry.acquire('r', 0, 4);
+      const first = registry.acquire('r', 0, 4);
       registry.unregister('r');
+      assert.deepEqual(registry.status(), [{ name: 'r', key, offset: 0, byteSize: 4096 }]);
+      assert.throws(() => registry.register('r', key, 0, 16), { status: 'ALREADY_EXISTS', message: "shared memory region 'r' already in manager" });
+      const second = registry.acquire('r', 4, 4);
+      assert.deepEqual([...first.read()], [0, 1, 2, 3]);
+      first.release();
+      first.release();
+      assert.deepEqual(registry.status('r'), [{ name: 'r', key, offset: 0, byteSize: 4096 }]);
+      assert.deepEqual([...second.read()], [4, 5, 6, 7]);
+      second.release();
       assert.deepEqual(registry.status(), []);
+      assert.equal(registry.mappedCount, 0);
       registry.register('r', key, 0, 16);
-      assert.equal(registry.mappedCount, 2);
-      assert.deepEqual([...lease.read()], [0, 1, 2, 3]);
-      lease.release();
-      lease.release();
-      assert.equal(registry.mappedCount, 1);
       registry.unregisterAll();
       assert.equal(registry.mappedCount, 0);
+    });
+
+    test('status lists regions by name; offsets and sizes past 2^53 are checked in uint64, with Triton\'s overflow message', (t) => {
+      const key = createObject(name, 64);
+      t.after(() => rmSync(`/dev/shm/${name}`, { force: true }));
+      const registry = new SharedMemoryRegistry({ provider, isAllowed: true });
+      registry.register('zz', key, 0, 64);
+      registry.register('aa', key, 0, 32);
+      assert.deepEqual(
+        registry.status().map((region) => region.name),
+        ['aa', 'zz'],
+      );
+      assert.throws(() => registry.register('s', key, 0, 2n ** 64n - 1n), { status: 'INVALID_ARG', message: "failed to register shared memory region 's': invalid args" });
+      assert.throws(() => registry.acquire('zz', 2n ** 64n - 32n, 64), { status: 'INVALID_ARG', message: "Invalid offset for shared memory region: 'zz'" });
+      assert.throws(() => registry.acquire('zz', 32, 2n ** 64n - 32n), {
+        status: 'INVALID_ARG',
+        message: "Integer overflow detected: byte_size (18446744073709551584) + offset (32) exceeds maximum value (18446744073709551615) for region 'zz'",
+      });
+      registry.unregisterAll();
     });
 
     test('10,000 registrations leave no descriptor and no mapping behind', (t) => {

@@ -36,24 +36,28 @@ const RESERVED_KEY_PREFIX = 'triton_python_backend_shm_region_';
 interface Region extends RegionStatus {
   readonly memory: RegionMemory;
   leases: number;
-  isUnregistered: boolean;
+  /** Unregistered while leased: it goes once its last lease is released (Triton's awaiting_unregister_). */
+  isAwaitingUnregister: boolean;
 }
+
+/** A byte count or offset as a request gives it: a number, or a bigint past 2^53 (TritonJson's uint64). */
+export type ByteCount = number | bigint;
+
+/** SIZE_MAX on the 64-bit machines Triton runs on, for its overflow message. */
+const SIZE_MAX = 2n ** 64n - 1n;
 
 /**
  * The system shared memory regions clients registered, after Triton's SharedMemoryManager
  * (src/shared_memory_manager.cc): the same checks, statuses and messages. One registry serves both
- * front ends, so a region registered over HTTP is usable over gRPC.
- *
- * NOTE: Triton keeps an unregistered region in its map until its in-flight requests finish
- * (`awaiting_unregister_`); here the name is freed at once (status stops listing it and it may be
- * registered again) and only the mapping waits for its last lease.
+ * front ends, so a region registered over HTTP is usable over gRPC. As in Triton, unregistering a
+ * region that requests hold marks it: status still lists it, new requests may still use it, and it is
+ * unmapped and forgotten when the last of them ends (qa/L0_shared_memory checks all three); its name
+ * cannot be registered again until then. Status lists regions by name, as Triton's std::map does.
  */
 export class SharedMemoryRegistry {
   readonly #provider: RegionMemoryProvider;
   readonly #isAllowed: boolean;
   readonly #regions = new Map<string, Region>();
-  /** Every region still mapped: the registered ones and those unregistered while leased. */
-  readonly #mapped = new Set<Region>();
 
   constructor(options: { readonly provider: RegionMemoryProvider; readonly isAllowed: boolean }) {
     this.#provider = options.provider;
@@ -70,9 +74,9 @@ export class SharedMemoryRegistry {
     return this.#isAllowed;
   }
 
-  /** Regions mapped now, unregistered ones still leased included. */
+  /** Regions mapped now, those awaiting their last lease included. */
   get mappedCount(): number {
-    return this.#mapped.size;
+    return this.#regions.size;
   }
 
   #checkAllowed(): void {
@@ -80,7 +84,7 @@ export class SharedMemoryRegistry {
   }
 
   /** Opens and maps `byteSize` bytes of the object `key` from `offset` under `name`. */
-  register(name: string, key: string, offset: number, byteSize: number): void {
+  register(name: string, key: string, offset: ByteCount, byteSize: ByteCount): void {
     this.#checkAllowed();
     if (key.startsWith(RESERVED_KEY_PREFIX)) {
       throw new NereidError('INVALID_ARG', `cannot register shared memory region '${name}' with key '${key}' as the key contains the reserved prefix '${RESERVED_KEY_PREFIX}'`);
@@ -92,10 +96,10 @@ export class SharedMemoryRegistry {
     } catch (error) {
       throw new NereidError('INTERNAL', `Unable to open shared memory region: '${key}'`, { cause: error });
     }
-    if (offset + byteSize > size) throw new NereidError('INVALID_ARG', `failed to register shared memory region '${name}': invalid args`);
+    if (BigInt(offset) + BigInt(byteSize) > BigInt(size)) throw new NereidError('INVALID_ARG', `failed to register shared memory region '${name}': invalid args`);
     let memory: RegionMemory;
     try {
-      memory = this.#provider.open(key, offset, byteSize);
+      memory = this.#provider.open(key, Number(offset), Number(byteSize));
     } catch (error) {
       if (error instanceof RegionMemoryError && error.step === 'open') {
         throw new NereidError('INTERNAL', `Unable to open shared memory region: '${key}'`, { cause: error });
@@ -104,21 +108,19 @@ export class SharedMemoryRegistry {
         cause: error,
       });
     }
-    const region: Region = { name, key, offset, byteSize, memory, leases: 0, isUnregistered: false };
-    this.#regions.set(name, region);
-    this.#mapped.add(region);
+    this.#regions.set(name, { name, key, offset: Number(offset), byteSize: Number(byteSize), memory, leases: 0, isAwaitingUnregister: false });
   }
 
   /** Every region, or the one named: NOT_FOUND with Triton's message when there is none by that name. */
   status(name?: string): RegionStatus[] {
     const toStatus = ({ name, key, offset, byteSize }: Region): RegionStatus => ({ name, key, offset, byteSize });
-    if (name === undefined || name === '') return [...this.#regions.values()].map(toStatus);
+    if (name === undefined || name === '') return [...this.#regions.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(toStatus);
     const region = this.#regions.get(name);
     if (region === undefined) throw new NereidError('NOT_FOUND', `Unable to find system shared memory region: '${name}'`);
     return [toStatus(region)];
   }
 
-  /** Forgets the region (a name never registered is no error, as in Triton); unmaps it once no request holds it. */
+  /** Forgets the region (a name never registered is no error, as in Triton), or marks it to go once no request holds it. */
   unregister(name: string): void {
     this.#checkAllowed();
     this.#forget(name);
@@ -137,38 +139,45 @@ export class SharedMemoryRegistry {
   #forget(name: string): void {
     const region = this.#regions.get(name);
     if (region === undefined) return;
+    if (region.leases > 0) {
+      region.isAwaitingUnregister = true;
+      return;
+    }
     this.#regions.delete(name);
-    region.isUnregistered = true;
-    if (region.leases === 0) this.#unmap(region);
+    region.memory.close();
   }
 
   /**
-   * A lease on `byteSize` bytes of region `name` from `offset`, with Triton's checks
-   * (SharedMemoryManager::GetMemoryInfo).
+   * A lease on `byteSize` bytes of region `name` from `offset`, with Triton's checks and messages, in
+   * its order (SharedMemoryManager::GetMemoryInfo; uint64 arithmetic, so its overflow check answers as
+   * Triton's does).
    */
-  acquire(name: string, offset: number, byteSize: number): RegionLease {
+  acquire(name: string, offset: ByteCount, byteSize: ByteCount): RegionLease {
     const region = this.#regions.get(name);
     if (region === undefined) throw new NereidError('NOT_FOUND', `Unable to find shared memory region: '${name}'`);
-    if (offset >= region.byteSize) throw new NereidError('INVALID_ARG', `Invalid offset for shared memory region: '${name}'`);
-    if (offset + byteSize > region.byteSize) throw new NereidError('INVALID_ARG', `Invalid offset + byte size for shared memory region: '${name}'`);
+    const [start, length] = [BigInt(offset), BigInt(byteSize)];
+    if (start >= BigInt(region.byteSize)) throw new NereidError('INVALID_ARG', `Invalid offset for shared memory region: '${name}'`);
+    if (length > SIZE_MAX - start) {
+      throw new NereidError(
+        'INVALID_ARG',
+        `Integer overflow detected: byte_size (${length}) + offset (${start}) exceeds maximum value (${SIZE_MAX}) for region '${name}'`,
+      );
+    }
+    if (start + length > BigInt(region.byteSize)) throw new NereidError('INVALID_ARG', `Invalid offset + byte size for shared memory region: '${name}'`);
+    const [at, size] = [Number(start), Number(length)];
     region.leases++;
     let isReleased = false;
     return {
       regionName: name,
-      byteSize,
-      read: () => region.memory.read(offset, byteSize),
-      write: (bytes) => region.memory.write(offset, bytes),
+      byteSize: size,
+      read: () => region.memory.read(at, size),
+      write: (bytes) => region.memory.write(at, bytes),
       release: () => {
         if (isReleased) return;
         isReleased = true;
         region.leases--;
-        if (region.leases === 0 && region.isUnregistered) this.#unmap(region);
+        if (region.leases === 0 && region.isAwaitingUnregister) this.#forget(name);
       },
     };
-  }
-
-  #unmap(region: Region): void {
-    if (!this.#mapped.delete(region)) return;
-    region.memory.close();
   }
 }

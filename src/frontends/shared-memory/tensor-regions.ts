@@ -1,20 +1,23 @@
 import { NereidError, type Tensor } from '../../core/index.js';
 import type { ParameterValue } from '../../protocol/parameters.js';
 import { tensorBytes } from '../tensor-bytes.js';
-import { CLIENT_SHM_DISABLED_MESSAGE, type RegionLease, type SharedMemoryRegistry } from './shared-memory-registry.js';
+import { type ByteCount, CLIENT_SHM_DISABLED_MESSAGE, type RegionLease, type SharedMemoryRegistry } from './shared-memory-registry.js';
 
 /** Where a tensor's data lies: `byteSize` bytes of region `region` from `offset`. */
 export interface RegionReference {
   readonly region: string;
-  readonly offset: number;
-  readonly byteSize: number;
+  readonly offset: ByteCount;
+  readonly byteSize: ByteCount;
 }
 
 const SHM_KEYS = ['shared_memory_region', 'shared_memory_offset', 'shared_memory_byte_size'] as const;
 
-const asUnsigned = (value: ParameterValue | undefined): number | undefined => {
-  const number = typeof value === 'bigint' ? Number(value) : value;
-  return typeof number === 'number' && Number.isSafeInteger(number) && number >= 0 ? number : undefined;
+const UINT64_MAX = 2n ** 64n - 1n;
+
+/** A uint64 parameter (TritonJson's AsUInt): a safe integer as a number, a larger one as a bigint. */
+const asUnsigned = (value: ParameterValue | undefined): ByteCount | undefined => {
+  if (typeof value === 'bigint') return value < 0n || value > UINT64_MAX ? undefined : value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 };
 
 /**
@@ -45,7 +48,7 @@ export function takeGrpcRegionReference(tensorName: string, parameters: Record<s
   if (hasRegion && typeof region !== 'string') {
     throw new NereidError('INVALID_ARG', `invalid value type for 'shared_memory_region' parameter for tensor '${tensorName}', expected string_param.`);
   }
-  let offsetValue = 0;
+  let offsetValue: ByteCount = 0;
   if (offset !== undefined) {
     if (!hasRegion) throw new NereidError('INVALID_ARG', `'shared_memory_offset' can not be specified without 'shared_memory_region' parameter for tensor '${tensorName}'`);
     const value = asUnsigned(offset);

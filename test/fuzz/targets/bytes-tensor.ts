@@ -47,7 +47,7 @@ export const bytesTensorTargets: readonly FuzzTarget[] = [
       fc.asyncProperty(dataType, fc.array(fc.oneof(fc.nat({ max: 6 }), fc.constantFrom(2 ** 31, 2 ** 53 - 1)), { maxLength: 3 }), fc.oneof(fc.uint8Array({ maxLength: 64 }), nearlySerialized), fc.nat({ max: 7 }), async (datatype, shape, bytes, offset) => {
         // An odd offset into a larger buffer, as a tensor inside a request body is.
         const body = Buffer.concat([Buffer.alloc(offset), bytes]).subarray(offset);
-        await expectClientErrorAsync(() => tensorDataFromBytes('X', datatype, shape, body, SOURCE));
+        await expectClientErrorAsync(() => tensorDataFromBytes('X', datatype, shape, body, SOURCE, { modelName: 'm', id: '' }));
       }),
   },
 ];

@@ -1,6 +1,6 @@
 import { NereidError } from '../../../core/index.js';
 import type { JsonValue } from '../../../protocol/json-body.js';
-import type { SharedMemoryRegistry } from '../../shared-memory/shared-memory-registry.js';
+import type { ByteCount, SharedMemoryRegistry } from '../../shared-memory/shared-memory-registry.js';
 import { parseRequestJson } from '../request-json.js';
 import { type Reply, jsonReply } from '../reply.js';
 
@@ -9,13 +9,12 @@ type Action = 'status' | 'register' | 'unregister';
 /** Triton answers a successful register or unregister with 200, a JSON content type and no body. */
 const OK: Reply = { status: 200, headers: { 'content-type': 'application/json' }, chunks: [] };
 
-/** TritonJson's AsUInt: a JSON unsigned integer, or its error text. */
-function asUnsigned(value: JsonValue): number {
-  const number = typeof value === 'bigint' ? Number(value) : value;
-  if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 0) {
-    throw new NereidError('INVALID_ARG', 'attempt to access JSON non-unsigned-integer as unsigned-integer');
-  }
-  return number;
+const UINT64_MAX = 2n ** 64n - 1n;
+
+/** TritonJson's AsUInt: a JSON unsigned integer up to 2^64 - 1 (a bigint past 2^53), or its error text. */
+function asUnsigned(value: JsonValue): ByteCount {
+  if (typeof value === 'bigint' ? value >= 0n && value <= UINT64_MAX : typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value as ByteCount;
+  throw new NereidError('INVALID_ARG', 'attempt to access JSON non-unsigned-integer as unsigned-integer');
 }
 
 /**
