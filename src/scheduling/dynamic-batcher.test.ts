@@ -243,9 +243,10 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
   });
 
   test('preserve_ordering: responses leave in arrival order even when a later batch finishes first', async () => {
-    const { instances, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1], preserveOrdering: true }, 2);
+    const { clock, instances, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1], preserveOrdering: true }, 2);
     void send(request('r1'));
     void send(request('r2'));
+    clock.advance(0);
     assert.deepEqual(instances.map((i) => i.batches), [[['r1']], [['r2']]]);
     await instances[1]!.finish();
     assert.equal(outcomes.has('r2'), false, 'r2 is held until r1 is answered');
@@ -294,10 +295,24 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
     assert.deepEqual([...outcomes.values()].filter((o) => o.startsWith('error')), []);
   });
 
+  test('with every instance idle a request leaves at once; with one busy, the requests of a turn leave together at its end', () => {
+    const { clock, instances, send } = setup({ maxQueueDelayUs: 0 }, 2);
+    void send(request('r1'));
+    assert.deepEqual(instances.map((i) => i.batches), [[['r1']], []]);
+    void send(request('r2'));
+    void send(request('r3'));
+    assert.deepEqual(instances.map((i) => i.batches), [[['r1']], []]);
+    clock.advance(0);
+    assert.deepEqual(instances.map((i) => i.batches), [[['r1']], [['r2', 'r3']]]);
+    void send(request('r4'));
+    assert.deepEqual(instances.map((i) => i.batches), [[['r1']], [['r2', 'r3']]], 'no instance idle: r4 waits for one');
+  });
+
   test('without preserve_ordering a finished batch is answered at once', async () => {
-    const { instances, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1] }, 2);
+    const { clock, instances, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1] }, 2);
     void send(request('r1'));
     void send(request('r2'));
+    clock.advance(0);
     await instances[1]!.finish();
     assert.deepEqual([...outcomes.keys()], ['r2']);
   });
