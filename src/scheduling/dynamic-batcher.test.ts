@@ -308,6 +308,32 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
     assert.deepEqual(instances.map((i) => i.batches), [[['r1']], [['r2', 'r3']]], 'no instance idle: r4 waits for one');
   });
 
+  test('enqueueWith: each request of the batch gets its own outputs through its callback, once, as the batch completes', async () => {
+    const { instance, batcher } = setup({ maxQueueDelayUs: 0 });
+    const settled: string[] = [];
+    const settleOf = (id: string) => (result: readonly Tensor[] | NereidError) =>
+      void settled.push(result instanceof NereidError ? `${id} error:${result.message}` : `${id} ok:${[...(result[0]!.data as Int32Array)].join(',')}`);
+    batcher.enqueueWith(request('r1'), settleOf('r1'));
+    batcher.enqueueWith(request('r2'), settleOf('r2'));
+    batcher.enqueueWith(request('r3'), settleOf('r3'));
+    assert.deepEqual(instance.batches, [['r1']]);
+    assert.equal(batcher.inflightCount, 3);
+    await instance.finish();
+    assert.deepEqual(instance.batches, [['r1'], ['r2', 'r3']]);
+    assert.deepEqual(settled, ['r1 ok:1,1']);
+    await instance.finish();
+    assert.deepEqual(settled, ['r1 ok:1,1', 'r2 ok:2,2', 'r3 ok:3,3']);
+    assert.equal(batcher.inflightCount, 0);
+  });
+
+  test('enqueueWith: a refusal is answered in the caller\'s step', async () => {
+    const { batcher } = setup();
+    await batcher.close();
+    const settled: Array<readonly Tensor[] | NereidError> = [];
+    batcher.enqueueWith(request('r1'), (result) => void settled.push(result));
+    assert.deepEqual(settled, [new NereidError('UNAVAILABLE', "model 'm' is unloading and takes no new requests")]);
+  });
+
   test('without preserve_ordering a finished batch is answered at once', async () => {
     const { clock, instances, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1] }, 2);
     void send(request('r1'));

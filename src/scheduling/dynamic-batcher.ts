@@ -90,49 +90,54 @@ export class DynamicBatcher implements Scheduler {
   }
 
   enqueue(request: InferRequest): Promise<readonly Tensor[]> {
-    // Refusals reject the returned promise, as the Scheduler contract says; enqueue never throws.
+    return new Promise((resolve, reject) => this.enqueueWith(request, (result) => (result instanceof NereidError ? reject(result) : resolve(result))));
+  }
+
+  enqueueWith(request: InferRequest, settle: (result: readonly Tensor[] | NereidError) => void): void {
     try {
       this.#inflight.accept();
     } catch (error) {
-      return Promise.reject(error);
+      settle(error as NereidError);
+      return;
     }
     const levelNumber = this.#queue.levelOf(readInteger(request, 'priority'));
     const policy = this.#queue.policyOf(levelNumber);
     const waiting = this.#queue.waitingAt(levelNumber);
     if (policy.maxQueueSize > 0 && waiting >= policy.maxQueueSize) {
       this.#inflight.settle(); // accepted just above; it ends here
-      return Promise.reject(
+      settle(
         new NereidError(
           'UNAVAILABLE',
           `${idPrefix(request)}Exceeds maximum queue size: model '${this.#options.modelName}' already has ${waiting} request(s) waiting at priority level ${levelNumber} (max_queue_size ${policy.maxQueueSize})`,
         ),
       );
+      return;
     }
     const nowUs = this.#clock.nowUs();
-    return new Promise<readonly Tensor[]>((resolve, reject) => {
-      let unwatch = (): void => {};
-      const entry: Entry = {
-        request,
-        batchSize: batchSizeOf(request, this.#options.maxBatchSize > 0),
-        enqueuedUs: nowUs,
-        deadlineUs: this.#queue.deadlineOf(levelNumber, readInteger(request, 'timeout'), nowUs),
-        shapeKey: shapeKeyOf(request),
-        settle: (result) => {
-          unwatch();
-          const finish = (): void => {
-            if (result instanceof NereidError) reject(result);
-            else resolve(result);
+    let unwatch = (): void => {};
+    const entry: Entry = {
+      request,
+      batchSize: batchSizeOf(request, this.#options.maxBatchSize > 0),
+      enqueuedUs: nowUs,
+      deadlineUs: this.#queue.deadlineOf(levelNumber, readInteger(request, 'timeout'), nowUs),
+      shapeKey: shapeKeyOf(request),
+      settle: (result) => {
+        unwatch();
+        const finish = (): void => {
+          try {
+            settle(result);
+          } finally {
             this.#inflight.settle();
-          };
-          // Requests that never left the queue (timed out, cancelled, unloaded) are answered at once.
-          if (entry.sequence === undefined || !this.#options.preserveOrdering) finish();
-          else this.#delivery.deliver(entry.sequence, finish);
-        },
-      };
-      this.#queue.push(levelNumber, entry);
-      unwatch = watchCancel(request, () => this.#cancelQueued(entry));
-      this.#scheduleAfterArrival(nowUs);
-    });
+          }
+        };
+        // Requests that never left the queue (timed out, cancelled, unloaded) are answered at once.
+        if (entry.sequence === undefined || !this.#options.preserveOrdering) finish();
+        else this.#delivery.deliver(entry.sequence, finish);
+      },
+    };
+    this.#queue.push(levelNumber, entry);
+    unwatch = watchCancel(request, () => this.#cancelQueued(entry));
+    this.#scheduleAfterArrival(nowUs);
   }
 
   /**
