@@ -161,6 +161,19 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
     assert.deepEqual([...outcomes.keys()].sort(), ['r0', 'r1', 'r2']);
   });
 
+  test('requests batch together whatever the order of their inputs; a request with an input of another name does not', async () => {
+    const { clock, instance, send } = setup({ maxQueueDelayUs: 100 });
+    const a: Tensor = { name: 'A', dataType: 'INT32', shape: [1, 2], data: new Int32Array(2) };
+    const b: Tensor = { name: 'B', dataType: 'INT32', shape: [1, 3], data: new Int32Array(3) };
+    void send({ modelName: 'm', id: 'ab', parameters: {}, inputs: [a, b] });
+    void send({ modelName: 'm', id: 'ba', parameters: {}, inputs: [b, a] });
+    void send({ modelName: 'm', id: 'ac', parameters: {}, inputs: [a, { ...b, name: 'C' }] });
+    assert.deepEqual(instance.batches, [['ab', 'ba']], 'the pending batch leaves when the next request does not match');
+    await instance.finish();
+    clock.advance(100);
+    assert.deepEqual(instance.batches, [['ab', 'ba'], ['ac']]);
+  });
+
   test('priority levels: level 1 before level 2; 0 and out-of-range mean the default level', async () => {
     const { instance, send } = setup({ maxBatchSize: 1, preferredBatchSizes: [1], priorityLevels: 2, defaultPriorityLevel: 2 });
     void send(request('blocker'));

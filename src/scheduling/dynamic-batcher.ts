@@ -28,8 +28,6 @@ export interface DynamicBatcherOptions extends PriorityQueueOptions {
 interface Entry extends QueuedRequest, QueueEntry {
   /** Dispatch order, for preserve_ordering: set when the request leaves the queue in a batch. */
   sequence?: number;
-  /** Requests batch together only when their inputs' non-batch shapes (and names) are equal. */
-  readonly shapeKey: string;
 }
 
 type Decision = { readonly batch: Entry[] } | { readonly waitUntilUs: number } | undefined;
@@ -40,11 +38,20 @@ function readInteger(request: InferRequest, key: 'priority' | 'timeout'): number
   return value === undefined ? undefined : Number(value);
 }
 
-function shapeKeyOf(request: InferRequest): string {
-  return request.inputs
-    .map((input) => `${input.name}:${input.shape.slice(1).join('x')}`)
-    .sort()
-    .join('|');
+/**
+ * Whether two requests may batch together: the same inputs, by name, with the same non-batch dims.
+ * NOTE: compared where a batch forms rather than through a key string made per request, which cost
+ * 1.6 % of the main thread on the batched MLP at 32 clients (docs/benchmarks.md, "The hot path").
+ */
+function haveSameShapes(a: InferRequest, b: InferRequest): boolean {
+  if (a.inputs.length !== b.inputs.length) return false;
+  for (let index = 0; index < a.inputs.length; index++) {
+    const input = a.inputs[index]!;
+    const other = b.inputs[index]?.name === input.name ? b.inputs[index] : b.inputs.find((tensor) => tensor.name === input.name);
+    if (other === undefined || other.shape.length !== input.shape.length) return false;
+    for (let dim = 1; dim < input.shape.length; dim++) if (other.shape[dim] !== input.shape[dim]) return false;
+  }
+  return true;
 }
 
 /**
@@ -120,7 +127,6 @@ export class DynamicBatcher implements Scheduler {
       batchSize: batchSizeOf(request, this.#options.maxBatchSize > 0),
       enqueuedUs: nowUs,
       deadlineUs: this.#queue.deadlineOf(levelNumber, readInteger(request, 'timeout'), nowUs),
-      shapeKey: shapeKeyOf(request),
       settle: (result) => {
         unwatch();
         const finish = (): void => {
@@ -234,7 +240,7 @@ export class DynamicBatcher implements Scheduler {
     for (const entry of this.#queue.ordered()) {
       if (chosen.length > 0) {
         if (total + entry.batchSize > this.#maxPreferred && preferredCount === 0) preferredCount = chosen.length;
-        if (total + entry.batchSize > maxBatchSize || entry.shapeKey !== chosen[0]!.shapeKey) {
+        if (total + entry.batchSize > maxBatchSize || !haveSameShapes(entry.request, chosen[0]!.request)) {
           cannotGrow = true;
           break;
         }
