@@ -18,7 +18,10 @@ import { DEFAULT_TRACE_SETTINGS, type TraceSettingsUpdate, traceSettingsMessage 
 export interface InferenceServerOptions {
   readonly repository: RepositoryManager;
   /** Runs requests on the repository's models (the same router models use to call models). */
-  readonly router: ModelCaller & { inferNow?(request: InferRequest): InferResponse | undefined };
+  readonly router: ModelCaller & {
+    inferNow?(request: InferRequest): InferResponse | undefined;
+    inferWith?(request: InferRequest, done: (result: InferResponse | Error) => void): boolean;
+  };
   /** Server name in the metadata (`--id`). */
   readonly id: string;
   readonly version: string;
@@ -218,6 +221,25 @@ export class InferenceServer {
     // Logged as `infer` logs it, unless `infer` is to be called (and logs it) after all.
     if (response !== undefined) this.#logAdmitted(request);
     return response;
+  }
+
+  /**
+   * `infer` with a callback in place of the promise, where the model's scheduler takes one
+   * (RequestRouter.inferWith): true once the request is enqueued, and `done` then gets its response or
+   * the error `infer` would reject with, exactly once; false, nothing done, when it cannot. Throws
+   * what `infer` would reject with before the request is enqueued.
+   */
+  inferWith(request: InferRequest, done: (result: InferResponse | Error) => void): boolean {
+    this.#refuseWhenShuttingDown();
+    let isEnqueued: boolean;
+    try {
+      isEnqueued = this.#options.router.inferWith?.(request, done) === true;
+    } catch (error) {
+      this.#logAdmitted(request);
+      throw error;
+    }
+    if (isEnqueued) this.#logAdmitted(request);
+    return isEnqueued;
   }
 
   /** Runs a request and delivers each of its responses: one, or any number from a decoupled model. */

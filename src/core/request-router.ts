@@ -16,6 +16,8 @@ export interface RoutableModel {
   readonly canInferNow?: boolean;
   /** `infer` run to the end in this step, or undefined when it cannot be (Scheduler.enqueueNow). */
   inferNow?(request: InferRequest): readonly Tensor[] | undefined;
+  /** `infer` with a callback (Scheduler.enqueueWith): false, nothing done, when its scheduler takes none. */
+  inferWith?(request: InferRequest, settle: (result: readonly Tensor[] | NereidError) => void): boolean;
 }
 
 /** Where the router finds models. */
@@ -79,6 +81,36 @@ export class RequestRouter implements ModelCaller {
     const { validated, counts } = this.#validate(model, request);
     const outputs = model.inferNow!(validated);
     return outputs === undefined ? undefined : this.#respond(model.spec, request, counts, outputs);
+  }
+
+  /**
+   * `infer` with a callback in place of its promise chain, for a request that is not traced, to a
+   * model that needs no load first and whose scheduler takes callbacks (the dynamic batcher): `done`
+   * gets the response, or the error `infer` would reject with, exactly once, and must not throw.
+   * False when it cannot, nothing done; the caller then uses `infer`. Throws what `infer` would reject
+   * with before the request is enqueued (an unknown model, a request its model refuses).
+   * NOTE: a batched request paid about ten promise turns between its body and its reply, each
+   * resolved in the fan-out of its batch's completion (docs/benchmarks.md, "The hot path").
+   */
+  inferWith(request: InferRequest, done: (result: InferResponse | Error) => void): boolean {
+    if (request.trace !== undefined) return false;
+    const model = this.#models.lookupNow?.(request.modelName, request.modelVersion);
+    if (model?.inferWith === undefined || model.spec.isDecoupled) return false;
+    const { validated, counts } = this.#validate(model, request);
+    return model.inferWith(validated, (result) => {
+      if (result instanceof NereidError) {
+        done(result);
+        return;
+      }
+      let response: InferResponse;
+      try {
+        response = this.#respond(model.spec, request, counts, result);
+      } catch (error) {
+        done(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+      done(response);
+    });
   }
 
   async inferStream(request: InferRequest, onResponse: (response: InferResponse) => void): Promise<void> {

@@ -4,6 +4,7 @@ import { clone, create } from '@bufbuild/protobuf';
 import { type ModelConfig, ModelConfigSchema, ModelTransactionPolicySchema } from '../protocol/gen/model_config_pb.js';
 import { backendSpecOf, loadModelSpec } from '../config/model-spec.js';
 import type { InferRequest } from '../kernel/infer-request.js';
+import type { NereidError } from '../kernel/errors.js';
 import type { ModelSpec } from '../kernel/model-spec.js';
 import type { Tensor } from '../kernel/tensor.js';
 import { ModelStatistics, type StatisticsObserver } from '../metrics/model-statistics.js';
@@ -181,6 +182,17 @@ export class Model {
   /** Runs one validated request through the model's scheduler, which records its statistics. */
   infer(request: InferRequest): Promise<readonly Tensor[]> {
     return this.#scheduler.enqueue(request);
+  }
+
+  /**
+   * `infer` with a callback in place of the promise (Scheduler.enqueueWith): true once enqueued; false,
+   * nothing done, when its scheduler takes none.
+   */
+  inferWith(request: InferRequest, settle: (result: readonly Tensor[] | NereidError) => void): boolean {
+    const scheduler = this.#scheduler;
+    if (scheduler.enqueueWith === undefined) return false;
+    scheduler.enqueueWith(request, settle);
+    return true;
   }
 
   /** Whether `inferNow` would run a request at this moment (Scheduler.canEnqueueNow). */

@@ -161,6 +161,19 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
     assert.deepEqual([...outcomes.keys()].sort(), ['r0', 'r1', 'r2']);
   });
 
+  test('requests batch together whatever the order of their inputs; a request with an input of another name does not', async () => {
+    const { clock, instance, send } = setup({ maxQueueDelayUs: 100 });
+    const a: Tensor = { name: 'A', dataType: 'INT32', shape: [1, 2], data: new Int32Array(2) };
+    const b: Tensor = { name: 'B', dataType: 'INT32', shape: [1, 3], data: new Int32Array(3) };
+    void send({ modelName: 'm', id: 'ab', parameters: {}, inputs: [a, b] });
+    void send({ modelName: 'm', id: 'ba', parameters: {}, inputs: [b, a] });
+    void send({ modelName: 'm', id: 'ac', parameters: {}, inputs: [a, { ...b, name: 'C' }] });
+    assert.deepEqual(instance.batches, [['ab', 'ba']], 'the pending batch leaves when the next request does not match');
+    await instance.finish();
+    clock.advance(100);
+    assert.deepEqual(instance.batches, [['ab', 'ba'], ['ac']]);
+  });
+
   test('priority levels: level 1 before level 2; 0 and out-of-range mean the default level', async () => {
     const { instance, send } = setup({ maxBatchSize: 1, preferredBatchSizes: [1], priorityLevels: 2, defaultPriorityLevel: 2 });
     void send(request('blocker'));
@@ -243,9 +256,10 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
   });
 
   test('preserve_ordering: responses leave in arrival order even when a later batch finishes first', async () => {
-    const { instances, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1], preserveOrdering: true }, 2);
+    const { clock, instances, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1], preserveOrdering: true }, 2);
     void send(request('r1'));
     void send(request('r2'));
+    clock.advance(0);
     assert.deepEqual(instances.map((i) => i.batches), [[['r1']], [['r2']]]);
     await instances[1]!.finish();
     assert.equal(outcomes.has('r2'), false, 'r2 is held until r1 is answered');
@@ -294,10 +308,50 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
     assert.deepEqual([...outcomes.values()].filter((o) => o.startsWith('error')), []);
   });
 
+  test('with every instance idle a request leaves at once; with one busy, the requests of a turn leave together at its end', () => {
+    const { clock, instances, send } = setup({ maxQueueDelayUs: 0 }, 2);
+    void send(request('r1'));
+    assert.deepEqual(instances.map((i) => i.batches), [[['r1']], []]);
+    void send(request('r2'));
+    void send(request('r3'));
+    assert.deepEqual(instances.map((i) => i.batches), [[['r1']], []]);
+    clock.advance(0);
+    assert.deepEqual(instances.map((i) => i.batches), [[['r1']], [['r2', 'r3']]]);
+    void send(request('r4'));
+    assert.deepEqual(instances.map((i) => i.batches), [[['r1']], [['r2', 'r3']]], 'no instance idle: r4 waits for one');
+  });
+
+  test('enqueueWith: each request of the batch gets its own outputs through its callback, once, as the batch completes', async () => {
+    const { instance, batcher } = setup({ maxQueueDelayUs: 0 });
+    const settled: string[] = [];
+    const settleOf = (id: string) => (result: readonly Tensor[] | NereidError) =>
+      void settled.push(result instanceof NereidError ? `${id} error:${result.message}` : `${id} ok:${[...(result[0]!.data as Int32Array)].join(',')}`);
+    batcher.enqueueWith(request('r1'), settleOf('r1'));
+    batcher.enqueueWith(request('r2'), settleOf('r2'));
+    batcher.enqueueWith(request('r3'), settleOf('r3'));
+    assert.deepEqual(instance.batches, [['r1']]);
+    assert.equal(batcher.inflightCount, 3);
+    await instance.finish();
+    assert.deepEqual(instance.batches, [['r1'], ['r2', 'r3']]);
+    assert.deepEqual(settled, ['r1 ok:1,1']);
+    await instance.finish();
+    assert.deepEqual(settled, ['r1 ok:1,1', 'r2 ok:2,2', 'r3 ok:3,3']);
+    assert.equal(batcher.inflightCount, 0);
+  });
+
+  test('enqueueWith: a refusal is answered in the caller\'s step', async () => {
+    const { batcher } = setup();
+    await batcher.close();
+    const settled: Array<readonly Tensor[] | NereidError> = [];
+    batcher.enqueueWith(request('r1'), (result) => void settled.push(result));
+    assert.deepEqual(settled, [new NereidError('UNAVAILABLE', "model 'm' is unloading and takes no new requests")]);
+  });
+
   test('without preserve_ordering a finished batch is answered at once', async () => {
-    const { instances, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1] }, 2);
+    const { clock, instances, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1] }, 2);
     void send(request('r1'));
     void send(request('r2'));
+    clock.advance(0);
     await instances[1]!.finish();
     assert.deepEqual([...outcomes.keys()], ['r2']);
   });

@@ -28,8 +28,6 @@ export interface DynamicBatcherOptions extends PriorityQueueOptions {
 interface Entry extends QueuedRequest, QueueEntry {
   /** Dispatch order, for preserve_ordering: set when the request leaves the queue in a batch. */
   sequence?: number;
-  /** Requests batch together only when their inputs' non-batch shapes (and names) are equal. */
-  readonly shapeKey: string;
 }
 
 type Decision = { readonly batch: Entry[] } | { readonly waitUntilUs: number } | undefined;
@@ -40,11 +38,20 @@ function readInteger(request: InferRequest, key: 'priority' | 'timeout'): number
   return value === undefined ? undefined : Number(value);
 }
 
-function shapeKeyOf(request: InferRequest): string {
-  return request.inputs
-    .map((input) => `${input.name}:${input.shape.slice(1).join('x')}`)
-    .sort()
-    .join('|');
+/**
+ * Whether two requests may batch together: the same inputs, by name, with the same non-batch dims.
+ * NOTE: compared where a batch forms rather than through a key string made per request, which cost
+ * 1.6 % of the main thread on the batched MLP at 32 clients (docs/benchmarks.md, "The hot path").
+ */
+function haveSameShapes(a: InferRequest, b: InferRequest): boolean {
+  if (a.inputs.length !== b.inputs.length) return false;
+  for (let index = 0; index < a.inputs.length; index++) {
+    const input = a.inputs[index]!;
+    const other = b.inputs[index]?.name === input.name ? b.inputs[index] : b.inputs.find((tensor) => tensor.name === input.name);
+    if (other === undefined || other.shape.length !== input.shape.length) return false;
+    for (let dim = 1; dim < input.shape.length; dim++) if (other.shape[dim] !== input.shape[dim]) return false;
+  }
+  return true;
 }
 
 /**
@@ -66,6 +73,8 @@ export class DynamicBatcher implements Scheduler {
   readonly #preferred: ReadonlySet<number>;
   readonly #maxPreferred: number;
   #timer: unknown;
+  /** When #timer fires (meaningful while it is set). */
+  #timerAtUs = 0;
   readonly #delivery = new OrderedDelivery();
   readonly #inflight: InflightRequests;
 
@@ -88,49 +97,78 @@ export class DynamicBatcher implements Scheduler {
   }
 
   enqueue(request: InferRequest): Promise<readonly Tensor[]> {
-    // Refusals reject the returned promise, as the Scheduler contract says; enqueue never throws.
+    return new Promise((resolve, reject) => this.enqueueWith(request, (result) => (result instanceof NereidError ? reject(result) : resolve(result))));
+  }
+
+  enqueueWith(request: InferRequest, settle: (result: readonly Tensor[] | NereidError) => void): void {
     try {
       this.#inflight.accept();
     } catch (error) {
-      return Promise.reject(error);
+      settle(error as NereidError);
+      return;
     }
     const levelNumber = this.#queue.levelOf(readInteger(request, 'priority'));
     const policy = this.#queue.policyOf(levelNumber);
     const waiting = this.#queue.waitingAt(levelNumber);
     if (policy.maxQueueSize > 0 && waiting >= policy.maxQueueSize) {
       this.#inflight.settle(); // accepted just above; it ends here
-      return Promise.reject(
+      settle(
         new NereidError(
           'UNAVAILABLE',
           `${idPrefix(request)}Exceeds maximum queue size: model '${this.#options.modelName}' already has ${waiting} request(s) waiting at priority level ${levelNumber} (max_queue_size ${policy.maxQueueSize})`,
         ),
       );
+      return;
     }
     const nowUs = this.#clock.nowUs();
-    return new Promise<readonly Tensor[]>((resolve, reject) => {
-      let unwatch = (): void => {};
-      const entry: Entry = {
-        request,
-        batchSize: batchSizeOf(request, this.#options.maxBatchSize > 0),
-        enqueuedUs: nowUs,
-        deadlineUs: this.#queue.deadlineOf(levelNumber, readInteger(request, 'timeout'), nowUs),
-        shapeKey: shapeKeyOf(request),
-        settle: (result) => {
-          unwatch();
-          const finish = (): void => {
-            if (result instanceof NereidError) reject(result);
-            else resolve(result);
+    let unwatch = (): void => {};
+    const entry: Entry = {
+      request,
+      batchSize: batchSizeOf(request, this.#options.maxBatchSize > 0),
+      enqueuedUs: nowUs,
+      deadlineUs: this.#queue.deadlineOf(levelNumber, readInteger(request, 'timeout'), nowUs),
+      settle: (result) => {
+        unwatch();
+        const finish = (): void => {
+          try {
+            settle(result);
+          } finally {
             this.#inflight.settle();
-          };
-          // Requests that never left the queue (timed out, cancelled, unloaded) are answered at once.
-          if (entry.sequence === undefined || !this.#options.preserveOrdering) finish();
-          else this.#delivery.deliver(entry.sequence, finish);
-        },
-      };
-      this.#queue.push(levelNumber, entry);
-      unwatch = watchCancel(request, () => this.#cancelQueued(entry));
+          }
+        };
+        // Requests that never left the queue (timed out, cancelled, unloaded) are answered at once.
+        if (entry.sequence === undefined || !this.#options.preserveOrdering) finish();
+        else this.#delivery.deliver(entry.sequence, finish);
+      },
+    };
+    this.#queue.push(levelNumber, entry);
+    unwatch = watchCancel(request, () => this.#cancelQueued(entry));
+    this.#scheduleAfterArrival(nowUs);
+  }
+
+  /**
+   * #schedule for a request that has just arrived: at once when every instance is idle or none is,
+   * at the end of this turn of the event loop (a wake-up due now) when some instance is busy.
+   * NOTE: with an instance idle and another busy, a request sent at once leaves alone, and so does the
+   * next if a third instance is idle: the MLP of bench/hot-path.ts at queue delay 0 and 32 clients ran
+   * 58 % of its executions with one request, each paying the hop to its execution thread and back.
+   * Gathered to the turn's end, the requests read in one turn leave together while the busy instance
+   * computes; with every instance idle the first one still leaves at once, so that the model computes
+   * while the main thread reads the rest (gathering those too left the main thread idle during each
+   * run: 0.92 of the requests served). docs/benchmarks.md, "The hot path".
+   */
+  #scheduleAfterArrival(nowUs: number): void {
+    const { pool } = this.#options;
+    const idle = pool.idleCount;
+    if (idle === 0 || idle === pool.instances.length) {
       this.#schedule();
-    });
+      return;
+    }
+    if (this.#timer !== undefined) {
+      if (this.#timerAtUs <= nowUs) return;
+      this.#clock.clearTimer(this.#timer);
+    }
+    this.#armTimer(nowUs, nowUs);
   }
 
   /** Applies timeouts, sends every batch that is due to idle instances, and arms the next wake-up. */
@@ -152,12 +190,16 @@ export class DynamicBatcher implements Scheduler {
       this.#dispatch(decision.batch, nowUs);
     }
     wakeUs = Math.min(wakeUs, this.#queue.nextDeadlineUs);
-    if (wakeUs !== Number.POSITIVE_INFINITY) {
-      this.#timer = this.#clock.setTimer(() => {
-        this.#timer = undefined;
-        this.#schedule();
-      }, Math.max(0, wakeUs - nowUs));
-    }
+    if (wakeUs !== Number.POSITIVE_INFINITY) this.#armTimer(wakeUs, nowUs);
+  }
+
+  /** Arms the one wake-up, which runs #schedule, for `wakeUs`. */
+  #armTimer(wakeUs: number, nowUs: number): void {
+    this.#timerAtUs = wakeUs;
+    this.#timer = this.#clock.setTimer(() => {
+      this.#timer = undefined;
+      this.#schedule();
+    }, Math.max(0, wakeUs - nowUs));
   }
 
   /** timeout_action REJECT: a request still queued at its deadline fails. Made once, not per schedule. */
@@ -198,7 +240,7 @@ export class DynamicBatcher implements Scheduler {
     for (const entry of this.#queue.ordered()) {
       if (chosen.length > 0) {
         if (total + entry.batchSize > this.#maxPreferred && preferredCount === 0) preferredCount = chosen.length;
-        if (total + entry.batchSize > maxBatchSize || entry.shapeKey !== chosen[0]!.shapeKey) {
+        if (total + entry.batchSize > maxBatchSize || !haveSameShapes(entry.request, chosen[0]!.request)) {
           cannotGrow = true;
           break;
         }

@@ -1,3 +1,4 @@
+import type { NereidError } from '../kernel/errors.js';
 import type { InferRequest } from '../kernel/infer-request.js';
 import type { Tensor } from '../kernel/tensor.js';
 
@@ -9,6 +10,12 @@ import type { Tensor } from '../kernel/tensor.js';
  */
 export interface Scheduler {
   enqueue(request: InferRequest): Promise<readonly Tensor[]>;
+  /**
+   * `enqueue` with a callback in place of the promise: `settle` is called exactly once, with the
+   * request's outputs or its NereidError (in the caller's step for a refusal), and must not throw.
+   * Absent: `enqueue` only.
+   */
+  enqueueWith?(request: InferRequest, settle: (result: readonly Tensor[] | NereidError) => void): void;
   /** Whether `enqueueNow` would run a request at this moment. Absent: never. */
   readonly canEnqueueNow?: boolean;
   /**

@@ -293,7 +293,7 @@ export class HttpFrontend {
     );
   }
 
-  /** The rest of #serveInfer once the body is read: answered in this step where handleInferNow can, by #answer otherwise. */
+  /** The rest of #serveInfer once the body is read: answered by handleInferNow where it can, by #infer otherwise. */
   #inferNow(
     req: IncomingMessage,
     res: ServerResponse,
@@ -301,12 +301,18 @@ export class HttpFrontend {
     body: Buffer,
     signal: AbortSignal,
   ): void {
-    let reply: Reply | Promise<Reply>;
+    let reply: Reply | Promise<Reply> | undefined;
     try {
-      reply = handleInferNow(this.#options.server, route, { headers: req.headers, body, signal }) ?? this.#infer(req, route, body, undefined, signal);
+      const isTaken = handleInferNow(this.#options.server, route, { headers: req.headers, body, signal }, (answered) => this.#reply(req, res, signal, answered));
+      if (!isTaken) reply = this.#infer(req, route, body, undefined, signal);
     } catch (error) {
       reply = Promise.reject(error);
     }
+    if (reply !== undefined) this.#reply(req, res, signal, reply);
+  }
+
+  /** Sends a reply of the one-step lane: one at hand is held for the end of the turn (#flushHeld), a promised one goes to #answer. */
+  #reply(req: IncomingMessage, res: ServerResponse, signal: AbortSignal, reply: Reply | Promise<Reply>): void {
     if (reply instanceof Promise) {
       void this.#answer(req, res, signal, reply);
       return;

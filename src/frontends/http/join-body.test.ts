@@ -14,10 +14,15 @@ test('the binary data after the JSON header starts on an 8-byte boundary, whatev
   }
 });
 
-test('a small body is joined as it comes: its misaligned tensor bytes are cheaper to copy later', () => {
-  const whole = bytes(13 + 64);
-  const body = joinBody([whole.subarray(0, 7), whole.subarray(7)], whole.byteLength, { 'inference-header-content-length': '13' });
-  assert.deepEqual(body, whole);
+test('a small body is aligned too, in one chunk or several', () => {
+  for (const headerLength of [1, 13, 141]) {
+    const whole = bytes(headerLength + 256);
+    for (const chunks of [[whole.subarray(1)], [whole.subarray(1, 8), whole.subarray(8)]]) {
+      const body = joinBody(chunks, whole.byteLength - 1, { 'inference-header-content-length': String(headerLength) });
+      assert.deepEqual(body, whole.subarray(1));
+      assert.equal((body.byteOffset + headerLength) % 8, 0, `header of ${headerLength} bytes`);
+    }
+  }
 });
 
 test('a lone chunk already aligned, and a body without binary data, are returned as they came', () => {

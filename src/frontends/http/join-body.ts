@@ -9,8 +9,8 @@ function binaryDataOffset(headers: IncomingHttpHeaders, size: number): number | 
   return offset > 0 && offset < size ? offset : undefined;
 }
 
-/** Bodies from this size on are placed so that their binary data is aligned. */
-const MIN_ALIGNED_BODY_BYTES = 4096;
+/** Bodies from this size on get memory of their own; smaller ones a slice of node's shared pool. */
+const MIN_OWN_MEMORY_BODY_BYTES = 4096;
 
 /**
  * A request body's chunks as one buffer (`size` bytes in all). NOTE: when the body carries binary
@@ -18,19 +18,22 @@ const MIN_ALIGNED_BODY_BYTES = 4096;
  * the data starts on an 8-byte boundary: the tensors are then views of the body, not copies
  * (tensor-data.ts viewFixedSize copies misaligned bytes), and a body is copied at most once on its
  * way to a backend, where a 123 KB body in two chunks used to be copied twice (docs/benchmarks.md,
- * "Tree models").
+ * "Tree models"). A small body is copied into node's buffer pool (Buffer.allocUnsafe), at the offset
+ * that aligns its data: the copy of its tensor bytes that viewFixedSize would make instead is memory
+ * of its own, an allocation and a release outside the JavaScript heap per request (docs/benchmarks.md,
+ * "The hot path").
  */
 export function joinBody(chunks: readonly Buffer[], size: number, headers: IncomingHttpHeaders): Buffer {
   const first = chunks[0];
   const dataOffset = binaryDataOffset(headers, size);
   if (first === undefined) return Buffer.alloc(0);
-  // A small body stays as it comes: copying its few misaligned tensor bytes costs less than a buffer of its own.
-  if (dataOffset === undefined || size < MIN_ALIGNED_BODY_BYTES || (chunks.length === 1 && (first.byteOffset + dataOffset) % 8 === 0)) {
+  if (dataOffset === undefined || (chunks.length === 1 && (first.byteOffset + dataOffset) % 8 === 0)) {
     return chunks.length === 1 ? first : Buffer.concat(chunks, size);
   }
-  const padding = (8 - (dataOffset % 8)) % 8;
-  // allocUnsafeSlow: a buffer of its own, at offset 0 of its memory (allocUnsafe may hand out a slice of a shared pool).
-  const body = Buffer.allocUnsafeSlow(padding + size).subarray(padding);
+  // allocUnsafeSlow: a buffer of its own, at offset 0 of its memory (allocUnsafe hands out a slice of a shared pool).
+  const memory = size < MIN_OWN_MEMORY_BODY_BYTES ? Buffer.allocUnsafe(size + 7) : Buffer.allocUnsafeSlow(size + 7);
+  const shift = (8 - ((memory.byteOffset + dataOffset) % 8)) % 8;
+  const body = memory.subarray(shift, shift + size);
   let offset = 0;
   for (const chunk of chunks) {
     body.set(chunk, offset);

@@ -84,29 +84,46 @@ const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
 
 /**
  * handleInfer for a request that uses no shared memory, has no BYTES input sent as binary data and is
- * not traced: decoded in this step and, when its model can run it at once (InferenceServer.inferNow: an
- * idle instance on the main thread, a hit in the local response cache), answered in this step;
- * otherwise the reply to come. Undefined, nothing done, for any other request: the caller then uses
- * handleInfer. Throws what handleInfer would reject with.
+ * not traced, decoded in this step: when its model can run it at once (InferenceServer.inferNow: an
+ * idle instance on the main thread, a hit in the local response cache), answered in this step; when
+ * its scheduler takes a callback (InferenceServer.inferWith: the dynamic batcher), answered from the
+ * completion of its batch with no promise; otherwise with the reply to come. `answer` gets the reply
+ * (or the promise of it, which may reject as handleInfer would) exactly once. False, nothing done,
+ * for any other request: the caller then uses handleInfer. Throws what handleInfer would reject with
+ * before `answer` is called.
  */
 export function handleInferNow(
   server: InferenceServer,
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
   { headers, body, signal }: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly signal: AbortSignal },
-): Reply | Promise<Reply> | undefined {
+  answer: (reply: Reply | Promise<Reply>) => void,
+): boolean {
   const headerLength = readHeaderLength(headers);
-  if (headerLength === 0) return undefined;
+  if (headerLength === 0) return false;
   const decoded = decodeInferRequestNow(body, target, headerLength, signal);
-  if (decoded === undefined) return undefined;
+  if (decoded === undefined) return false;
   const { request, encoding } = decoded;
   const response = server.inferNow(request);
-  if (response === undefined) return inferLater(server, request, encoding);
-  return encodeReply(response, request, encoding, NO_REGIONS);
+  if (response !== undefined) {
+    answer(encodeReply(response, request, encoding, NO_REGIONS));
+    return true;
+  }
+  const isEnqueued = server.inferWith(request, (result) => {
+    let reply: Reply | Promise<Reply>;
+    try {
+      reply = result instanceof Error ? Promise.reject(result) : encodeReply(result, request, encoding, NO_REGIONS);
+    } catch (error) {
+      reply = Promise.reject(error);
+    }
+    answer(reply);
+  });
+  if (!isEnqueued) answer(inferLater(server, request, encoding));
+  return true;
 }
 
 const NO_REGIONS = RequestRegions.of(undefined);
 
-/** A decoded request that its model runs later (a batcher, a busy or threaded instance), and its reply. */
+/** A decoded request that its model runs later (a busy or threaded instance), and its reply. */
 async function inferLater(server: InferenceServer, request: InferRequest, encoding: OutputEncoding): Promise<Reply> {
   return encodeReply(await server.infer(request), request, encoding, NO_REGIONS);
 }
