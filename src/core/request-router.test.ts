@@ -79,7 +79,7 @@ describe('RequestRouter.inferWith', () => {
   test('a request its model refuses throws before anything is enqueued', () => {
     const { router, enqueued, done } = setup();
     const bad: InferRequest = { ...request('r3'), inputs: [{ name: 'IN', dataType: 'INT32', shape: [1, 3], data: new Int32Array([1, 2, 3]) }] };
-    assert.throws(() => router.inferWith(bad, done), { status: 'INVALID_ARG', message: "unexpected shape for input 'IN' for model 'batched'. Expected [-1,2], got [1,3]" });
+    assert.throws(() => router.inferWith(bad, done), { status: 'INVALID_ARG', message: "unexpected shape for input 'IN' for model 'batched'. Expected [-1,2], got [1,3]. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size." });
     assert.equal(enqueued.length, 0);
   });
 

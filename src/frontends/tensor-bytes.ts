@@ -55,13 +55,16 @@ export function fixedSizeDataFromBytes(
   request: RequestOf,
 ): Tensor['data'] {
   const expected = elementCount(shape) * dataTypeByteSize(dataType);
-  if (bytes.byteLength !== expected) {
-    throw new NereidError(
-      'INVALID_ARG',
-      `${request.id !== '' ? `[request id: ${request.id}] ` : ''}input byte size mismatch for input '${name}' for model '${request.modelName}'. Expected ${expected}, got ${bytes.byteLength} (shape [${shape.join(',')}] of ${dataType}; ${source.sizePhrase} ${bytes.byteLength})`,
-    );
-  }
+  if (bytes.byteLength !== expected) throw byteSizeMismatch(name, dataType, shape, expected, bytes.byteLength, `${source.sizePhrase} ${bytes.byteLength}`, request);
   return viewFixedSize(dataType, bytes);
+}
+
+/** Triton's core text for data whose byte size does not fit the shape, then what the shape needs and what came. */
+export function byteSizeMismatch(name: string, dataType: DataType, shape: readonly number[], expected: number, actual: number, what: string, request: RequestOf): NereidError {
+  return new NereidError(
+    'INVALID_ARG',
+    `${request.id !== '' ? `[request id: ${request.id}] ` : ''}input byte size mismatch for input '${name}' for model '${request.modelName}'. Expected ${expected}, got ${actual} (shape [${shape.join(',')}] of ${dataType}; ${what})`,
+  );
 }
 
 /**

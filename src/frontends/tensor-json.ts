@@ -11,12 +11,9 @@ import { type JsonValue, describeJson } from '../protocol/json-body.js';
 export function tensorDataFromJson(name: string, dataType: DataType, count: number, data: JsonValue): TensorData {
   const flat = Array.isArray(data) ? flatten(data) : [data];
   // BYTES elements are counted against the shape by the core, in Triton's words (validate-request.ts).
-  if (flat.length !== count && dataType !== 'BYTES') {
-    throw new NereidError(
-      'INVALID_ARG',
-      `Unable to parse 'data': Shape does not match true shape of 'data' field; input '${name}': its shape has ${count} elements but 'data' holds ${flat.length}`,
-    );
-  }
+  // The text is Triton's alone (ReadDataFromJson, src/http_server.cc): qa/L0_http greps the whole body
+  // for it, so no hint may follow. Its status stays 400: a malformed request is no server error.
+  if (flat.length !== count && dataType !== 'BYTES') throw new NereidError('INVALID_ARG', "Unable to parse 'data': Shape does not match true shape of 'data' field");
   const fail = (index: number, expected: string): never => {
     throw new NereidError('INVALID_ARG', `input '${name}': element ${index} is ${describeJson(flat[index])}, but ${dataType} data must be ${expected}`);
   };

@@ -17,6 +17,7 @@ export function validateRequest(spec: ModelSpec, request: InferRequest): InferRe
   checkNonNegativeInteger(request, 'timeout');
   checkSequenceParameters(request);
   const isBatching = spec.maxBatchSize > 0;
+  checkInputCount(spec, request);
   const seen = new Set<string>();
   let batchSize: number | undefined;
   for (const input of request.inputs) {
@@ -38,16 +39,10 @@ export function validateRequest(spec: ModelSpec, request: InferRequest): InferRe
     const { dims } = inputSpec;
     const skipped = isBatching ? 1 : 0;
     const expected = (): readonly number[] => (isBatching ? [-1, ...dims] : dims);
-    if (input.shape.length !== dims.length + skipped) {
-      const hint =
-        isBatching && input.shape.length === dims.length
-          ? ". NOTE: max_batch_size > 0 in the model's configuration requires the batch size as the first dimension of each input's shape"
-          : '';
-      throw new NereidError(
-        'INVALID_ARG',
-        `unexpected shape for input '${input.name}' for ${model()}. Expected ${formatShape(expected())}, got ${formatShape(input.shape)}${hint}`,
-      );
-    }
+    // Triton's text ends with ". " and, for a batching model, its note (InferenceRequest::Normalize).
+    const shapeError = (): NereidError =>
+      new NereidError('INVALID_ARG', `unexpected shape for input '${input.name}' for ${model()}. Expected ${formatShape(expected())}, got ${formatShape(input.shape)}. ${isBatching ? BATCH_NOTE : ''}`);
+    if (input.shape.length !== dims.length + skipped) throw shapeError();
     if (isBatching) {
       const batch = input.shape[0]!;
       if (batch < 1 || batch > spec.maxBatchSize) {
@@ -66,27 +61,37 @@ export function validateRequest(spec: ModelSpec, request: InferRequest): InferRe
     }
     for (let i = 0; i < dims.length; i++) {
       const dim = dims[i]!;
-      if (dim !== -1 && dim !== input.shape[i + skipped]) {
-        throw new NereidError(
-          'INVALID_ARG',
-          `unexpected shape for input '${input.name}' for ${model()}. Expected ${formatShape(expected())}, got ${formatShape(input.shape)}`,
-        );
-      }
+      if (dim !== -1 && dim !== input.shape[i + skipped]) throw shapeError();
     }
     if (input.dataType === 'BYTES') checkBytesElementCount(input.name, spec.name, elementCount(input.shape), (input.data as unknown[]).length);
   }
-  if (seen.size < spec.inputs.length) {
-    const missing = spec.inputs.filter((input) => !input.isOptional && !seen.has(input.name));
-    if (missing.length > 0) {
-      const required = spec.inputs.filter((input) => !input.isOptional);
-      throw new NereidError(
-        'INVALID_ARG',
-        `expected ${required.length} inputs but got ${seen.size} inputs for ${model()}. Got input(s) [${[...seen].map((n) => `'${n}'`).join(', ')}], ` +
-          `but missing required input(s) [${missing.map((i) => `'${i.name}'`).join(', ')}]. Please provide all required input(s).`,
-      );
-    }
-  }
+  // Known names and enough of them, yet a required one missing (optional ones given in its place).
+  checkInputCount(spec, request, true);
   return { ...request, outputs: resolveOutputs(spec, request.outputs) };
+}
+
+/** Triton's note after a shape that does not fit a batching model's dims (InferenceRequest::Normalize). */
+const BATCH_NOTE =
+  'NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. ' +
+  'If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. ' +
+  'See the model configuration docs for more info on max_batch_size.';
+
+/**
+ * The number of inputs against the model's, before any input is looked at, in Triton's words and
+ * order (InferenceRequest::Normalize; qa/L0_input_validation compares them): more inputs than the
+ * model has, or fewer than it requires; with `isMissingEnough`, any required input missing.
+ */
+function checkInputCount(spec: ModelSpec, request: InferRequest, isMissingEnough = false): void {
+  const given = new Set(request.inputs.map((input) => input.name));
+  const required = spec.inputs.filter((input) => !input.isOptional);
+  const missing = required.filter((input) => !given.has(input.name));
+  if (given.size <= spec.inputs.length && given.size >= required.length && !(isMissingEnough && missing.length > 0)) return;
+  const list = (names: readonly string[]): string => `[${names.map((name) => `'${name}'`).join(',')}]`;
+  const expected = required.length === spec.inputs.length ? `expected ${spec.inputs.length} inputs` : `expected number of inputs between ${required.length} and ${spec.inputs.length}`;
+  throw new NereidError(
+    'INVALID_ARG',
+    `${expected} but got ${given.size} inputs for model '${spec.name}'. Got input(s) ${list([...given])}, but missing required input(s) ${list(missing.map((input) => input.name))}. Please provide all required input(s).`,
+  );
 }
 
 function checkNonNegativeInteger(request: InferRequest, key: 'priority' | 'timeout'): void {

@@ -33,7 +33,8 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     title: 'extra input',
     body: { inputs: [...good, input('INPUT2', [1, 16], ones(16))] },
     status: 400,
-    error: "unexpected inference input 'INPUT2' for model 'simple'; the model's inputs are 'INPUT0', 'INPUT1'",
+    error:
+      "expected 2 inputs but got 3 inputs for model 'simple'. Got input(s) ['INPUT0','INPUT1','INPUT2'], but missing required input(s) []. Please provide all required input(s).",
   },
   {
     title: 'wrong datatype',
@@ -45,14 +46,14 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     title: 'shape that does not match the dims',
     body: { inputs: [input('INPUT0', [1, 15], ones(15)), good[1]] },
     status: 400,
-    error: "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,15]",
+    error: "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,15]. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.",
   },
   {
     title: 'shape without the batch dimension',
     body: { inputs: [input('INPUT0', [16], ones(16)), input('INPUT1', [16], ones(16))] },
     status: 400,
     error:
-      "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [16]. NOTE: max_batch_size > 0 in the model's configuration requires the batch size as the first dimension of each input's shape",
+      "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [16]. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.",
   },
   {
     title: 'batch larger than max_batch_size',
@@ -64,7 +65,7 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     title: 'element count that does not match the shape',
     body: { inputs: [input('INPUT0', [1, 16], ones(15)), good[1]] },
     status: 400,
-    error: "Unable to parse 'data': Shape does not match true shape of 'data' field; input 'INPUT0': its shape has 16 elements but 'data' holds 15",
+    error: "Unable to parse 'data': Shape does not match true shape of 'data' field",
   },
   {
     title: 'value out of the type range',

@@ -140,7 +140,10 @@ describe('JavaScript models (backend "javascript")', () => {
 
   test('model-to-model calls: ONNX and JavaScript targets, many at once, a decoupled target streamed, errors as values', async () => {
     const result = await assertModelCallAnswers(server);
-    assert.equal(await result('js_words'), "error:INVALID_ARG:unexpected inference input 'INPUT0' for model 'js_words'; the model's inputs are 'TEXT'");
+    assert.equal(
+      await result('js_words'),
+      "error:INVALID_ARG:expected 1 inputs but got 2 inputs for model 'js_words'. Got input(s) ['INPUT0','INPUT1'], but missing required input(s) ['TEXT']. Please provide all required input(s).",
+    );
   });
 
   test('a decoupled model streams its responses over generate_stream, one event each, then ends', async () => {

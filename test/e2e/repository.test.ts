@@ -128,7 +128,7 @@ describe('model repository: versions, auto-complete and broken models', () => {
       name: 'warmup_bad',
       version: '1',
       state: 'UNAVAILABLE',
-      reason: "model 'warmup_bad': warmup sample 'wrong_shape': unexpected shape for input 'INPUT0' for model 'warmup_bad'. Expected [-1,4], got [1,5]",
+      reason: "model 'warmup_bad': warmup sample 'wrong_shape': unexpected shape for input 'INPUT0' for model 'warmup_bad'. Expected [-1,4], got [1,5]. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.",
     });
   });
 

@@ -1,5 +1,5 @@
 import { create } from '@bufbuild/protobuf';
-import { DATA_TYPE_NAMES, type DataType, isDataType } from '../../protocol/data-type.js';
+import { DATA_TYPE_NAMES, type DataType, dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
 import { type InferRequest, type InferResponse, NereidError, type Tensor } from '../../core/index.js';
 import type { ParameterValue } from '../../protocol/parameters.js';
 import { asBytes, elementCount } from '../../protocol/tensor-data.js';
@@ -7,7 +7,7 @@ import type { JsonValue } from '../../protocol/json-body.js';
 import { parseModelVersion } from '../model-version.js';
 import { checkRequestParameters } from '../request-parameters.js';
 import { type RequestRegions, SHARED_MEMORY_SOURCE, takeGrpcRegionReference } from '../shared-memory/tensor-regions.js';
-import { fixedSizeDataFromBytes, tensorBytes, tensorDataFromBytes } from '../tensor-bytes.js';
+import { byteSizeMismatch, fixedSizeDataFromBytes, type RequestOf, tensorBytes, tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson } from '../tensor-json.js';
 import { type InferParameter, type InferTensorContents, type ModelInferRequest, type ModelInferResponse, ModelInferResponseSchema } from '../../protocol/gen/grpc_service_pb.js';
 import { CONTENTS_FIELD, parameterValues } from '../../protocol/infer-parameters.js';
@@ -16,7 +16,7 @@ function hasContents(contents: InferTensorContents | undefined): boolean {
   return contents !== undefined && Object.values(contents).some((values) => Array.isArray(values) && values.length > 0);
 }
 
-function fromContents(name: string, dataType: DataType, shape: readonly number[], contents: InferTensorContents | undefined): Tensor['data'] {
+function fromContents(name: string, dataType: DataType, shape: readonly number[], contents: InferTensorContents | undefined, request: RequestOf): Tensor['data'] {
   if (dataType === 'FP16' || dataType === 'BF16') {
     throw new NereidError('INVALID_ARG', `input '${name}': ${dataType} data cannot travel in typed contents; send it in raw_input_contents`);
   }
@@ -26,7 +26,13 @@ function fromContents(name: string, dataType: DataType, shape: readonly number[]
     return elements.map((element) => new Uint8Array(element.buffer, element.byteOffset, element.byteLength));
   }
   const values: JsonValue[] = contents?.[CONTENTS_FIELD[dataType]] ?? [];
-  return tensorDataFromJson(name, dataType, elementCount(shape), values);
+  const count = elementCount(shape);
+  if (values.length !== count) {
+    // Triton's core counts typed contents in bytes, as it does raw contents.
+    const size = dataTypeByteSize(dataType);
+    throw byteSizeMismatch(name, dataType, shape, count * size, values.length * size, `its ${CONTENTS_FIELD[dataType].replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)} holds ${values.length} values`, request);
+  }
+  return tensorDataFromJson(name, dataType, count, values);
 }
 
 const RAW_CONTENTS = { name: 'raw contents', sizePhrase: 'its raw_input_contents holds' } as const;
@@ -81,7 +87,7 @@ export async function decodeModelInferRequest(message: ModelInferRequest, region
       if (raw.length > 0 && hasContents(input.contents)) {
         throw new NereidError('INVALID_ARG', `input '${name}' has both contents and raw_input_contents; give one`);
       }
-      if (raw.length === 0) data = fromContents(name, input.datatype, shape, input.contents);
+      if (raw.length === 0) data = fromContents(name, input.datatype, shape, input.contents, message);
       else if (input.datatype === 'BYTES') data = await tensorDataFromBytes(name, input.datatype, shape, raw[rawIndex++]!, RAW_CONTENTS, message);
       else data = fixedSizeDataFromBytes(name, input.datatype, shape, raw[rawIndex++]!, RAW_CONTENTS, message);
     }
