@@ -200,10 +200,17 @@ describe('bad input gets Triton status codes and clear messages', () => {
     }
   });
 
-  test('a body over the maximum size', async () => {
+  test('a body over the maximum size: JSON, and binary data or raw bytes', async () => {
     const response = await server.post('/v2/models/simple/infer', Buffer.alloc(5000, 32));
     assert.equal(response.status, 400);
-    assert.deepEqual(await response.json(), { error: 'request body of 5000 bytes exceeds the maximum of 4096 bytes (--http-max-input-size)' });
+    assert.deepEqual(await response.json(), {
+      error: 'Request JSON size of 5000 bytes exceeds the maximum allowed value of 4096 bytes. Use --http-max-input-size to increase the limit.',
+    });
+    const raw = await server.post('/v2/models/simple/infer', Buffer.alloc(5000), { headers: { 'inference-header-content-length': '0' } });
+    assert.equal(raw.status, 400);
+    assert.deepEqual(await raw.json(), {
+      error: 'Request size of 5000 bytes exceeds the maximum allowed value of 4096 bytes. Use --http-max-input-size to increase the limit.',
+    });
   });
 
   test('unknown paths are 404 and wrong methods 405', async () => {

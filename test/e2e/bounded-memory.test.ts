@@ -193,7 +193,7 @@ describe('requests that would cost the server gigabytes: refused, memory given b
       });
       assert.equal(response.status, 400);
       assert.deepEqual(await response.json(), {
-        error: 'request body of more than 67108864 bytes once decompressed exceeds the maximum of 67108864 bytes (--http-max-input-size)',
+        error: 'Request JSON size of more than 67108864 bytes once decompressed exceeds the maximum allowed value of 67108864 bytes. Use --http-max-input-size to increase the limit.',
       });
     }
     const afterwards = await settledResidentBytes(child);

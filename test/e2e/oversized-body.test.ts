@@ -54,7 +54,9 @@ describe('request bodies past --http-max-input-size, and clients that leave', ()
     assert.match(reply, /^HTTP\/1\.1 400 Bad Request\r\n/);
     assert.match(reply, /\r\nConnection: close\r\n/i);
     const body = reply.slice(reply.indexOf('\r\n\r\n') + 4);
-    assert.deepEqual(JSON.parse(body), { error: `request body of more than ${LIMIT_BYTES} bytes exceeds the maximum of ${LIMIT_BYTES} bytes (--http-max-input-size)` });
+    assert.deepEqual(JSON.parse(body), {
+      error: `Request JSON size of more than ${LIMIT_BYTES} bytes exceeds the maximum allowed value of ${LIMIT_BYTES} bytes. Use --http-max-input-size to increase the limit.`,
+    });
     assert.ok(chunksWritten < 4096, `the client wrote ${chunksWritten} chunks`);
     const health = await server.get('/v2/health/live');
     assert.equal(health.status, 200);

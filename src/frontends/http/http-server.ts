@@ -451,8 +451,11 @@ export class HttpFrontend {
    */
   async #readBody(req: IncomingMessage): Promise<Buffer> {
     const limit = this.#options.maxInputBytes;
+    // Triton's words (qa/L0_http/http_input_size_limit_test.py looks for them): "Request JSON size" for a
+    // body that is all JSON, "exceeds the maximum allowed value" and the flag to raise it.
+    const what = req.headers['inference-header-content-length'] === undefined ? 'Request JSON size' : 'Request size';
     const tooLarge = (size: string): NereidError =>
-      new NereidError('INVALID_ARG', `request body of ${size} exceeds the maximum of ${limit} bytes (--http-max-input-size)`, {
+      new NereidError('INVALID_ARG', `${what} of ${size} exceeds the maximum allowed value of ${limit} bytes. Use --http-max-input-size to increase the limit.`, {
         reason: 'BODY_TOO_LARGE',
       });
     const declared = Number(req.headers['content-length'] ?? 0);
