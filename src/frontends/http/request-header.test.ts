@@ -45,7 +45,10 @@ test('a header that fails is refused every time, with the same message', () => {
     assert.throws(() => requestHeaderOf('{"inputs":'), (error) => error instanceof NereidError && error.status === 'INVALID_ARG');
     assert.throws(
       () => requestHeaderOf('{"inputs":[{"name":"A","shape":[2],"datatype":"INT32","data":[1,2],"parameters":{"binary_data_size":8}}]}'),
-      { message: "input 'A' has both 'data' and binary_data_size; give one" },
+      { message: "Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But set 'data' 'binary_data_size'" },
     );
+    assert.throws(() => requestHeaderOf('{"inputs":[{"name":"A","shape":[2],"datatype":"INT32"}]}'), {
+      message: "Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But no field is set",
+    });
   }
 });

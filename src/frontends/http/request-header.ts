@@ -129,20 +129,18 @@ function decodeInput(input: JsonValue, index: number): HeaderInput {
   const where = `input '${name}'`;
   const json = objectField(input, 'parameters', where);
   const parameters = toParameters(json, where, INPUT_CONSUMED);
-  if (json?.shared_memory_region !== undefined && (input.data !== undefined || json.binary_data_size !== undefined)) {
-    // Triton's ValidateInputContentType (src/http_server.cc), for the cases that involve shared memory.
-    const given = `${input.data !== undefined ? " 'data'" : ''}${json.binary_data_size !== undefined ? " 'binary_data_size'" : ''} 'shared_memory_region'`;
+  // Triton's ValidateInputContentType (src/http_server.cc): exactly one place for the data.
+  const given = [input.data !== undefined && 'data', json?.binary_data_size !== undefined && 'binary_data_size', json?.shared_memory_region !== undefined && 'shared_memory_region'].filter(
+    (field) => field !== false,
+  );
+  if (given.length !== 1) {
     throw new NereidError(
       'INVALID_ARG',
-      `Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But set${given}`,
+      `Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But ${given.length === 0 ? 'no field is set' : `set ${given.map((field) => `'${field}'`).join(' ')}`}`,
     );
   }
   const region = regionOf(json);
   const binarySize = region === undefined ? readBinaryDataSize(json, name) : undefined;
-  if (binarySize !== undefined && input.data !== undefined) throw new NereidError('INVALID_ARG', `input '${name}' has both 'data' and binary_data_size; give one`);
-  if (region === undefined && binarySize === undefined && input.data === undefined) {
-    throw new NereidError('INVALID_ARG', `input '${name}' has no 'data' and no binary_data_size parameter`);
-  }
   const data = input.data === undefined ? undefined : deepFreeze(input.data);
   return Object.freeze({ name, dataType, shape: Object.freeze(shape), parameters: Object.freeze(parameters), region, binarySize, data });
 }
