@@ -164,13 +164,13 @@ describe('bad input gets Triton status codes and clear messages', () => {
     let response = await server.post('/v2/models/simple/infer', short.body, { headers: short.headers });
     assert.equal(response.status, 400);
     assert.deepEqual(await response.json(), {
-      error: "input 'INPUT1': binary_data_size 64 runs past the end of the body (60 bytes of binary data remain)",
+      error: "unexpected size for input 'INPUT1', expecting 4 additional bytes for model 'simple' (binary_data_size 64, 60 bytes of binary data remain)",
     });
     const long = binaryBody(header, [bytesOf(new Int32Array(16)), bytesOf(new Int32Array(17))]);
     response = await server.post('/v2/models/simple/infer', long.body, { headers: long.headers });
     assert.equal(response.status, 400);
     assert.deepEqual(await response.json(), {
-      error: "the request body has 132 bytes of binary data but the inputs' binary_data_size add up to 128",
+      error: "unexpected additional input data for model 'simple' (the request body has 132 bytes of binary data but the inputs' binary_data_size add up to 128)",
     });
     const wrongSize = binaryBody(
       { inputs: [{ ...header.inputs[0], parameters: { binary_data_size: 60 } }, header.inputs[1]] },

@@ -36,21 +36,24 @@ function headerOf(body: Buffer, headerLength: number | undefined): RequestHeader
 }
 
 /** An input's binary data: the `binarySize` bytes of the body from `offset`. */
-function binaryBytes(body: Buffer, offset: number, input: HeaderInput, binarySize: number): Buffer {
+/** The input's binary data; past the body's end, Triton's text (HTTPAPIServer's binary input parsing), then what remained. */
+function binaryBytes(body: Buffer, offset: number, input: HeaderInput, binarySize: number, modelName: string): Buffer {
   if (offset + binarySize > body.byteLength) {
+    const remaining = body.byteLength - offset;
     throw new NereidError(
       'INVALID_ARG',
-      `input '${input.name}': binary_data_size ${binarySize} runs past the end of the body (${body.byteLength - offset} bytes of binary data remain)`,
+      `unexpected size for input '${input.name}', expecting ${binarySize - remaining} additional bytes for model '${modelName}' (binary_data_size ${binarySize}, ${remaining} bytes of binary data remain)`,
     );
   }
   return body.subarray(offset, offset + binarySize);
 }
 
-function checkBinaryTotal(body: Buffer, jsonEnd: number, offset: number): void {
+/** Binary data left over after every input's: Triton's text, then the counts. */
+function checkBinaryTotal(body: Buffer, jsonEnd: number, offset: number, modelName: string): void {
   if (offset !== body.byteLength) {
     throw new NereidError(
       'INVALID_ARG',
-      `the request body has ${body.byteLength - jsonEnd} bytes of binary data but the inputs' binary_data_size add up to ${offset - jsonEnd}`,
+      `unexpected additional input data for model '${modelName}' (the request body has ${body.byteLength - jsonEnd} bytes of binary data but the inputs' binary_data_size add up to ${offset - jsonEnd})`,
     );
   }
 }
@@ -104,7 +107,7 @@ export async function decodeInferRequest(
     if (region !== undefined) {
       data = await tensorDataFromBytes(name, dataType, shape, requireRegions(regions).readInput(region), SHARED_MEMORY_SOURCE, owner);
     } else if (binarySize !== undefined) {
-      const bytes = binaryBytes(body, offset, input, binarySize);
+      const bytes = binaryBytes(body, offset, input, binarySize, target.modelName);
       data = dataType === 'BYTES' ? await tensorDataFromBytes(name, dataType, shape, bytes, BINARY_DATA, owner) : fixedSizeDataFromBytes(name, dataType, shape, bytes, BINARY_DATA, owner);
       offset += binarySize;
     } else {
@@ -112,7 +115,7 @@ export async function decodeInferRequest(
     }
     inputs.push({ name, dataType, shape, data, parameters: input.parameters });
   }
-  checkBinaryTotal(body, jsonEnd, offset);
+  checkBinaryTotal(body, jsonEnd, offset, target.modelName);
   for (const [name, region] of header.outputRegions) requireRegions(regions).addOutput(name, region);
   return { request: requestOf(target, header, inputs), encoding: header.encoding };
 }
@@ -138,7 +141,7 @@ export function decodeInferRequestNow(
     const { name, dataType, shape, binarySize } = input;
     let data: Tensor['data'];
     if (binarySize !== undefined) {
-      const bytes = binaryBytes(body, offset, input, binarySize);
+      const bytes = binaryBytes(body, offset, input, binarySize, target.modelName);
       data = fixedSizeDataFromBytes(name, dataType as Exclude<DataType, 'BYTES'>, shape, bytes, BINARY_DATA, owner);
       offset += binarySize;
     } else {
@@ -146,7 +149,7 @@ export function decodeInferRequestNow(
     }
     inputs.push({ name, dataType, shape, data, parameters: input.parameters });
   }
-  checkBinaryTotal(body, jsonEnd, offset);
+  checkBinaryTotal(body, jsonEnd, offset, target.modelName);
   return { request: laneRequestOf(target, header, inputs, signal), encoding: header.encoding };
 }
 
