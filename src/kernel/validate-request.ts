@@ -66,7 +66,7 @@ export function validateRequest(spec: ModelSpec, request: InferRequest): InferRe
     if (input.dataType === 'BYTES') checkBytesElementCount(input.name, spec.name, elementCount(input.shape), (input.data as unknown[]).length);
   }
   // Known names and enough of them, yet a required one missing (optional ones given in its place).
-  checkInputCount(spec, request, true);
+  if (seen.size < spec.inputs.length) checkInputCount(spec, request, true);
   return { ...request, outputs: resolveOutputs(spec, request.outputs) };
 }
 
@@ -82,6 +82,8 @@ const BATCH_NOTE =
  * model has, or fewer than it requires; with `isMissingEnough`, any required input missing.
  */
 function checkInputCount(spec: ModelSpec, request: InferRequest, isMissingEnough = false): void {
+  // The usual request, as many inputs as the model has and none optional: no allocation.
+  if (!isMissingEnough && request.inputs.length === spec.inputs.length && spec.inputs.every((input) => !input.isOptional)) return;
   const given = new Set(request.inputs.map((input) => input.name));
   const required = spec.inputs.filter((input) => !input.isOptional);
   const missing = required.filter((input) => !given.has(input.name));
