@@ -212,19 +212,24 @@ function inRegion(t: TestContext, addon: ShmAddon, requests: readonly InferReque
   return { requests: requests.map((sent) => ({ ...sent, inputs: sent.inputs.map(view) })), mapping };
 }
 
-test('inputs of every fixed-size type in a mapped region reach the execution thread and come back as sent, alone and in a batch', { skip: SHM_SKIP }, async (t) => {
-  const addon = shmAddon() as ShmAddon;
-  const config = parseModelConfig(readFileSync(`${MODEL_DIR}/config.pbtxt`, 'utf8'), 'config.pbtxt');
-  const spec = await loadModelSpec(config, 1, MODEL_DIR);
+/** One instance of the model in `dir` that always runs on its execution thread, closed after the test. */
+async function threadedInstance(t: TestContext, dir: string, name: string): Promise<OrtInstance> {
+  const config = parseModelConfig(readFileSync(`${dir}/config.pbtxt`, 'utf8'), 'config.pbtxt');
   const instance = await OrtInstance.start({
-    spec,
-    modelPath: `${MODEL_DIR}/1/model.onnx`,
+    spec: await loadModelSpec(config, 1, dir),
+    modelPath: `${dir}/1/model.onnx`,
     sessionOptions: sessionOptionsFromConfig(config, { instanceCount: 1, cpuCount: 2 }),
     logger: silentLogger,
-    name: 'mapped_0',
+    name,
     inlinePolicy: NEVER_INLINE,
   });
   t.after(() => instance.close());
+  return instance;
+}
+
+test('inputs of every fixed-size type in a mapped region reach the execution thread and come back as sent, alone and in a batch', { skip: SHM_SKIP }, async (t) => {
+  const addon = shmAddon() as ShmAddon;
+  const instance = await threadedInstance(t, MODEL_DIR, 'mapped_0');
   const sent = [request(2, 5), request(1, 6), request(3, 7)];
   const { requests, mapping } = inRegion(t, addon, sent);
   t.after(() => closeMapping(mapping.buffer, () => addon.unmap(mapping.buffer, mapping.handle)));
@@ -236,18 +241,7 @@ test('inputs of every fixed-size type in a mapped region reach the execution thr
 
 test('a region closed while a run reads it is unmapped once the execution thread is done with the run', { skip: SHM_SKIP }, async (t) => {
   const addon = shmAddon() as ShmAddon;
-  const echoDir = fileURLToPath(new URL('../../../test/fixtures/hot_path_repository/echo', import.meta.url));
-  const config = parseModelConfig(readFileSync(`${echoDir}/config.pbtxt`, 'utf8'), 'config.pbtxt');
-  const spec = await loadModelSpec(config, 1, echoDir);
-  const instance = await OrtInstance.start({
-    spec,
-    modelPath: `${echoDir}/1/model.onnx`,
-    sessionOptions: sessionOptionsFromConfig(config, { instanceCount: 1, cpuCount: 2 }),
-    logger: silentLogger,
-    name: 'echo_0',
-    inlinePolicy: NEVER_INLINE,
-  });
-  t.after(() => instance.close());
+  const instance = await threadedInstance(t, fileURLToPath(new URL('../../../test/fixtures/hot_path_repository/echo', import.meta.url)), 'echo_0');
   const echo = (rows: number, first: number): InferRequest => ({
     modelName: 'echo',
     id: '',
