@@ -8,12 +8,14 @@ import { GrpcClient } from '../../src/client/index.js';
 import { EXAMPLES, type TestServer, startTestServer } from '../helpers/server.js';
 
 const JS_REPOSITORY = fileURLToPath(new URL('../fixtures/js_repository', import.meta.url));
+const STREAM_ENSEMBLE_REPOSITORY = fileURLToPath(new URL('../fixtures/stream_ensemble_repository', import.meta.url));
 const CACHE = 'response_cache { enable: true }';
 
 /**
  * js_add as `adder` (no cache) and `cached_adder`; `cached_pipeline`, an ensemble with the cache
  * whose one step is `adder`; `pipeline_of_cached`, one without, whose step is `cached_adder`;
- * `cached_stream`, the decoupled word_stream with the cache enabled.
+ * `cached_stream`, the decoupled word_stream with the cache enabled; `cached_word_lengths`, an ensemble
+ * with the cache whose first step is the decoupled `word_stream`.
  */
 async function makeRepository(): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), 'nereid-cache-'));
@@ -39,6 +41,11 @@ async function makeRepository(): Promise<string> {
   const stream = join(EXAMPLES, 'word_stream');
   await cp(stream, join(root, 'cached_stream'), { recursive: true });
   await writeFile(join(root, 'cached_stream', 'config.pbtxt'), `${await readFile(join(stream, 'config.pbtxt'), 'utf8')}\n${CACHE}\n`);
+  await cp(stream, join(root, 'word_stream'), { recursive: true });
+  await cp(join(STREAM_ENSEMBLE_REPOSITORY, 'word_length'), join(root, 'word_length'), { recursive: true });
+  await cp(join(STREAM_ENSEMBLE_REPOSITORY, 'word_lengths'), join(root, 'cached_word_lengths'), { recursive: true });
+  const wordLengths = await readFile(join(STREAM_ENSEMBLE_REPOSITORY, 'word_lengths', 'config.pbtxt'), 'utf8');
+  await writeFile(join(root, 'cached_word_lengths', 'config.pbtxt'), `${wordLengths}\n${CACHE}\n`);
   return root;
 }
 
@@ -195,7 +202,19 @@ describe('the response cache (--cache-config local,size=BYTES)', () => {
       const index = (await (await server.post('/v2/repository/index', '')).json()) as Array<{ name: string; state: string; reason?: string }>;
       const stream = index.find((entry) => entry.name === 'cached_stream')!;
       assert.equal(stream.state, 'UNAVAILABLE');
-      assert.match(stream.reason!, /response_cache\.enable is true for a decoupled model; expected the response cache off, it does not support decoupled models/);
+      assert.equal(
+        stream.reason,
+        `${join(repository, 'cached_stream', 'config.pbtxt')}: Response Cache does not currently support model cached_stream with 'decoupled' transaction policy. Please disable the response cache.`,
+      );
+    });
+
+    test('an ensemble with the cache and a decoupled step is refused at load, as Triton refuses it', async () => {
+      const index = (await (await server.post('/v2/repository/index', '')).json()) as Array<{ name: string; state: string; reason?: string }>;
+      const ensemble = index.find((entry) => entry.name === 'cached_word_lengths')!;
+      assert.deepEqual(
+        { state: ensemble.state, reason: ensemble.reason },
+        { state: 'UNAVAILABLE', reason: "Response Cache does not currently support model cached_word_lengths with 'decoupled' transaction policy. Please disable the response cache." },
+      );
     });
   });
 
