@@ -246,13 +246,24 @@ test("issue 16: --cache-config local,size=BYTES and the deprecated --response-ca
     [['--cache-config=local,bytes=10'], "--cache-config 'local,bytes=10': unknown setting 'bytes' of the local cache; it takes size"],
     [['--cache-config=local,size=big'], "--cache-config local,size takes an integer from 1 to 9007199254740991, got 'big'"],
     [['--cache-config=disk,size=10'], "--cache-config 'disk,size=10': unknown cache 'disk'; Nereid has the local and redis caches (--cache-config local,size=BYTES)"],
-    [['--cache-config=redis,host=localhost'], '--cache-config redis needs host and port: --cache-config redis,host=HOST --cache-config redis,port=PORT'],
+    [
+      ['--cache-config=redis,port=localhost'],
+      "Failed to initialize RedisCache, didn't specify address. Must at a minimum specify 'host' and 'port' in the configuration - e.g. tritonserver --cache-config redis,host=redis --cache-config redis,port=6379 --model-repository=/models ...",
+    ],
     [
       ['--cache-config=redis,pool_size=4'],
       "--cache-config 'redis,pool_size=4': unknown setting 'pool_size' of the redis cache; it takes host, port, user, password, db, connect_timeout, socket_timeout",
     ],
-    [['--cache-config=redis,host=h', '--cache-config=redis,port=99999'], "--cache-config redis,port takes an integer from 1 to 65535, got '99999'"],
-    [['--cache-config=redis,host=h', '--cache-config=local,size=10'], '--cache-config configures one cache, local or redis, not both'],
+    [['--cache-config=redis,host=h', '--cache-config=redis,port=99999'], "--cache-config redis,port takes a port from 0 to 65535, got '99999'"],
+    [
+      ['--cache-config=redis,host=h', '--cache-config=local,size=10'],
+      'found multiple cache configurations, but only a single cache is currently supported (got redis and local; give --cache-config for one of them)',
+    ],
+    // Triton's qa/L0_response_cache: two caches are refused before the redis settings are read.
+    [
+      ['--cache-config=local,size=8192', '--cache-config=redis,key=value'],
+      'found multiple cache configurations, but only a single cache is currently supported (got local and redis; give --cache-config for one of them)',
+    ],
     [
       ['--cache-config=local,size=10', '--response-cache-byte-size=10'],
       'Incompatible flags --response-cache-byte-size and --cache-config both provided. Please provide one or the other.',
@@ -263,6 +274,9 @@ test("issue 16: --cache-config local,size=BYTES and the deprecated --response-ca
     parse('--cache-config=redis,host=cache.local', '--cache-config=redis,port=6380', '--cache-config=redis,password=p=w', '--cache-config=redis,connect_timeout=500').redisCache,
     { host: 'cache.local', port: 6380, password: 'p=w', connectTimeoutMs: 500 },
   );
+  // The port is read with atoi, as Triton's redis_cache reads it: its leading digits, or 0.
+  const portOf = (text: string): number | undefined => parse('--cache-config=redis,host=h', `--cache-config=redis,port=${text}`).redisCache?.port;
+  assert.deepEqual(['nonexistent', '6379abc', ' 42'].map(portOf), [0, 6379, 42]);
 });
 
 test("issue 16: --rate-limit off|execution_count and --rate-limit-resource NAME:COUNT[:DEVICE], with Triton's errors", () => {

@@ -617,17 +617,18 @@ function parseCorsOrigins(value: string | undefined): readonly string[] {
 
 /**
  * `--cache-config CACHE,KEY=VALUE` (repeatable) in Triton's format and with its messages
- * (src/command_line_parser.cc ParseCacheConfigOption), and the deprecated `--response-cache-byte-size`.
- * Nereid has Triton's two caches: `local` (setting `size`) and `redis` (the settings of Triton's
- * redis_cache but its connection pool's: Nereid's client multiplexes one connection).
+ * (src/command_line_parser.cc ParseCacheConfigOption; core src/server.cc InferenceServer::Init for two
+ * caches; redis_cache RedisCache::Create for a missing address), and the deprecated
+ * `--response-cache-byte-size`. Nereid has Triton's two caches: `local` (setting `size`) and `redis`
+ * (the settings of Triton's redis_cache but its connection pool's: Nereid's client multiplexes one
+ * connection). As in Triton, two caches are refused before either's settings are read.
  */
 function parseCacheConfig(entries: readonly string[], byteSize: string | undefined): Pick<ServerOptions, 'responseCacheBytes' | 'redisCache'> {
   if (byteSize !== undefined && entries.length > 0) {
     throw usageError('Incompatible flags --response-cache-byte-size and --cache-config both provided. Please provide one or the other.');
   }
   if (byteSize !== undefined) return { responseCacheBytes: parseInteger('response-cache-byte-size', byteSize, 0, 1, Number.MAX_SAFE_INTEGER) };
-  const settings = new Map<string, Map<string, string>>();
-  for (const entry of entries) {
+  const parsed = entries.map((entry) => {
     const comma = entry.indexOf(',');
     if (comma <= 0) throw usageError(`No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ${entry}`);
     const equals = entry.indexOf('=', comma + 1);
@@ -635,27 +636,37 @@ function parseCacheConfig(entries: readonly string[], byteSize: string | undefin
     if (equals < 0 || key === '' || value === '') {
       throw usageError(`--cache-config option format is '<cache name>,<setting>=<value>'. Got ${entry}`);
     }
+    return { entry, cache, key, value };
+  });
+  const caches = [...new Set(parsed.map(({ cache }) => cache))];
+  if (caches.length > 1) {
+    throw usageError(`found multiple cache configurations, but only a single cache is currently supported (got ${caches.join(' and ')}; give --cache-config for one of them)`);
+  }
+  const settings = new Map<string, string>();
+  for (const { entry, cache, key, value } of parsed) {
     if (cache !== 'local' && cache !== 'redis') {
       throw usageError(`--cache-config '${entry}': unknown cache '${cache}'; Nereid has the local and redis caches (--cache-config local,size=BYTES)`);
     }
     const known = cache === 'local' ? ['size'] : ['host', 'port', 'user', 'password', 'db', 'connect_timeout', 'socket_timeout'];
     if (!known.includes(key)) throw usageError(`--cache-config '${entry}': unknown setting '${key}' of the ${cache} cache; it takes ${known.join(', ')}`);
-    if (!settings.has(cache)) settings.set(cache, new Map());
-    settings.get(cache)!.set(key, value);
+    settings.set(key, value);
   }
-  if (settings.size > 1) throw usageError('--cache-config configures one cache, local or redis, not both');
-  const local = settings.get('local');
-  if (local !== undefined) return { responseCacheBytes: parseInteger('cache-config local,size', local.get('size'), 0, 1, Number.MAX_SAFE_INTEGER) };
-  const redis = settings.get('redis');
-  if (redis === undefined) return {};
+  if (caches[0] === 'local') return { responseCacheBytes: parseInteger('cache-config local,size', settings.get('size'), 0, 1, Number.MAX_SAFE_INTEGER) };
+  if (caches[0] === undefined) return {};
+  const redis = settings;
   const host = redis.get('host');
-  if (host === undefined || !redis.has('port')) throw usageError('--cache-config redis needs host and port: --cache-config redis,host=HOST --cache-config redis,port=PORT');
+  const port = redis.get('port');
+  if (host === undefined || port === undefined) {
+    throw usageError(
+      "Failed to initialize RedisCache, didn't specify address. Must at a minimum specify 'host' and 'port' in the configuration - e.g. tritonserver --cache-config redis,host=redis --cache-config redis,port=6379 --model-repository=/models ...",
+    );
+  }
   const optional = (key: string, name: keyof RedisCacheConfig, max: number): Partial<RedisCacheConfig> =>
     redis.has(key) ? { [name]: parseInteger(`cache-config redis,${key}`, redis.get(key), 0, 0, max) } : {};
   return {
     redisCache: {
       host,
-      port: parseInteger('cache-config redis,port', redis.get('port'), 0, 1, 65535),
+      port: readPortAsTriton(port),
       ...(redis.has('user') ? { user: redis.get('user')! } : {}),
       ...(redis.has('password') ? { password: redis.get('password')! } : {}),
       ...optional('db', 'db', 2 ** 31 - 1),
@@ -663,6 +674,17 @@ function parseCacheConfig(entries: readonly string[], byteSize: string | undefin
       ...optional('socket_timeout', 'socketTimeoutMs', 2 ** 31 - 1),
     },
   };
+}
+
+/**
+ * `--cache-config redis,port=P` read as Triton's redis_cache reads it, with atoi: its leading digits, 0
+ * when there are none (`port=nonexistent` is port 0, and start-up then fails to connect, as Triton's
+ * qa/L0_response_cache expects). Past 65535 no connection can be tried, so that is refused here.
+ */
+function readPortAsTriton(text: string): number {
+  const port = Number(/^\s*\+?([0-9]+)/.exec(text)?.[1] ?? 0);
+  if (port > 65535) throw usageError(`--cache-config redis,port takes a port from 0 to 65535, got '${text}'`);
+  return port;
 }
 
 function parseRateLimit(value: string | undefined): ServerOptions['rateLimit'] {
