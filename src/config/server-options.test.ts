@@ -237,12 +237,18 @@ test("issue 16: --cache-config local,size=BYTES and the deprecated --response-ca
   assert.equal(parse().responseCacheBytes, undefined);
   assert.equal(parse('--cache-config', 'local,size=1048576').responseCacheBytes, 1_048_576);
   assert.equal(parse('--cache-config=local,size=10', '--cache-config=local,size=20').responseCacheBytes, 20);
-  assert.equal(parse('--response-cache-byte-size=4096').responseCacheBytes, 4096);
+  const deprecated = parse('--response-cache-byte-size=4096');
+  assert.equal(deprecated.responseCacheBytes, 4096);
+  assert.deepEqual(deprecated.startupWarnings, [
+    "Warning: '--response-cache-byte-size' has been deprecated! This will default to the 'local' cache implementation with the provided byte size for its config. Please use '--cache-config' instead. The equivalent --cache-config CLI args would be: '--cache-config=local,size=4096'",
+  ]);
   const errors: Array<[string[], string]> = [
-    [['--cache-config=size=10'], 'No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got size=10'],
-    [['--cache-config=,size=10'], 'No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ,size=10'],
-    [['--cache-config=local,size'], "--cache-config option format is '<cache name>,<setting>=<value>'. Got local,size"],
-    [['--cache-config=local,size='], "--cache-config option format is '<cache name>,<setting>=<value>'. Got local,size="],
+    [['--cache-config=size=10'], 'Bad option: "--cache-config".\nNo cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got size=10'],
+    [['--cache-config=,size=10'], 'Bad option: "--cache-config".\nNo cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ,size=10'],
+    [['--cache-config=local,size'], 'Bad option: "--cache-config".\n--cache-config option format is \'<cache name>,<setting>=<value>\'. Got local,size'],
+    [['--cache-config=local,size='], 'Bad option: "--cache-config".\n--cache-config option format is \'<cache name>,<setting>=<value>\'. Got local,size='],
+    [['--response-cache-byte-size=abc'], 'Bad option: "--response-cache-byte-size".\nInvalid option value. Got abc'],
+    [['--response-cache-byte-size=99999999999999999999'], 'Bad option: "--response-cache-byte-size".\nProvided option value is out of bound. Got 99999999999999999999'],
     [['--cache-config=local,bytes=10'], "--cache-config 'local,bytes=10': unknown setting 'bytes' of the local cache; it takes size"],
     [['--cache-config=local,size=big'], "--cache-config local,size takes an integer from 1 to 9007199254740991, got 'big'"],
     [['--cache-config=disk,size=10'], "--cache-config 'disk,size=10': unknown cache 'disk'; Nereid has the local and redis caches (--cache-config local,size=BYTES)"],
@@ -288,13 +294,25 @@ test("issue 16: --rate-limit off|execution_count and --rate-limit-resource NAME:
     { name: 'gpu', count: 2, device: 1 },
   ]);
   assert.throws(() => parse('--rate-limit=fast'), { message: "nereid serve: invalid argument for --rate-limit: takes off or execution_count, got 'fast'" });
+  // Read as Triton's std::stoi reads them: digits then anything; device -1 is every device.
+  assert.deepEqual(parse('--rate-limit-resource=R1:3x', '--rate-limit-resource=R2:1:-1').rateLimitResources, [
+    { name: 'R1', count: 3 },
+    { name: 'R2', count: 1 },
+  ]);
   for (const bad of ['R1', 'R1:1:2:3', ':4']) {
     assert.throws(() => parse(`--rate-limit-resource=${bad}`), {
-      message: `nereid serve: --rate-limit-resource option format is '<resource_name>:<count>:<device>' or '<resource_name>:<count>'. Got ${bad}`,
+      message: `nereid serve: Bad option: "--rate-limit-resource".\n--rate-limit-resource option format is '<resource_name>:<count>:<device>' or '<resource_name>:<count>'. Got ${bad}`,
     });
   }
-  for (const bad of ['R1:many', 'R1:2:gpu', 'R1:-1']) {
-    assert.throws(() => parse(`--rate-limit-resource=${bad}`), { message: `nereid serve: failed to parse '${bad}' as <str>:<int>:<int>` });
+  const errors: Array<[string, string]> = [
+    ['R1:many', 'Invalid option value. Got many'],
+    ['R1:2:gpu', 'Invalid option value. Got gpu'],
+    ['R1:2147483648', 'Provided option value is out of bound. Got 2147483648'],
+    ['R1:-1', "the count of resource 'R1' is -1; expected 0 or more. Got R1:-1"],
+    ['R1:1:-2', "the device of resource 'R1' is -2; expected a device id, or -1 for every device. Got R1:1:-2"],
+  ];
+  for (const [bad, message] of errors) {
+    assert.throws(() => parse(`--rate-limit-resource=${bad}`), { message: `nereid serve: Bad option: "--rate-limit-resource".\n${message}` });
   }
 });
 

@@ -453,6 +453,7 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
   const repositories = [...((values['model-repository'] as string[]) ?? []), ...((values['model-store'] as string[]) ?? [])];
   if (repositories.length === 0) throw usageError('--model-repository is required (a folder of models, e.g. examples/model_repository)');
   const defaults = DEFAULT_SERVER_OPTIONS;
+  const cache = parseCacheConfig((values['cache-config'] as string[] | undefined) ?? [], string('response-cache-byte-size'));
   const trace = parseTraceConfig(
     {
       config: (values['trace-config'] as string[] | undefined) ?? [],
@@ -577,11 +578,11 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     ...(string('max-loaded-models') !== undefined ? { maxLoadedModels: parseInteger('max-loaded-models', string('max-loaded-models'), 0, 1, 2 ** 31 - 1) } : {}),
     ...(string('model-memory-budget') !== undefined ? { modelMemoryBudgetBytes: parseByteSize('model-memory-budget', string('model-memory-budget'))! } : {}),
     // Issue 16, the response cache and the rate limiter:
-    ...parseCacheConfig((values['cache-config'] as string[] | undefined) ?? [], string('response-cache-byte-size')),
+    ...cache.options,
     rateLimit: parseRateLimit(string('rate-limit')),
     rateLimitResources: ((values['rate-limit-resource'] as string[] | undefined) ?? []).map(parseRateLimitResource),
     // Issue 23, Triton's flags and the trace extension:
-    startupWarnings: [...checkTritonOnlyFlags(values, usageError), ...trace.warnings],
+    startupWarnings: [...checkTritonOnlyFlags(values, usageError), ...trace.warnings, ...cache.warnings],
     traceSettings: trace.settings,
     ...(trace.openTelemetry !== undefined ? { openTelemetry: trace.openTelemetry } : {}),
   };
@@ -623,18 +624,34 @@ function parseCorsOrigins(value: string | undefined): readonly string[] {
  * (the settings of Triton's redis_cache but its connection pool's: Nereid's client multiplexes one
  * connection). As in Triton, two caches are refused before either's settings are read.
  */
-function parseCacheConfig(entries: readonly string[], byteSize: string | undefined): Pick<ServerOptions, 'responseCacheBytes' | 'redisCache'> {
-  if (byteSize !== undefined && entries.length > 0) {
+function parseCacheConfig(
+  entries: readonly string[],
+  byteSize: string | undefined,
+): { options: Pick<ServerOptions, 'responseCacheBytes' | 'redisCache'>; warnings: string[] } {
+  const bytes = byteSize === undefined ? undefined : parseTritonInteger('response-cache-byte-size', byteSize, 2n ** 63n - 1n);
+  if (bytes !== undefined && entries.length > 0) {
     throw usageError('Incompatible flags --response-cache-byte-size and --cache-config both provided. Please provide one or the other.');
   }
-  if (byteSize !== undefined) return { responseCacheBytes: parseInteger('response-cache-byte-size', byteSize, 0, 1, Number.MAX_SAFE_INTEGER) };
+  if (bytes !== undefined) {
+    return {
+      options: { responseCacheBytes: parseInteger('response-cache-byte-size', String(bytes), 0, 1, Number.MAX_SAFE_INTEGER) },
+      warnings: [
+        "Warning: '--response-cache-byte-size' has been deprecated! This will default to the 'local' cache implementation with the provided byte size for its config. " +
+          `Please use '--cache-config' instead. The equivalent --cache-config CLI args would be: '--cache-config=local,size=${bytes}'`,
+      ],
+    };
+  }
+  return { options: parseCacheSettings(entries), warnings: [] };
+}
+
+function parseCacheSettings(entries: readonly string[]): Pick<ServerOptions, 'responseCacheBytes' | 'redisCache'> {
   const parsed = entries.map((entry) => {
     const comma = entry.indexOf(',');
-    if (comma <= 0) throw usageError(`No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ${entry}`);
+    if (comma <= 0) throw badOption('cache-config', `No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ${entry}`);
     const equals = entry.indexOf('=', comma + 1);
     const [cache, key, value] = [entry.slice(0, comma), entry.slice(comma + 1, equals), entry.slice(equals + 1)];
     if (equals < 0 || key === '' || value === '') {
-      throw usageError(`--cache-config option format is '<cache name>,<setting>=<value>'. Got ${entry}`);
+      throw badOption('cache-config', `--cache-config option format is '<cache name>,<setting>=<value>'. Got ${entry}`);
     }
     return { entry, cache, key, value };
   });
@@ -694,18 +711,40 @@ function parseRateLimit(value: string | undefined): ServerOptions['rateLimit'] {
   return mode;
 }
 
-/** `--rate-limit-resource NAME:COUNT[:DEVICE]` with Triton's messages (ParseRateLimiterResourceOption). */
+/**
+ * `--rate-limit-resource NAME:COUNT[:DEVICE]` read as Triton reads it (command_line_parser.cc
+ * ParseRateLimiterResourceOption, ParseOption<int>), with its messages; DEVICE -1 is every device, as
+ * without one. Beyond Triton: the name must not be empty, the count not negative.
+ */
 function parseRateLimitResource(entry: string): RateLimitResource {
   const parts = entry.split(':');
   if (parts.length < 2 || parts.length > 3 || parts[0] === '') {
-    throw usageError(`--rate-limit-resource option format is '<resource_name>:<count>:<device>' or '<resource_name>:<count>'. Got ${entry}`);
+    throw badOption('rate-limit-resource', `--rate-limit-resource option format is '<resource_name>:<count>:<device>' or '<resource_name>:<count>'. Got ${entry}`);
   }
-  const [name, count, device] = parts as [string, string, string | undefined];
-  const isInteger = (text: string | undefined): boolean => text === undefined || /^[0-9]+$/.test(text);
-  if (!isInteger(count) || !isInteger(device) || Number(count) > 2 ** 31 - 1 || Number(device ?? 0) > 2 ** 31 - 1) {
-    throw usageError(`failed to parse '${entry}' as <str>:<int>:<int>`);
-  }
-  return { name, count: Number(count), ...(device !== undefined ? { device: Number(device) } : {}) };
+  const [name, countText, deviceText] = parts as [string, string, string | undefined];
+  const count = parseTritonInteger('rate-limit-resource', countText, INT32_MAX);
+  const device = deviceText === undefined ? -1 : parseTritonInteger('rate-limit-resource', deviceText, INT32_MAX);
+  if (count < 0) throw badOption('rate-limit-resource', `the count of resource '${name}' is ${count}; expected 0 or more. Got ${entry}`);
+  if (device < -1) throw badOption('rate-limit-resource', `the device of resource '${name}' is ${device}; expected a device id, or -1 for every device. Got ${entry}`);
+  return { name, count, ...(device !== -1 ? { device } : {}) };
+}
+
+const INT32_MAX = 2n ** 31n - 1n;
+
+/** An error in one flag's value, framed as Triton frames it: `Bad option: "--FLAG".` and the reason on the next line. */
+const badOption = (flag: string, message: string): NereidError => usageError(`Bad option: "--${flag}".\n${message}`);
+
+/**
+ * An integer read as Triton's ParseOption<int> / ParseOption<int64_t> reads one (std::stoi, std::stoll):
+ * blanks, a sign and digits, whatever follows ignored; Triton's messages when there are no digits or the
+ * value is past `max` (either way).
+ */
+function parseTritonInteger(flag: string, text: string, max: bigint): number {
+  const digits = /^\s*([+-]?[0-9]+)/.exec(text)?.[1];
+  if (digits === undefined) throw badOption(flag, `Invalid option value. Got ${text}`);
+  const value = BigInt(digits);
+  if (value > max || value < -max - 1n) throw badOption(flag, `Provided option value is out of bound. Got ${text}`);
+  return Number(value);
 }
 
 /** Two services on one port cannot both listen (Triton's CheckPortCollision); port 0 picks free ones. */
