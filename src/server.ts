@@ -81,7 +81,9 @@ function warnIfExposed(logger: Logger, service: 'HTTP' | 'gRPC', address: string
  * password; when it cannot be reached the server fails to start, as Triton's does.
  */
 async function createResponseCache(options: ServerOptions, logger: Logger): Promise<ResponseCacheStore | undefined> {
-  if (options.responseCacheBytes !== undefined) return new ResponseCache(options.responseCacheBytes);
+  if (options.responseCacheBytes !== undefined) {
+    return new ResponseCache(options.responseCacheBytes, { onInsertFailure: (message) => logger.error('cache', message) });
+  }
   if (options.redisCache === undefined) return undefined;
   const cache = new RedisCache({ ...withEnvironmentCredentials(options.redisCache, process.env), onError: (message) => logger.error('cache', message) });
   await cache.connect();

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { GrpcClient } from '../../src/client/index.js';
+import type { Logger } from '../../src/logging/logger.js';
 import { EXAMPLES, type TestServer, startTestServer } from '../helpers/server.js';
 
 const JS_REPOSITORY = fileURLToPath(new URL('../fixtures/js_repository', import.meta.url));
@@ -218,15 +219,18 @@ describe('the response cache (--cache-config local,size=BYTES)', () => {
     });
   });
 
-  describe('with room for two responses of one row (64 bytes)', () => {
+  describe('with room for two responses of one row (292 bytes)', () => {
     let server: TestServer;
+    const cacheErrors: string[] = [];
     before(async () => {
-      server = await startTestServer({ modelRepositories: [repository], responseCacheBytes: 64 });
+      const logger: Logger = { info() {}, verbose() {}, warning() {}, error: (component, message) => void (component === 'cache' && cacheErrors.push(message)) };
+      server = await startTestServer({ modelRepositories: [repository], responseCacheBytes: 292, logger });
     });
     after(() => server.close());
 
-    test('the least recently used response is evicted; one larger than the cache is answered and not stored', async () => {
-      // Each one-row response is 32 bytes: A B C evicts A; A evicts B; C hits; B evicts A.
+    test('the least recently used response is evicted; one larger than the cache is answered, not stored, and logged', async () => {
+      // A response of n rows takes 4 + 2 × (8 + 4+7 + 4+4 + 4+16 + 8 + 16n) bytes as Triton serializes it:
+      // 146 for one row. A B C evicts A; A evicts B; C hits; B evicts A.
       const order = [10, 20, 30, 10, 30, 20];
       for (const base of order) await infer(server, 'cached_adder', addRequest(base));
       let stats = await statsOf(server, 'cached_adder');
@@ -239,13 +243,15 @@ describe('the response cache (--cache-config local,size=BYTES)', () => {
       stats = await statsOf(server, 'cached_adder');
       assert.equal(stats.inference_stats.cache_hit.count, 2);
 
-      // Three rows: 96 bytes, more than the whole cache.
-      const big = addRequest(100, 3);
+      // Six rows: 306 bytes, more than the whole cache (Triton's test_ensemble_cache_insertion_failure: both miss).
+      const big = addRequest(100, 6);
       for (let i = 0; i < 2; i++) assert.deepEqual((await infer(server, 'cached_adder', big)).slice(0, 4), [101, 102, 103, 104]);
       stats = await statsOf(server, 'cached_adder');
       assert.deepEqual([stats.inference_stats.cache_hit.count, stats.inference_stats.cache_miss.count, stats.execution_count], [2, 7, 7]);
       assert.equal(await metricValue(server, 'nereid_cache_insertion_failures'), 2);
       assert.equal(await metricValue(server, 'nv_cache_num_entries'), 2);
+      const failures = cacheErrors.map((message) => message.replace(/\[[0-9a-f]{64}\]/, '[KEY]'));
+      assert.deepEqual(failures, Array(2).fill('Failed to insert key [KEY] into response cache: Requested byte_size: 306 is greater than total cache size: 292'));
     });
   });
 });
