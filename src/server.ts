@@ -17,7 +17,7 @@ import { RecentLogLines } from './logging/recent-log-lines.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { RepositoryManager } from './repository/repository-manager.js';
 import { RateLimiter } from './scheduling/rate-limiter.js';
-import { RedisCache } from './scheduling/redis-cache.js';
+import { RedisCache, withEnvironmentCredentials } from './scheduling/redis-cache.js';
 import { ResponseCache, type ResponseCacheStore } from './scheduling/response-cache.js';
 import { openRepositories } from './repository/storage/remote-repositories.js';
 
@@ -77,14 +77,17 @@ function warnIfExposed(logger: Logger, service: 'HTTP' | 'gRPC', address: string
 
 /**
  * The response cache `--cache-config` asks for, or undefined. Redis is connected to before any model
- * loads; when it cannot be reached the server starts all the same (the error is logged) and caches as
- * soon as it connects, as Triton's redis cache falls back to serving without the cache.
+ * loads, with TRITONCACHE_REDIS_USERNAME and TRITONCACHE_REDIS_PASSWORD where the flags give no user or
+ * password; when it cannot be reached the server fails to start, as Triton's does.
  */
 async function createResponseCache(options: ServerOptions, logger: Logger): Promise<ResponseCacheStore | undefined> {
-  if (options.responseCacheBytes !== undefined) return new ResponseCache(options.responseCacheBytes);
+  if (options.responseCacheBytes !== undefined) {
+    return new ResponseCache(options.responseCacheBytes, { onInsertFailure: (message) => logger.error('cache', message) });
+  }
   if (options.redisCache === undefined) return undefined;
-  const cache = new RedisCache({ ...options.redisCache, onError: (message) => logger.error('cache', message) });
-  if (await cache.connect()) logger.info('cache', `using the redis cache at ${options.redisCache.host}:${options.redisCache.port}`);
+  const cache = new RedisCache({ ...withEnvironmentCredentials(options.redisCache, process.env), onError: (message) => logger.error('cache', message) });
+  await cache.connect();
+  logger.info('cache', `using the redis cache at ${options.redisCache.host}:${options.redisCache.port}`);
   return cache;
 }
 

@@ -237,22 +237,39 @@ test("issue 16: --cache-config local,size=BYTES and the deprecated --response-ca
   assert.equal(parse().responseCacheBytes, undefined);
   assert.equal(parse('--cache-config', 'local,size=1048576').responseCacheBytes, 1_048_576);
   assert.equal(parse('--cache-config=local,size=10', '--cache-config=local,size=20').responseCacheBytes, 20);
-  assert.equal(parse('--response-cache-byte-size=4096').responseCacheBytes, 4096);
+  const deprecated = parse('--response-cache-byte-size=4096');
+  assert.equal(deprecated.responseCacheBytes, 4096);
+  assert.deepEqual(deprecated.startupWarnings, [
+    "Warning: '--response-cache-byte-size' has been deprecated! This will default to the 'local' cache implementation with the provided byte size for its config. Please use '--cache-config' instead. The equivalent --cache-config CLI args would be: '--cache-config=local,size=4096'",
+  ]);
   const errors: Array<[string[], string]> = [
-    [['--cache-config=size=10'], 'No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got size=10'],
-    [['--cache-config=,size=10'], 'No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ,size=10'],
-    [['--cache-config=local,size'], "--cache-config option format is '<cache name>,<setting>=<value>'. Got local,size"],
-    [['--cache-config=local,size='], "--cache-config option format is '<cache name>,<setting>=<value>'. Got local,size="],
+    [['--cache-config=size=10'], 'Bad option: "--cache-config".\nNo cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got size=10'],
+    [['--cache-config=,size=10'], 'Bad option: "--cache-config".\nNo cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ,size=10'],
+    [['--cache-config=local,size'], 'Bad option: "--cache-config".\n--cache-config option format is \'<cache name>,<setting>=<value>\'. Got local,size'],
+    [['--cache-config=local,size='], 'Bad option: "--cache-config".\n--cache-config option format is \'<cache name>,<setting>=<value>\'. Got local,size='],
+    [['--response-cache-byte-size=abc'], 'Bad option: "--response-cache-byte-size".\nInvalid option value. Got abc'],
+    [['--response-cache-byte-size=99999999999999999999'], 'Bad option: "--response-cache-byte-size".\nProvided option value is out of bound. Got 99999999999999999999'],
     [['--cache-config=local,bytes=10'], "--cache-config 'local,bytes=10': unknown setting 'bytes' of the local cache; it takes size"],
     [['--cache-config=local,size=big'], "--cache-config local,size takes an integer from 1 to 9007199254740991, got 'big'"],
     [['--cache-config=disk,size=10'], "--cache-config 'disk,size=10': unknown cache 'disk'; Nereid has the local and redis caches (--cache-config local,size=BYTES)"],
-    [['--cache-config=redis,host=localhost'], '--cache-config redis needs host and port: --cache-config redis,host=HOST --cache-config redis,port=PORT'],
+    [
+      ['--cache-config=redis,port=localhost'],
+      "Failed to initialize RedisCache, didn't specify address. Must at a minimum specify 'host' and 'port' in the configuration - e.g. tritonserver --cache-config redis,host=redis --cache-config redis,port=6379 --model-repository=/models ...",
+    ],
     [
       ['--cache-config=redis,pool_size=4'],
       "--cache-config 'redis,pool_size=4': unknown setting 'pool_size' of the redis cache; it takes host, port, user, password, db, connect_timeout, socket_timeout",
     ],
-    [['--cache-config=redis,host=h', '--cache-config=redis,port=99999'], "--cache-config redis,port takes an integer from 1 to 65535, got '99999'"],
-    [['--cache-config=redis,host=h', '--cache-config=local,size=10'], '--cache-config configures one cache, local or redis, not both'],
+    [['--cache-config=redis,host=h', '--cache-config=redis,port=99999'], "--cache-config redis,port takes a port from 0 to 65535, got '99999'"],
+    [
+      ['--cache-config=redis,host=h', '--cache-config=local,size=10'],
+      'found multiple cache configurations, but only a single cache is currently supported (got redis and local; give --cache-config for one of them)',
+    ],
+    // Triton's qa/L0_response_cache: two caches are refused before the redis settings are read.
+    [
+      ['--cache-config=local,size=8192', '--cache-config=redis,key=value'],
+      'found multiple cache configurations, but only a single cache is currently supported (got local and redis; give --cache-config for one of them)',
+    ],
     [
       ['--cache-config=local,size=10', '--response-cache-byte-size=10'],
       'Incompatible flags --response-cache-byte-size and --cache-config both provided. Please provide one or the other.',
@@ -263,6 +280,9 @@ test("issue 16: --cache-config local,size=BYTES and the deprecated --response-ca
     parse('--cache-config=redis,host=cache.local', '--cache-config=redis,port=6380', '--cache-config=redis,password=p=w', '--cache-config=redis,connect_timeout=500').redisCache,
     { host: 'cache.local', port: 6380, password: 'p=w', connectTimeoutMs: 500 },
   );
+  // The port is read with atoi, as Triton's redis_cache reads it: its leading digits, or 0.
+  const portOf = (text: string): number | undefined => parse('--cache-config=redis,host=h', `--cache-config=redis,port=${text}`).redisCache?.port;
+  assert.deepEqual(['nonexistent', '6379abc', ' 42'].map(portOf), [0, 6379, 42]);
 });
 
 test("issue 16: --rate-limit off|execution_count and --rate-limit-resource NAME:COUNT[:DEVICE], with Triton's errors", () => {
@@ -274,13 +294,25 @@ test("issue 16: --rate-limit off|execution_count and --rate-limit-resource NAME:
     { name: 'gpu', count: 2, device: 1 },
   ]);
   assert.throws(() => parse('--rate-limit=fast'), { message: "nereid serve: invalid argument for --rate-limit: takes off or execution_count, got 'fast'" });
+  // Read as Triton's std::stoi reads them: digits then anything; device -1 is every device.
+  assert.deepEqual(parse('--rate-limit-resource=R1:3x', '--rate-limit-resource=R2:1:-1').rateLimitResources, [
+    { name: 'R1', count: 3 },
+    { name: 'R2', count: 1 },
+  ]);
   for (const bad of ['R1', 'R1:1:2:3', ':4']) {
     assert.throws(() => parse(`--rate-limit-resource=${bad}`), {
-      message: `nereid serve: --rate-limit-resource option format is '<resource_name>:<count>:<device>' or '<resource_name>:<count>'. Got ${bad}`,
+      message: `nereid serve: Bad option: "--rate-limit-resource".\n--rate-limit-resource option format is '<resource_name>:<count>:<device>' or '<resource_name>:<count>'. Got ${bad}`,
     });
   }
-  for (const bad of ['R1:many', 'R1:2:gpu', 'R1:-1']) {
-    assert.throws(() => parse(`--rate-limit-resource=${bad}`), { message: `nereid serve: failed to parse '${bad}' as <str>:<int>:<int>` });
+  const errors: Array<[string, string]> = [
+    ['R1:many', 'Invalid option value. Got many'],
+    ['R1:2:gpu', 'Invalid option value. Got gpu'],
+    ['R1:2147483648', 'Provided option value is out of bound. Got 2147483648'],
+    ['R1:-1', "the count of resource 'R1' is -1; expected 0 or more. Got R1:-1"],
+    ['R1:1:-2', "the device of resource 'R1' is -2; expected a device id, or -1 for every device. Got R1:1:-2"],
+  ];
+  for (const [bad, message] of errors) {
+    assert.throws(() => parse(`--rate-limit-resource=${bad}`), { message: `nereid serve: Bad option: "--rate-limit-resource".\n${message}` });
   }
 });
 

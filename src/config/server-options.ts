@@ -453,6 +453,7 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
   const repositories = [...((values['model-repository'] as string[]) ?? []), ...((values['model-store'] as string[]) ?? [])];
   if (repositories.length === 0) throw usageError('--model-repository is required (a folder of models, e.g. examples/model_repository)');
   const defaults = DEFAULT_SERVER_OPTIONS;
+  const cache = parseCacheConfig((values['cache-config'] as string[] | undefined) ?? [], string('response-cache-byte-size'));
   const trace = parseTraceConfig(
     {
       config: (values['trace-config'] as string[] | undefined) ?? [],
@@ -577,11 +578,11 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     ...(string('max-loaded-models') !== undefined ? { maxLoadedModels: parseInteger('max-loaded-models', string('max-loaded-models'), 0, 1, 2 ** 31 - 1) } : {}),
     ...(string('model-memory-budget') !== undefined ? { modelMemoryBudgetBytes: parseByteSize('model-memory-budget', string('model-memory-budget'))! } : {}),
     // Issue 16, the response cache and the rate limiter:
-    ...parseCacheConfig((values['cache-config'] as string[] | undefined) ?? [], string('response-cache-byte-size')),
+    ...cache.options,
     rateLimit: parseRateLimit(string('rate-limit')),
     rateLimitResources: ((values['rate-limit-resource'] as string[] | undefined) ?? []).map(parseRateLimitResource),
     // Issue 23, Triton's flags and the trace extension:
-    startupWarnings: [...checkTritonOnlyFlags(values, usageError), ...trace.warnings],
+    startupWarnings: [...checkTritonOnlyFlags(values, usageError), ...trace.warnings, ...cache.warnings],
     traceSettings: trace.settings,
     ...(trace.openTelemetry !== undefined ? { openTelemetry: trace.openTelemetry } : {}),
   };
@@ -617,45 +618,72 @@ function parseCorsOrigins(value: string | undefined): readonly string[] {
 
 /**
  * `--cache-config CACHE,KEY=VALUE` (repeatable) in Triton's format and with its messages
- * (src/command_line_parser.cc ParseCacheConfigOption), and the deprecated `--response-cache-byte-size`.
- * Nereid has Triton's two caches: `local` (setting `size`) and `redis` (the settings of Triton's
- * redis_cache but its connection pool's: Nereid's client multiplexes one connection).
+ * (src/command_line_parser.cc ParseCacheConfigOption; core src/server.cc InferenceServer::Init for two
+ * caches; redis_cache RedisCache::Create for a missing address), and the deprecated
+ * `--response-cache-byte-size`. Nereid has Triton's two caches: `local` (setting `size`) and `redis`
+ * (the settings of Triton's redis_cache but its connection pool's: Nereid's client multiplexes one
+ * connection). As in Triton, two caches are refused before either's settings are read.
  */
-function parseCacheConfig(entries: readonly string[], byteSize: string | undefined): Pick<ServerOptions, 'responseCacheBytes' | 'redisCache'> {
-  if (byteSize !== undefined && entries.length > 0) {
+function parseCacheConfig(
+  entries: readonly string[],
+  byteSize: string | undefined,
+): { options: Pick<ServerOptions, 'responseCacheBytes' | 'redisCache'>; warnings: string[] } {
+  const bytes = byteSize === undefined ? undefined : parseTritonInteger('response-cache-byte-size', byteSize, 2n ** 63n - 1n);
+  if (bytes !== undefined && entries.length > 0) {
     throw usageError('Incompatible flags --response-cache-byte-size and --cache-config both provided. Please provide one or the other.');
   }
-  if (byteSize !== undefined) return { responseCacheBytes: parseInteger('response-cache-byte-size', byteSize, 0, 1, Number.MAX_SAFE_INTEGER) };
-  const settings = new Map<string, Map<string, string>>();
-  for (const entry of entries) {
+  if (bytes !== undefined) {
+    return {
+      options: { responseCacheBytes: parseInteger('response-cache-byte-size', String(bytes), 0, 1, Number.MAX_SAFE_INTEGER) },
+      warnings: [
+        "Warning: '--response-cache-byte-size' has been deprecated! This will default to the 'local' cache implementation with the provided byte size for its config. " +
+          `Please use '--cache-config' instead. The equivalent --cache-config CLI args would be: '--cache-config=local,size=${bytes}'`,
+      ],
+    };
+  }
+  return { options: parseCacheSettings(entries), warnings: [] };
+}
+
+function parseCacheSettings(entries: readonly string[]): Pick<ServerOptions, 'responseCacheBytes' | 'redisCache'> {
+  const parsed = entries.map((entry) => {
     const comma = entry.indexOf(',');
-    if (comma <= 0) throw usageError(`No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ${entry}`);
+    if (comma <= 0) throw badOption('cache-config', `No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ${entry}`);
     const equals = entry.indexOf('=', comma + 1);
     const [cache, key, value] = [entry.slice(0, comma), entry.slice(comma + 1, equals), entry.slice(equals + 1)];
     if (equals < 0 || key === '' || value === '') {
-      throw usageError(`--cache-config option format is '<cache name>,<setting>=<value>'. Got ${entry}`);
+      throw badOption('cache-config', `--cache-config option format is '<cache name>,<setting>=<value>'. Got ${entry}`);
     }
+    return { entry, cache, key, value };
+  });
+  const caches = [...new Set(parsed.map(({ cache }) => cache))];
+  if (caches.length > 1) {
+    throw usageError(`found multiple cache configurations, but only a single cache is currently supported (got ${caches.join(' and ')}; give --cache-config for one of them)`);
+  }
+  const settings = new Map<string, string>();
+  for (const { entry, cache, key, value } of parsed) {
     if (cache !== 'local' && cache !== 'redis') {
       throw usageError(`--cache-config '${entry}': unknown cache '${cache}'; Nereid has the local and redis caches (--cache-config local,size=BYTES)`);
     }
     const known = cache === 'local' ? ['size'] : ['host', 'port', 'user', 'password', 'db', 'connect_timeout', 'socket_timeout'];
     if (!known.includes(key)) throw usageError(`--cache-config '${entry}': unknown setting '${key}' of the ${cache} cache; it takes ${known.join(', ')}`);
-    if (!settings.has(cache)) settings.set(cache, new Map());
-    settings.get(cache)!.set(key, value);
+    settings.set(key, value);
   }
-  if (settings.size > 1) throw usageError('--cache-config configures one cache, local or redis, not both');
-  const local = settings.get('local');
-  if (local !== undefined) return { responseCacheBytes: parseInteger('cache-config local,size', local.get('size'), 0, 1, Number.MAX_SAFE_INTEGER) };
-  const redis = settings.get('redis');
-  if (redis === undefined) return {};
+  if (caches[0] === 'local') return { responseCacheBytes: parseInteger('cache-config local,size', settings.get('size'), 0, 1, Number.MAX_SAFE_INTEGER) };
+  if (caches[0] === undefined) return {};
+  const redis = settings;
   const host = redis.get('host');
-  if (host === undefined || !redis.has('port')) throw usageError('--cache-config redis needs host and port: --cache-config redis,host=HOST --cache-config redis,port=PORT');
+  const port = redis.get('port');
+  if (host === undefined || port === undefined) {
+    throw usageError(
+      "Failed to initialize RedisCache, didn't specify address. Must at a minimum specify 'host' and 'port' in the configuration - e.g. tritonserver --cache-config redis,host=redis --cache-config redis,port=6379 --model-repository=/models ...",
+    );
+  }
   const optional = (key: string, name: keyof RedisCacheConfig, max: number): Partial<RedisCacheConfig> =>
     redis.has(key) ? { [name]: parseInteger(`cache-config redis,${key}`, redis.get(key), 0, 0, max) } : {};
   return {
     redisCache: {
       host,
-      port: parseInteger('cache-config redis,port', redis.get('port'), 0, 1, 65535),
+      port: readPortAsTriton(port),
       ...(redis.has('user') ? { user: redis.get('user')! } : {}),
       ...(redis.has('password') ? { password: redis.get('password')! } : {}),
       ...optional('db', 'db', 2 ** 31 - 1),
@@ -665,6 +693,17 @@ function parseCacheConfig(entries: readonly string[], byteSize: string | undefin
   };
 }
 
+/**
+ * `--cache-config redis,port=P` read as Triton's redis_cache reads it, with atoi: its leading digits, 0
+ * when there are none (`port=nonexistent` is port 0, and start-up then fails to connect, as Triton's
+ * qa/L0_response_cache expects). Past 65535 no connection can be tried, so that is refused here.
+ */
+function readPortAsTriton(text: string): number {
+  const port = Number(/^\s*\+?([0-9]+)/.exec(text)?.[1] ?? 0);
+  if (port > 65535) throw usageError(`--cache-config redis,port takes a port from 0 to 65535, got '${text}'`);
+  return port;
+}
+
 function parseRateLimit(value: string | undefined): ServerOptions['rateLimit'] {
   if (value === undefined) return DEFAULT_SERVER_OPTIONS.rateLimit;
   const mode = value.toLowerCase();
@@ -672,18 +711,40 @@ function parseRateLimit(value: string | undefined): ServerOptions['rateLimit'] {
   return mode;
 }
 
-/** `--rate-limit-resource NAME:COUNT[:DEVICE]` with Triton's messages (ParseRateLimiterResourceOption). */
+/**
+ * `--rate-limit-resource NAME:COUNT[:DEVICE]` read as Triton reads it (command_line_parser.cc
+ * ParseRateLimiterResourceOption, ParseOption<int>), with its messages; DEVICE -1 is every device, as
+ * without one. Beyond Triton: the name must not be empty, the count not negative.
+ */
 function parseRateLimitResource(entry: string): RateLimitResource {
   const parts = entry.split(':');
   if (parts.length < 2 || parts.length > 3 || parts[0] === '') {
-    throw usageError(`--rate-limit-resource option format is '<resource_name>:<count>:<device>' or '<resource_name>:<count>'. Got ${entry}`);
+    throw badOption('rate-limit-resource', `--rate-limit-resource option format is '<resource_name>:<count>:<device>' or '<resource_name>:<count>'. Got ${entry}`);
   }
-  const [name, count, device] = parts as [string, string, string | undefined];
-  const isInteger = (text: string | undefined): boolean => text === undefined || /^[0-9]+$/.test(text);
-  if (!isInteger(count) || !isInteger(device) || Number(count) > 2 ** 31 - 1 || Number(device ?? 0) > 2 ** 31 - 1) {
-    throw usageError(`failed to parse '${entry}' as <str>:<int>:<int>`);
-  }
-  return { name, count: Number(count), ...(device !== undefined ? { device: Number(device) } : {}) };
+  const [name, countText, deviceText] = parts as [string, string, string | undefined];
+  const count = parseTritonInteger('rate-limit-resource', countText, INT32_MAX);
+  const device = deviceText === undefined ? -1 : parseTritonInteger('rate-limit-resource', deviceText, INT32_MAX);
+  if (count < 0) throw badOption('rate-limit-resource', `the count of resource '${name}' is ${count}; expected 0 or more. Got ${entry}`);
+  if (device < -1) throw badOption('rate-limit-resource', `the device of resource '${name}' is ${device}; expected a device id, or -1 for every device. Got ${entry}`);
+  return { name, count, ...(device !== -1 ? { device } : {}) };
+}
+
+const INT32_MAX = 2n ** 31n - 1n;
+
+/** An error in one flag's value, framed as Triton frames it: `Bad option: "--FLAG".` and the reason on the next line. */
+const badOption = (flag: string, message: string): NereidError => usageError(`Bad option: "--${flag}".\n${message}`);
+
+/**
+ * An integer read as Triton's ParseOption<int> / ParseOption<int64_t> reads one (std::stoi, std::stoll):
+ * blanks, a sign and digits, whatever follows ignored; Triton's messages when there are no digits or the
+ * value is past `max` (either way).
+ */
+function parseTritonInteger(flag: string, text: string, max: bigint): number {
+  const digits = /^\s*([+-]?[0-9]+)/.exec(text)?.[1];
+  if (digits === undefined) throw badOption(flag, `Invalid option value. Got ${text}`);
+  const value = BigInt(digits);
+  if (value > max || value < -max - 1n) throw badOption(flag, `Provided option value is out of bound. Got ${text}`);
+  return Number(value);
 }
 
 /** Two services on one port cannot both listen (Triton's CheckPortCollision); port 0 picks free ones. */

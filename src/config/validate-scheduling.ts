@@ -9,6 +9,7 @@ import {
   type ModelQueuePolicy,
   type ModelSequenceBatching,
 } from '../protocol/gen/model_config_pb.js';
+import { responseCacheRefusal } from './response-cache-refusal.js';
 
 /**
  * Checks the scheduling choice (dynamic batching, sequence batching or ensemble scheduling) as Triton's
@@ -77,7 +78,7 @@ function validateDynamicBatching(config: ModelConfig, batching: ModelDynamicBatc
 
 function validateSequenceBatching(config: ModelConfig, batching: ModelSequenceBatching, file: string): void {
   if (config.responseCache?.enable === true) {
-    throw invalid(file, `response_cache.enable is true with sequence_batching; expected the response cache off, it does not support sequence batching`);
+    throw invalid(file, responseCacheRefusal(config.name, 'sequence'));
   }
   const seenNames = new Set<string>();
   const seenKinds = new Set<ControlKind>();

@@ -101,7 +101,7 @@ describe('validateModelConfig: the model', () => {
   test('a decoupled model cannot use the response cache', () => {
     expectError(
       `${SIMPLE}\nmodel_transaction_policy { decoupled: true }\nresponse_cache { enable: true }`,
-      'response_cache.enable is true for a decoupled model; expected the response cache off, it does not support decoupled models',
+      "Response Cache does not currently support model simple with 'decoupled' transaction policy. Please disable the response cache.",
     );
   });
 
@@ -275,7 +275,7 @@ describe('validateModelConfig: batching', () => {
   test('sequence batching cannot use the response cache', () => {
     expectError(
       `${sequence('')}\nresponse_cache { enable: true }`,
-      'response_cache.enable is true with sequence_batching; expected the response cache off, it does not support sequence batching',
+      'Response Cache does not currently support model simple with sequence batching scheduler. Please disable the response cache.',
     );
   });
 

@@ -1,5 +1,6 @@
 import { NereidError } from '../kernel/errors.js';
 import { ModelInstanceGroup_Kind, type ModelConfig } from '../protocol/gen/model_config_pb.js';
+import { responseCacheRefusal } from './response-cache-refusal.js';
 import { validateScheduling } from './validate-scheduling.js';
 import { validateTensors } from './validate-tensors.js';
 
@@ -44,7 +45,7 @@ export function validateModelConfig(config: ModelConfig, options: ValidateOption
   }
   validateScheduling(config, file);
   if (config.modelTransactionPolicy?.decoupled === true && config.responseCache?.enable === true) {
-    throw invalid(file, `response_cache.enable is true for a decoupled model; expected the response cache off, it does not support decoupled models`);
+    throw invalid(file, responseCacheRefusal(config.name, 'decoupled'));
   }
   validateModelMetrics(config, file);
   validateInstanceGroups(config, options);

@@ -3,8 +3,9 @@ import type { ModelInstance } from '../kernel/model-instance.js';
 import { clone, create } from '@bufbuild/protobuf';
 import { type ModelConfig, ModelConfigSchema, ModelTransactionPolicySchema } from '../protocol/gen/model_config_pb.js';
 import { backendSpecOf, loadModelSpec } from '../config/model-spec.js';
+import { responseCacheRefusal } from '../config/response-cache-refusal.js';
 import type { InferRequest } from '../kernel/infer-request.js';
-import type { NereidError } from '../kernel/errors.js';
+import { NereidError } from '../kernel/errors.js';
 import type { ModelSpec } from '../kernel/model-spec.js';
 import type { Tensor } from '../kernel/tensor.js';
 import { ModelStatistics, type StatisticsObserver } from '../metrics/model-statistics.js';
@@ -81,10 +82,10 @@ export class Model {
     this.#backendModel = backendModel;
     this.#instances = instances;
     const scheduler = backendModel.createScheduler?.(this.statistics) ?? createScheduler(config, new InstancePool(instances), this.statistics, sequence);
-    // Validation refuses the cache for decoupled models and sequence batching, as Triton does; an
-    // ensemble found decoupled at load (a decoupled step) is not cached either.
+    // Validation refuses the cache for decoupled models and sequence batching, as Triton does, and
+    // `load` for an ensemble with a decoupled step.
     this.#scheduler =
-      responseCache !== undefined && config.responseCache?.enable === true && !spec.isDecoupled
+      responseCache !== undefined && config.responseCache?.enable === true
         ? new CachingScheduler({ scheduler, cache: responseCache, statistics: this.statistics, version: spec.version, loadId: responseCache.isShared ? 0 : nextLoadId++ })
         : scheduler;
   }
@@ -109,6 +110,12 @@ export class Model {
       // A backend model that arrives after the load was abandoned is unloaded then.
       if (signal?.aborted === true) loading.then((late) => late.unload()).catch(() => {});
       throw error;
+    }
+    if (backendModel.isDecoupled === true && config.responseCache?.enable === true) {
+      // An ensemble with a decoupled step is decoupled (Triton's ValidateEnsembleConfig sets its
+      // model_transaction_policy), and Triton's ValidateModelConfig then refuses its response cache.
+      await backendModel.unload();
+      throw new NereidError('INVALID_ARG', responseCacheRefusal(config.name, 'decoupled'));
     }
     const instanceCount = config.instanceGroup.reduce((sum, group) => sum + group.count, 0);
     const started: Array<Promise<ModelInstance>> = [];

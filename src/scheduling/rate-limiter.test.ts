@@ -55,6 +55,17 @@ test('declared counts: a device entry applies to its device, one without a devic
   assert.deepEqual(limiter.limits(), { 'device 0': { R1: 3 }, global: { G: 5 } });
 });
 
+test('a resource declared twice for the same device keeps the smaller count, as in Triton', () => {
+  const { limiter } = setUp([
+    { name: 'R1', count: 4 },
+    { name: 'R1', count: 2 },
+    { name: 'R2', count: 1, device: 0 },
+    { name: 'R2', count: 6, device: 0 },
+  ]);
+  limiter.register([{ label: 'A', limit: limit([['R1', 1], ['R2', 1]]) }]);
+  assert.deepEqual(limiter.limits(), { 'device 0': { R1: 2, R2: 1 } });
+});
+
 test('a resource both global and per device is refused', () => {
   const { limiter } = setUp();
   assert.throws(

@@ -37,6 +37,20 @@ export interface RateLimiterOptions {
   readonly defer?: (callback: () => void) => void;
 }
 
+/**
+ * One entry per name and device: the smallest count where a resource is declared twice for the same
+ * device (or twice for every device), as Triton's TritonServerOptions::AddRateLimiterResource keeps it.
+ */
+function smallestOfEach(declared: readonly DeclaredResource[]): DeclaredResource[] {
+  const byKey = new Map<string, DeclaredResource>();
+  for (const entry of declared) {
+    const key = JSON.stringify([entry.name, entry.device ?? null]);
+    const kept = byKey.get(key);
+    if (kept === undefined || entry.count < kept.count) byKey.set(key, entry);
+  }
+  return [...byKey.values()];
+}
+
 type Pools = Map<string, Map<string, number>>;
 const GLOBAL = 'global';
 const deviceKey = (deviceId: number): string => `device ${deviceId}`;
@@ -95,7 +109,7 @@ export class RateLimiter {
   #nextSequence = 0;
 
   constructor(options: RateLimiterOptions) {
-    this.#declared = options.declared;
+    this.#declared = smallestOfEach(options.declared);
     this.#defer = options.defer ?? ((callback) => setImmediate(callback));
   }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { responseParametersOf, withResponseParameters } from '../kernel/response-parameters.js';
 import type { Tensor } from '../kernel/tensor.js';
-import { decodeEntry, encodeEntry } from './redis-cache.js';
+import { decodeEntry, describeRedisFailure, encodeEntry, withEnvironmentCredentials } from './redis-cache.js';
 
 test('an entry keeps each output: name, type, shape and data, BYTES and 64-bit integers included', () => {
   const outputs: Tensor[] = [
@@ -42,4 +42,27 @@ test('an entry keeps the response parameters the model set, of every type; an en
   const earlier = decodeEntry(Buffer.concat([length, header, Buffer.from(new Float32Array([3]).buffer)]))!;
   assert.deepEqual([...(earlier[0]!.data as Float32Array)], [3]);
   assert.deepEqual(responseParametersOf(earlier), {});
+});
+
+test('TRITONCACHE_REDIS_USERNAME and TRITONCACHE_REDIS_PASSWORD fill in the user and password the flags leave out', () => {
+  const env = { TRITONCACHE_REDIS_USERNAME: 'env-user', TRITONCACHE_REDIS_PASSWORD: 'env-pw' };
+  assert.deepEqual(withEnvironmentCredentials({ host: 'h', port: 1 }, env), { host: 'h', port: 1, user: 'env-user', password: 'env-pw' });
+  assert.deepEqual(withEnvironmentCredentials({ host: 'h', port: 1, user: 'u', password: 'p' }, env), { host: 'h', port: 1, user: 'u', password: 'p' });
+  assert.deepEqual(withEnvironmentCredentials({ host: 'h', port: 1 }, {}), { host: 'h', port: 1 });
+});
+
+test("a failure in the words of Triton's redis client: the system's for a socket error, Redis's reply otherwise", () => {
+  const socketError = (code: string): Error => Object.assign(new Error(`connect ${code}`), { code });
+  assert.deepEqual(
+    [socketError('ECONNREFUSED'), socketError('ENOTFOUND'), socketError('EAI_AGAIN'), socketError('EPIPE'), new Error('NOAUTH Authentication required.')].map((error) =>
+      describeRedisFailure(error, 'localhost:0'),
+    ),
+    [
+      'failed to connect to Redis (localhost:0): Connection refused',
+      'failed to connect to Redis (localhost:0): Name or service not known',
+      'failed to connect to Redis (localhost:0): Temporary failure in name resolution',
+      'failed to connect to Redis (localhost:0): connect EPIPE',
+      'NOAUTH Authentication required.',
+    ],
+  );
 });

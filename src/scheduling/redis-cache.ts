@@ -1,4 +1,5 @@
 import { RESP_TYPES, createClient } from '@redis/client';
+import { NereidError } from '../kernel/errors.js';
 import { responseParametersOf, withResponseParameters } from '../kernel/response-parameters.js';
 import type { Tensor } from '../kernel/tensor.js';
 import type { ResponseCacheStatistics } from '../metrics/response-cache-statistics.js';
@@ -19,8 +20,44 @@ export interface RedisCacheOptions {
   readonly connectTimeoutMs?: number;
   /** 0: wait for ever (Triton's default). */
   readonly socketTimeoutMs?: number;
-  /** Told when Redis cannot be reached, once per outage (requests are answered without the cache meanwhile). */
+  /** Told when Redis cannot be reached after `connect`, once per outage (requests are answered without the cache meanwhile). */
   readonly onError: (message: string) => void;
+}
+
+/** Where and as whom to connect: RedisCacheOptions without `onError`. */
+export type RedisConnectionOptions = Omit<RedisCacheOptions, 'onError'>;
+
+/**
+ * `user` and `password` from TRITONCACHE_REDIS_USERNAME and TRITONCACHE_REDIS_PASSWORD where the
+ * `--cache-config` settings leave them out (Triton's redis_cache reads these variables; without a user
+ * Redis takes "default").
+ */
+export function withEnvironmentCredentials(config: RedisConnectionOptions, env: NodeJS.ProcessEnv): RedisConnectionOptions {
+  const user = config.user ?? env.TRITONCACHE_REDIS_USERNAME;
+  const password = config.password ?? env.TRITONCACHE_REDIS_PASSWORD;
+  return { ...config, ...(user !== undefined ? { user } : {}), ...(password !== undefined ? { password } : {}) };
+}
+
+/** The system's words for the socket errors a connection meets, as hiredis reports them (strerror, gai_strerror). */
+const SOCKET_ERRORS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'Connection refused',
+  ECONNRESET: 'Connection reset by peer',
+  ETIMEDOUT: 'Connection timed out',
+  EHOSTUNREACH: 'No route to host',
+  ENETUNREACH: 'Network is unreachable',
+  ENOTFOUND: 'Name or service not known',
+  EAI_AGAIN: 'Temporary failure in name resolution',
+};
+
+/**
+ * Why Redis could not be used, in the words of Triton's redis client (redis-plus-plus over hiredis):
+ * `failed to connect to Redis (localhost:0): Connection refused` for a socket error, Redis's own reply
+ * (`WRONGPASS ...`, `NOAUTH Authentication required.`) when it refused the client.
+ */
+export function describeRedisFailure(error: unknown, address: string): string {
+  const { code, message } = error as NodeJS.ErrnoException;
+  if (typeof code !== 'string') return message;
+  return `failed to connect to Redis (${address}): ${SOCKET_ERRORS[code] ?? message}`;
 }
 
 
@@ -92,10 +129,13 @@ const KEY_PREFIX = 'nereid:response:';
 /**
  * Triton's `redis` cache (triton-inference-server/redis_cache): the responses live in a Redis server,
  * which may be shared by several Nereid servers and outlives them; Redis's own `maxmemory-policy`
- * evicts them. When Redis cannot be reached, requests are served as without a cache: a lookup is a
- * miss and an insertion a counted failure, and `onError` is told (as Triton logs an error).
+ * evicts them. `connect` must succeed first, as Triton's cache pings Redis when it is created. When
+ * Redis cannot be reached later, requests are served as without a cache: a lookup is a miss and an
+ * insertion a counted failure, and `onError` is told (as Triton logs an error).
  * NOTE: commands are not queued while the connection is down (disableOfflineQueue), so a request never
- * waits for Redis to come back; the client reconnects by itself meanwhile.
+ * waits for Redis to come back; the client reconnects by itself meanwhile. RESP2 and no handshake
+ * extras (client info, maintenance notifications), so that the first command Redis refuses for want of
+ * a password is the PING, answered `NOAUTH Authentication required.` as Triton's is.
  */
 export class RedisCache implements ResponseCacheStore {
   readonly isShared = true;
@@ -119,29 +159,37 @@ export class RedisCache implements ResponseCacheStore {
       ...(options.user !== undefined ? { username: options.user } : {}),
       ...(options.password !== undefined ? { password: options.password } : {}),
       ...(options.db !== undefined ? { database: options.db } : {}),
+      RESP: 2,
+      disableClientInfo: true,
+      maintNotifications: 'disabled',
       disableOfflineQueue: true,
     }).withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
-    this.#client.on('error', (error: Error) => this.#fail(error));
-    this.#client.on('ready', () => {
-      this.#isFailing = false;
-    });
   }
 
   /**
-   * Connects: resolves true once connected, false at the first failure (reported through `onError`),
-   * after which the client keeps trying in the background and the cache serves as soon as it connects.
+   * Connects and pings Redis: resolves once it answers; rejects at the first failure with Triton's
+   * reason (`Failed to initialize RedisCache: failed to connect to Redis (localhost:0): Connection
+   * refused`), the client stopped, so that the server fails to start as Triton's does.
    */
-  connect(): Promise<boolean> {
-    return new Promise((resolve) => {
-      const onFailure = (): void => resolve(false);
-      this.#client.once('error', onFailure);
-      this.#client.connect().then(
-        () => {
-          this.#client.off('error', onFailure);
-          resolve(true);
-        },
-        onFailure,
-      );
+  async connect(): Promise<void> {
+    let failStartup: (error: unknown) => void = () => {};
+    const onStartupError = (error: unknown): void => failStartup(error);
+    this.#client.on('error', onStartupError);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        failStartup = reject;
+        this.#client.connect().then(() => resolve(), reject);
+      });
+      await this.#client.ping();
+    } catch (error) {
+      if (this.#client.isOpen) this.#client.destroy();
+      throw new NereidError('INTERNAL', `Failed to initialize RedisCache: ${describeRedisFailure(error, this.#address)}`);
+    } finally {
+      this.#client.off('error', onStartupError);
+    }
+    this.#client.on('error', (error: Error) => this.#fail(error));
+    this.#client.on('ready', () => {
+      this.#isFailing = false;
     });
   }
 
@@ -149,7 +197,7 @@ export class RedisCache implements ResponseCacheStore {
     if (this.#isFailing) return;
     this.#isFailing = true;
     this.#onError(
-      `the redis cache at ${this.#address} cannot be reached (${(error as Error).message}); requests are served without the cache until it can`,
+      `the redis cache at ${this.#address} cannot be reached (${describeRedisFailure(error, this.#address)}); requests are served without the cache until it can`,
     );
   }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { withResponseMemo } from '../kernel/response-memo.js';
 import { responseParametersOf, withResponseParameters } from '../kernel/response-parameters.js';
@@ -39,13 +40,28 @@ interface Entry {
 }
 
 
-/** The bytes an entry holds: its output tensors' data, BYTES counted in Triton's serialized layout. */
-export function outputByteSize(outputs: readonly Tensor[]): number {
-  let total = 0;
+/**
+ * The bytes an entry takes: the response as Triton's core serializes it for its cache (src/cache_entry.cc
+ * SerializeResponse): a uint32 count of outputs, then per output a uint64 size, its name, data type and
+ * shape each behind a uint32 length, and its data behind a uint64 length (BYTES in the serialized layout).
+ */
+export function responseByteSize(outputs: readonly Tensor[]): number {
+  let total = 4;
   for (const output of outputs) {
-    total += output.dataType === 'BYTES' ? serializedByteLength(output.data as BytesElements) : (output.data as FixedSizeArray).byteLength;
+    const data = output.dataType === 'BYTES' ? serializedByteLength(output.data as BytesElements) : (output.data as FixedSizeArray).byteLength;
+    total += 8 + 4 + Buffer.byteLength(output.name) + 4 + output.dataType.length + 4 + 8 * output.shape.length + 8 + data;
   }
   return total;
+}
+
+/** A key as a log line shows it: a digest as it is; an exact key (raw input bytes, cache-key.ts) by its SHA-256. */
+function printableKey(key: string): string {
+  return /^[0-9a-f]{64}$/.test(key) ? key : createHash('sha256').update(key).digest('hex');
+}
+
+export interface ResponseCacheOptions {
+  /** Told of each response that could not be stored, in Triton's words (the request is answered all the same). */
+  readonly onInsertFailure?: (message: string) => void;
 }
 
 /**
@@ -64,9 +80,9 @@ function copyOutputs(outputs: readonly Tensor[]): readonly Tensor[] {
 /**
  * Triton's `local` response cache (triton-inference-server/local_cache): one store of `sizeBytes`
  * shared by every model, holding the outputs of successful requests by their key (cache-key.ts) and
- * evicting the least recently used entries until a new one fits. An entry counts the bytes of its
- * output tensors, as Triton's does; one larger than the whole cache is not stored ("Cache entry is
- * larger than total cache size"), which the caller counts and the request never sees.
+ * evicting the least recently used entries until a new one fits. An entry counts the bytes of the
+ * response as Triton serializes it (responseByteSize); one larger than the whole cache is not stored,
+ * counted, and told to `onInsertFailure`, and the request never sees it.
  * NOTE: the recency order is lru-cache's linked list. A Map kept in order by deleting and setting an
  * entry on every hit cost 60 µs a hit with 20,000 entries (V8 rehashes a Map whose slots the deleted
  * entries fill), and a stream with fresh requests among its repeats soon holds that many
@@ -80,8 +96,11 @@ export class ResponseCache implements ResponseCacheStore {
   #usedBytes = 0;
   #evictionCount = 0;
 
-  constructor(sizeBytes: number) {
+  readonly #onInsertFailure: (message: string) => void;
+
+  constructor(sizeBytes: number, options: ResponseCacheOptions = {}) {
     this.sizeBytes = sizeBytes;
+    this.#onInsertFailure = options.onInsertFailure ?? (() => {});
     this.#entries = new LRUCache<string, Entry>({
       // lru-cache's sizes are positive: an entry of no bytes takes one unit.
       maxSize: Math.max(1, sizeBytes),
@@ -114,9 +133,13 @@ export class ResponseCache implements ResponseCacheStore {
     const startNs = this.#counters.startInsertion();
     try {
       if (this.#entries.has(key)) return 'present';
-      const bytes = outputByteSize(outputs);
+      const bytes = responseByteSize(outputs);
       if (bytes > this.sizeBytes) {
         this.#counters.countInsertionFailure();
+        // Triton's core logs the local cache's refusal (dynamic_batch_scheduler.cc, local_cache Allocate).
+        this.#onInsertFailure(
+          `Failed to insert key [${printableKey(key)}] into response cache: Requested byte_size: ${bytes} is greater than total cache size: ${this.sizeBytes}`,
+        );
         return 'failed';
       }
       this.#entries.set(key, { outputs: copyOutputs(outputs), bytes });

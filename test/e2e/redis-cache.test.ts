@@ -23,9 +23,9 @@ function freePort(): Promise<number> {
   });
 }
 
-/** A throwaway Redis on 127.0.0.1 that keeps nothing on disk; resolves once it accepts connections. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** A throwaway Redis on 127.0.0.1 that keeps nothing on disk (extra arguments: e.g. --requirepass); resolves once it accepts connections. */
+async function startRedis(port: number, ...extra: string[]): Promise<ChildProcess> {
+  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra], { stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     redis.stdout!.on('data', (chunk: Buffer) => {
@@ -100,5 +100,97 @@ describe('the redis cache (--cache-config redis,host=H --cache-config redis,port
       await first.close();
       await second.close();
     }
+  });
+});
+
+/** The message startServer rejects with, or 'started' (the server then closed). */
+async function startFailure(options: Parameters<typeof startTestServer>[0]): Promise<string> {
+  try {
+    await (await startTestServer(options)).close();
+    return 'started';
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+async function stopRedis(redis: ChildProcess): Promise<void> {
+  if (redis.exitCode !== null) return;
+  redis.kill('SIGTERM');
+  await once(redis, 'exit');
+}
+
+// Triton's qa/L0_response_cache: a redis cache that cannot be used fails the server's start.
+describe('the redis cache at start-up', { skip: HAS_REDIS ? false : 'redis-server is not installed' }, () => {
+  let repository: string;
+  before(async () => {
+    repository = await mkdtemp(join(tmpdir(), 'nereid-redis-'));
+  });
+  after(() => rm(repository, { recursive: true, force: true }));
+
+  test('nothing listening: the start fails with Triton\'s reason (port=nonexistent is port 0, read as Triton reads it)', async () => {
+    assert.equal(
+      await startFailure({ modelRepositories: [repository], redisCache: { host: 'localhost', port: 0 } }),
+      'Failed to initialize RedisCache: failed to connect to Redis (localhost:0): Connection refused',
+    );
+  });
+
+  test('an unknown host: the start fails with the resolver\'s reason', async () => {
+    const message = await startFailure({ modelRepositories: [repository], redisCache: { host: 'nonexistent.invalid', port: 0 } });
+    const reasons = ['Name or service not known', 'Temporary failure in name resolution'];
+    assert.ok(
+      reasons.some((reason) => message === `Failed to initialize RedisCache: failed to connect to Redis (nonexistent.invalid:0): ${reason}`),
+      message,
+    );
+  });
+
+  describe('with a password (--requirepass)', () => {
+    const PASSWORD = 'redis123!';
+    let redis: ChildProcess;
+    let port: number;
+    before(async () => {
+      port = await freePort();
+      redis = await startRedis(port, '--requirepass', PASSWORD);
+    });
+    after(() => stopRedis(redis));
+
+    const withEnv = async <T>(env: Record<string, string>, run: () => Promise<T>): Promise<T> => {
+      Object.assign(process.env, env);
+      try {
+        return await run();
+      } finally {
+        for (const name of Object.keys(env)) delete process.env[name];
+      }
+    };
+
+    test('the right password starts; a wrong one or none fails with Redis\'s reply', async () => {
+      const redisCache = { host: '127.0.0.1', port };
+      assert.deepEqual(
+        [
+          await startFailure({ modelRepositories: [repository], redisCache: { ...redisCache, password: PASSWORD } }),
+          await startFailure({ modelRepositories: [repository], redisCache: { ...redisCache, user: 'default', password: PASSWORD } }),
+          await startFailure({ modelRepositories: [repository], redisCache: { ...redisCache, password: 'wrong' } }),
+          await startFailure({ modelRepositories: [repository], redisCache }),
+        ],
+        [
+          'started',
+          'started',
+          'Failed to initialize RedisCache: WRONGPASS invalid username-password pair or user is disabled.',
+          'Failed to initialize RedisCache: NOAUTH Authentication required.',
+        ],
+      );
+    });
+
+    test('TRITONCACHE_REDIS_PASSWORD and TRITONCACHE_REDIS_USERNAME authenticate as the flags do', async () => {
+      const redisCache = { host: '127.0.0.1', port };
+      const start = (): Promise<string> => startFailure({ modelRepositories: [repository], redisCache });
+      assert.deepEqual(
+        [
+          await withEnv({ TRITONCACHE_REDIS_PASSWORD: PASSWORD }, start),
+          await withEnv({ TRITONCACHE_REDIS_USERNAME: 'default', TRITONCACHE_REDIS_PASSWORD: PASSWORD }, start),
+          await withEnv({ TRITONCACHE_REDIS_PASSWORD: 'wrong' }, start),
+        ],
+        ['started', 'started', 'Failed to initialize RedisCache: WRONGPASS invalid username-password pair or user is disabled.'],
+      );
+    });
   });
 });

@@ -5,15 +5,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { GrpcClient } from '../../src/client/index.js';
+import type { Logger } from '../../src/logging/logger.js';
 import { EXAMPLES, type TestServer, startTestServer } from '../helpers/server.js';
 
 const JS_REPOSITORY = fileURLToPath(new URL('../fixtures/js_repository', import.meta.url));
+const STREAM_ENSEMBLE_REPOSITORY = fileURLToPath(new URL('../fixtures/stream_ensemble_repository', import.meta.url));
 const CACHE = 'response_cache { enable: true }';
 
 /**
  * js_add as `adder` (no cache) and `cached_adder`; `cached_pipeline`, an ensemble with the cache
  * whose one step is `adder`; `pipeline_of_cached`, one without, whose step is `cached_adder`;
- * `cached_stream`, the decoupled word_stream with the cache enabled.
+ * `cached_stream`, the decoupled word_stream with the cache enabled; `cached_word_lengths`, an ensemble
+ * with the cache whose first step is the decoupled `word_stream`.
  */
 async function makeRepository(): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), 'nereid-cache-'));
@@ -39,6 +42,11 @@ async function makeRepository(): Promise<string> {
   const stream = join(EXAMPLES, 'word_stream');
   await cp(stream, join(root, 'cached_stream'), { recursive: true });
   await writeFile(join(root, 'cached_stream', 'config.pbtxt'), `${await readFile(join(stream, 'config.pbtxt'), 'utf8')}\n${CACHE}\n`);
+  await cp(stream, join(root, 'word_stream'), { recursive: true });
+  await cp(join(STREAM_ENSEMBLE_REPOSITORY, 'word_length'), join(root, 'word_length'), { recursive: true });
+  await cp(join(STREAM_ENSEMBLE_REPOSITORY, 'word_lengths'), join(root, 'cached_word_lengths'), { recursive: true });
+  const wordLengths = await readFile(join(STREAM_ENSEMBLE_REPOSITORY, 'word_lengths', 'config.pbtxt'), 'utf8');
+  await writeFile(join(root, 'cached_word_lengths', 'config.pbtxt'), `${wordLengths}\n${CACHE}\n`);
   return root;
 }
 
@@ -195,19 +203,34 @@ describe('the response cache (--cache-config local,size=BYTES)', () => {
       const index = (await (await server.post('/v2/repository/index', '')).json()) as Array<{ name: string; state: string; reason?: string }>;
       const stream = index.find((entry) => entry.name === 'cached_stream')!;
       assert.equal(stream.state, 'UNAVAILABLE');
-      assert.match(stream.reason!, /response_cache\.enable is true for a decoupled model; expected the response cache off, it does not support decoupled models/);
+      assert.equal(
+        stream.reason,
+        `${join(repository, 'cached_stream', 'config.pbtxt')}: Response Cache does not currently support model cached_stream with 'decoupled' transaction policy. Please disable the response cache.`,
+      );
+    });
+
+    test('an ensemble with the cache and a decoupled step is refused at load, as Triton refuses it', async () => {
+      const index = (await (await server.post('/v2/repository/index', '')).json()) as Array<{ name: string; state: string; reason?: string }>;
+      const ensemble = index.find((entry) => entry.name === 'cached_word_lengths')!;
+      assert.deepEqual(
+        { state: ensemble.state, reason: ensemble.reason },
+        { state: 'UNAVAILABLE', reason: "Response Cache does not currently support model cached_word_lengths with 'decoupled' transaction policy. Please disable the response cache." },
+      );
     });
   });
 
-  describe('with room for two responses of one row (64 bytes)', () => {
+  describe('with room for two responses of one row (292 bytes)', () => {
     let server: TestServer;
+    const cacheErrors: string[] = [];
     before(async () => {
-      server = await startTestServer({ modelRepositories: [repository], responseCacheBytes: 64 });
+      const logger: Logger = { info() {}, verbose() {}, warning() {}, error: (component, message) => void (component === 'cache' && cacheErrors.push(message)) };
+      server = await startTestServer({ modelRepositories: [repository], responseCacheBytes: 292, logger });
     });
     after(() => server.close());
 
-    test('the least recently used response is evicted; one larger than the cache is answered and not stored', async () => {
-      // Each one-row response is 32 bytes: A B C evicts A; A evicts B; C hits; B evicts A.
+    test('the least recently used response is evicted; one larger than the cache is answered, not stored, and logged', async () => {
+      // A response of n rows takes 4 + 2 × (8 + 4+7 + 4+4 + 4+16 + 8 + 16n) bytes as Triton serializes it:
+      // 146 for one row. A B C evicts A; A evicts B; C hits; B evicts A.
       const order = [10, 20, 30, 10, 30, 20];
       for (const base of order) await infer(server, 'cached_adder', addRequest(base));
       let stats = await statsOf(server, 'cached_adder');
@@ -220,13 +243,15 @@ describe('the response cache (--cache-config local,size=BYTES)', () => {
       stats = await statsOf(server, 'cached_adder');
       assert.equal(stats.inference_stats.cache_hit.count, 2);
 
-      // Three rows: 96 bytes, more than the whole cache.
-      const big = addRequest(100, 3);
+      // Six rows: 306 bytes, more than the whole cache (Triton's test_ensemble_cache_insertion_failure: both miss).
+      const big = addRequest(100, 6);
       for (let i = 0; i < 2; i++) assert.deepEqual((await infer(server, 'cached_adder', big)).slice(0, 4), [101, 102, 103, 104]);
       stats = await statsOf(server, 'cached_adder');
       assert.deepEqual([stats.inference_stats.cache_hit.count, stats.inference_stats.cache_miss.count, stats.execution_count], [2, 7, 7]);
       assert.equal(await metricValue(server, 'nereid_cache_insertion_failures'), 2);
       assert.equal(await metricValue(server, 'nv_cache_num_entries'), 2);
+      const failures = cacheErrors.map((message) => message.replace(/\[[0-9a-f]{64}\]/, '[KEY]'));
+      assert.deepEqual(failures, Array(2).fill('Failed to insert key [KEY] into response cache: Requested byte_size: 306 is greater than total cache size: 292'));
     });
   });
 });
