@@ -242,10 +242,15 @@ export class InferenceServer {
     return isEnqueued;
   }
 
-  /** Runs a request and delivers each of its responses: one, or any number from a decoupled model. */
-  async inferStream(request: InferRequest, onResponse: (response: InferResponse) => void): Promise<void> {
+  /**
+   * Runs a request and delivers each of its responses: one, or any number from a decoupled model.
+   * `onAccepted` is called once the request has passed validation and goes to its model's scheduler
+   * (Triton's TRITONSERVER_ServerInferAsync returning success): a failure before it refuses the
+   * request, a failure after it is the request's last response.
+   */
+  async inferStream(request: InferRequest, onResponse: (response: InferResponse) => void, onAccepted?: () => void): Promise<void> {
     this.#admit(request);
-    return this.#options.router.inferStream(request, onResponse);
+    return this.#options.router.inferStream(request, onResponse, onAccepted);
   }
 
   #admit(request: InferRequest): void {

@@ -91,3 +91,21 @@ describe('RequestRouter.inferWith', () => {
     assert.equal(plain.router.inferWith(request('r5'), plain.done), false);
   });
 });
+
+describe('RequestRouter.inferStream', () => {
+  test('onAccepted marks the request accepted once it is validated: a refusal comes before it, a failure after it', async () => {
+    const { router } = setup();
+    const marks: string[] = [];
+    const bad: InferRequest = { ...request('s1'), inputs: [{ name: 'IN', dataType: 'INT32', shape: [1, 3], data: new Int32Array([1, 2, 3]) }] };
+    await assert.rejects(
+      router.inferStream(bad, () => marks.push('response'), () => marks.push('accepted')),
+      { status: 'INVALID_ARG' },
+    );
+    assert.deepEqual(marks, []);
+    await assert.rejects(
+      router.inferStream(request('s2'), () => marks.push('response'), () => marks.push('accepted')),
+      { message: 'not used' },
+    );
+    assert.deepEqual(marks, ['accepted']);
+  });
+});

@@ -113,14 +113,19 @@ export class RequestRouter implements ModelCaller {
     });
   }
 
-  async inferStream(request: InferRequest, onResponse: (response: InferResponse) => void): Promise<void> {
+  /** Every response of the request as it comes; `onAccepted` once it is validated and goes to its model (InferenceServer.inferStream). */
+  async inferStream(request: InferRequest, onResponse: (response: InferResponse) => void, onAccepted?: () => void): Promise<void> {
     const { trace } = request;
     trace?.timestamp('REQUEST_START');
     try {
-      await this.#inferStream(request, (response) => {
-        trace?.timestamp('INFER_RESPONSE_COMPLETE');
-        onResponse(response);
-      });
+      await this.#inferStream(
+        request,
+        (response) => {
+          trace?.timestamp('INFER_RESPONSE_COMPLETE');
+          onResponse(response);
+        },
+        onAccepted,
+      );
     } finally {
       trace?.timestamp('REQUEST_END');
     }
@@ -137,9 +142,10 @@ export class RequestRouter implements ModelCaller {
     return model.infer(request);
   }
 
-  async #inferStream(request: InferRequest, onResponse: (response: InferResponse) => void): Promise<void> {
+  async #inferStream(request: InferRequest, onResponse: (response: InferResponse) => void, onAccepted: (() => void) | undefined): Promise<void> {
     await this.#models.prepare(request.modelName);
     const { model, validated, counts } = this.#prepare(request);
+    onAccepted?.();
     if (!model.spec.isDecoupled) {
       onResponse(this.#respond(model.spec, request, counts, await this.#enqueue(model, validated)));
       return;

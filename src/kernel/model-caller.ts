@@ -11,6 +11,8 @@ export interface ModelCaller {
   /**
    * Every response of the request as it comes: one for an ordinary model, zero or more for a
    * decoupled one. Resolves once the last has been delivered; rejects with the request's error.
+   * `onAccepted` is called once the request is validated and goes to its model: an error before it
+   * refused the request, one after it ended the request's responses.
    */
-  inferStream(request: InferRequest, onResponse: (response: InferResponse) => void): Promise<void>;
+  inferStream(request: InferRequest, onResponse: (response: InferResponse) => void, onAccepted?: () => void): Promise<void>;
 }

@@ -153,15 +153,17 @@ describe('JavaScript models (backend "javascript")', () => {
     assert.deepEqual(await readEvents(response), ['one', 'two', 'three'].map((word) => ({ model_name: 'js_words', model_version: '1', WORD: word })));
   });
 
-  test('generate_stream: an error after the first response is an error event; one before it is an HTTP error', async () => {
+  test("generate_stream: a model's error is an error event, whose status is the reply's when it comes first; a refused request is a JSON error", async () => {
     const midway = await server.post('/v2/models/js_words/generate_stream', { TEXT: 'one fail two' });
     assert.equal(midway.status, 200);
     assert.deepEqual(await readEvents(midway), [{ model_name: 'js_words', model_version: '1', WORD: 'one' }, { error: 'the text said fail' }]);
     const early = await server.post('/v2/models/js_words/generate_stream', { TEXT: 'fail' });
     assert.equal(early.status, 500);
-    assert.deepEqual(await early.json(), { error: 'the text said fail' });
+    assert.equal(early.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+    assert.equal(await early.text(), 'data: {"error":"the text said fail"}\n\n');
     const unknown = await server.post('/v2/models/js_words/generate_stream', { TEXTS: 'one' });
     assert.equal(unknown.status, 400);
+    assert.equal(unknown.headers.get('content-type'), 'application/json');
   });
 
   test('generate answers with exactly one response; infer refuses a decoupled model', async () => {
@@ -169,7 +171,9 @@ describe('JavaScript models (backend "javascript")', () => {
     assert.deepEqual(await one.json(), { model_name: 'js_words', model_version: '1', WORD: 'single' });
     const two = await server.post('/v2/models/js_words/generate', { TEXT: 'a b' });
     assert.equal(two.status, 400);
-    assert.match(((await two.json()) as { error: string }).error, /generate expects exactly 1 response, but model 'js_words' sent 2/);
+    assert.deepEqual(await two.json(), {
+      error: 'generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses',
+    });
     const infer = await server.post('/v2/models/js_words/infer', textInput('TEXT', 'a b'));
     assert.equal(infer.status, 501);
     assert.match(((await infer.json()) as { error: string }).error, /model 'js_words' is decoupled/);

@@ -105,7 +105,7 @@ function send(target: FuzzServer, fields: HttpCase): Promise<{ status: number; b
   });
 }
 
-/** No 500; an error answer is Triton's `{"error": "..."}`. */
+/** No 500; an error answer is Triton's `{"error": "..."}` (on generate_stream, possibly as its one event). */
 async function expectHttpAnswer(target: FuzzServer, fields: HttpCase): Promise<void> {
   const logged = target.unexpectedErrors.length;
   const { status, body } = await send(target, fields);
@@ -113,7 +113,9 @@ async function expectHttpAnswer(target: FuzzServer, fields: HttpCase): Promise<v
   assert.ok(status !== 500 && status >= 200 && status < 600, `HTTP ${status} for ${fields.method} ${fields.path}: ${body.toString('utf8', 0, 500)}`);
   if (fields.chunks !== undefined && fields.body.byteLength > MAX_INPUT_BYTES) assert.equal(status, 400, `HTTP ${status} for a body of ${fields.body.byteLength} bytes: ${body.toString('utf8', 0, 500)}`);
   if (status >= 400 && fields.method !== 'HEAD') {
-    const json = JSON.parse(body.toString('utf8')) as { error?: unknown };
+    // generate_stream: an error the model sent first is an event, under its status (Triton's GenerateRequestClass).
+    const text = body.toString('utf8');
+    const json = JSON.parse(text.startsWith('data: ') ? text.slice('data: '.length) : text) as { error?: unknown };
     assert.equal(typeof json.error, 'string', `HTTP ${status} without an error message: ${body.toString('utf8', 0, 200)}`);
   }
 }
