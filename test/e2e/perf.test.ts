@@ -225,7 +225,10 @@ describe('nereid perf against the real server', () => {
     const run = await runPerf(['-m', 'simple', '-u', server.url, '--shape', 'INPUT0:15', '-p', '100', '-r', '3', '--json', json]);
     assert.equal(run.code, 1);
     const report = JSON.parse(readFileSync(json, 'utf8')) as PerfReport;
-    assert.match(report.failure!, /^\d+ of \d+ requests failed at concurrency 1; the first: unexpected shape for input 'INPUT0' for model 'simple'\. Expected \[-1,16\], got \[1,15\]$/);
+    assert.match(
+      report.failure!,
+      /^\d+ of \d+ requests failed at concurrency 1; the first: unexpected shape for input 'INPUT0' for model 'simple'\. Expected \[-1,16\], got \[1,15\]\. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension/,
+    );
     assert.equal(report.steps.length, 1);
     assert.equal(report.steps[0]!.windows.length, 1);
     assert.equal(report.steps[0]!.windows[0]!.server.failCount, 0, 'refused before the queue: not counted by the server');
