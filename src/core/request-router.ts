@@ -59,6 +59,7 @@ export class RequestRouter implements ModelCaller {
         throw new NereidError(
           'UNSUPPORTED',
           `model '${model.spec.name}' is decoupled: it may send any number of responses to a request, so it needs a streaming call (gRPC ModelStreamInfer, POST /v2/models/${model.spec.name}/generate_stream, or inferStream from a model)`,
+          { reason: 'DECOUPLED_UNARY' },
         );
       }
       const response = this.#respond(model.spec, request, counts, await this.#enqueue(model, validated));

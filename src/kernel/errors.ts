@@ -18,7 +18,9 @@ export type ErrorReason =
   /** A request body over the size limit, refused before the rest of it is read: the connection closes after the answer. */
   | 'BODY_TOO_LARGE'
   /** The client closed the connection before its request was whole: nobody is left to answer. */
-  | 'CLIENT_DISCONNECTED';
+  | 'CLIENT_DISCONNECTED'
+  /** A unary call to a decoupled model: each front end answers it in Triton's words for its protocol. */
+  | 'DECOUPLED_UNARY';
 
 export interface NereidErrorOptions {
   readonly cause?: unknown;

@@ -119,4 +119,19 @@ describe('Python backend: a decoupled model streams its responses', () => {
       client.close();
     }
   });
+
+  test("gRPC ModelInfer refuses the decoupled model in Triton's words, then why", async () => {
+    const { inference: InferenceClient } = loadGrpcServices();
+    const client: Client = new InferenceClient(server.grpcUrl!, credentials.createInsecure());
+    try {
+      const modelInfer = (client as unknown as { ModelInfer: (request: object, callback: (error: { code: number; details: string } | null) => void) => void }).ModelInfer.bind(client);
+      const error = await new Promise<{ code: number; details: string } | null>((resolve) =>
+        modelInfer({ model_name: 'repeat', inputs: [{ name: 'IN', datatype: 'INT32', shape: ['1'] }], raw_input_contents: [Buffer.from(new Int32Array([1]).buffer)] }, resolve),
+      );
+      assert.equal(error?.code, 12);
+      assert.match(error!.details, /^ModelInfer RPC doesn't support models with decoupled transaction policy \(model 'repeat' is decoupled/);
+    } finally {
+      client.close();
+    }
+  });
 });

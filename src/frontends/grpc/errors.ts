@@ -20,7 +20,11 @@ const wellFormed = (text: string): string => text.replace(LONE_SURROGATE, '\uFFF
 
 /** The gRPC status for an error: its code for a NereidError; anything else is a bug, logged and INTERNAL. */
 export function grpcError(error: unknown, logger: Logger): GrpcError {
-  if (error instanceof NereidError) return { code: GRPC_STATUS[error.status], details: wellFormed(error.message) };
+  if (error instanceof NereidError) {
+    // Triton's sentence for a decoupled model on ModelInfer (src/grpc/infer_handler.cc), then why.
+    const message = error.reason === 'DECOUPLED_UNARY' ? `ModelInfer RPC doesn't support models with decoupled transaction policy (${error.message})` : error.message;
+    return { code: GRPC_STATUS[error.status], details: wellFormed(message) };
+  }
   logger.error('grpc', `internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   return { code: GrpcStatus.INTERNAL, details: wellFormed(`internal error: ${error instanceof Error ? error.message : String(error)}`) };
 }

@@ -32,7 +32,9 @@ export function errorReply(error: unknown, logger: Logger): ErrorReply {
     const reason = error.reason;
     const status = (reason !== undefined ? HTTP_STATUS_OF_REASON[reason] : undefined) ?? HTTP_STATUS[error.status];
     const extra = reason !== undefined ? HEADERS_OF_REASON[reason]?.(error.details) : undefined;
-    return { status, headers: { ...headers, ...extra }, body: JSON.stringify({ error: error.message }) };
+    // Triton's sentence for a decoupled model on the infer route (HTTPAPIServer::HandleInfer), then why.
+    const message = reason === 'DECOUPLED_UNARY' ? `HTTP end point doesn't support models with decoupled transaction policy (${error.message})` : error.message;
+    return { status, headers: { ...headers, ...extra }, body: JSON.stringify({ error: message }) };
   }
   logger.error('http', `internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   return { status: 500, headers, body: JSON.stringify({ error: `internal error: ${error instanceof Error ? error.message : String(error)}` }) };
