@@ -71,6 +71,10 @@ export async function decodeModelInferRequest(message: ModelInferRequest, region
       );
     }
     const shape = input.shape.map((dim) => Number(dim));
+    if (shape.includes(-1)) {
+      // Triton's core text (InferenceRequest::Normalize): a request gives every dimension.
+      throw new NereidError('INVALID_ARG', `All input dimensions should be specified for input '${name}' for model '${message.modelName}', got [${input.shape.join(',')}]`);
+    }
     if (shape.some((dim) => !Number.isSafeInteger(dim) || dim < 0)) {
       throw new NereidError('INVALID_ARG', `input '${name}': shape must hold non-negative integers, got [${input.shape.join(',')}]`);
     }
