@@ -200,6 +200,18 @@ describe('bad input gets Triton status codes and clear messages', () => {
     }
   });
 
+  test("an Inference-Header-Content-Length that does not parse or does not fit the body, in Triton's words", async () => {
+    for (const [value, error] of [
+      ['abc', 'Unable to parse Inference-Header-Content-Length, got: abc'],
+      ['100', 'inference header size should be in range (0, 2), got: 100'],
+      ['-1', 'inference header size should be in range (0, 2), got: -1'],
+    ]) {
+      const response = await server.post('/v2/models/simple/infer', '{}', { headers: { 'inference-header-content-length': value! } });
+      assert.equal(response.status, 400);
+      assert.deepEqual(await response.json(), { error });
+    }
+  });
+
   test('a body over the maximum size: JSON, and binary data or raw bytes', async () => {
     const response = await server.post('/v2/models/simple/infer', Buffer.alloc(5000, 32));
     assert.equal(response.status, 400);

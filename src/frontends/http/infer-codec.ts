@@ -26,11 +26,9 @@ const BINARY_DATA = { name: 'binary data', sizePhrase: 'binary_data_size is' } a
 
 /** The body's JSON header, decoded (remembered by its text). */
 function headerOf(body: Buffer, headerLength: number | undefined): RequestHeader {
-  if (headerLength !== undefined && headerLength > body.byteLength) {
-    throw new NereidError(
-      'INVALID_ARG',
-      `Inference-Header-Content-Length is ${headerLength} but the request body has only ${body.byteLength} bytes`,
-    );
+  if (headerLength !== undefined && (headerLength < 0 || headerLength > body.byteLength)) {
+    // Triton's text (HTTPAPIServer::GetInferenceHeaderLength).
+    throw new NereidError('INVALID_ARG', `inference header size should be in range (0, ${body.byteLength}), got: ${headerLength}`);
   }
   return requestHeaderOf(body.toString('utf8', 0, headerLength ?? body.byteLength));
 }

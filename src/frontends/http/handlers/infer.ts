@@ -12,9 +12,8 @@ function readHeaderLength(headers: IncomingHttpHeaders): number | undefined {
   const value = headers[HEADER_LENGTH];
   if (value === undefined) return undefined;
   const text = Array.isArray(value) ? value[0]! : value;
-  if (!/^[0-9]+$/.test(text)) {
-    throw new NereidError('INVALID_ARG', `Inference-Header-Content-Length must be a non-negative integer, got '${text}'`);
-  }
+  // Triton's text (HTTPAPIServer::GetInferenceHeaderLength); a negative length is refused by headerOf, in range terms.
+  if (!/^-?[0-9]+$/.test(text.trim())) throw new NereidError('INVALID_ARG', `Unable to parse Inference-Header-Content-Length, got: ${text}`);
   return Number(text);
 }
 
