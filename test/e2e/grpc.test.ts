@@ -134,7 +134,18 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
       [
         { ...simpleRequest('x'), raw_input_contents: [int32Raw(INPUT0)] },
         status.INVALID_ARGUMENT,
-        'raw_input_contents has 1 entries but the request has 2 inputs; give one raw entry per input, in input order',
+        "unable to find data for input tensor 'INPUT1' for model 'simple' in request.",
+      ],
+      [
+        {
+          ...simpleRequest('x'),
+          inputs: [
+            { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], contents: { int_contents: [...INPUT0] } },
+            { name: 'INPUT1', datatype: 'INT32', shape: [1, 16] },
+          ],
+        },
+        status.INVALID_ARGUMENT,
+        "contents field must not be specified when using raw_input_contents for 'INPUT0' for model 'simple'",
       ],
       [{ ...simpleRequest('x'), model_name: 'broken_model' }, status.UNAVAILABLE, "Request for unknown model: 'broken_model' has no available versions"],
     ];

@@ -90,7 +90,7 @@ test('a compressed message may inflate to maxDecompressedMessageBytes, checked w
     assert.deepEqual(await infer(gzipClient), { code: status.RESOURCE_EXHAUSTED, details: 'Received message that decompresses to a size larger than 1048576' });
     assert.deepEqual(await infer(plainClient), {
       code: status.INVALID_ARGUMENT,
-      details: 'raw_input_contents has 1 entries but the request has 0 inputs; give one raw entry per input, in input order',
+      details: "Request for unknown model: 'nope' is not found",
     });
   } finally {
     gzipClient.close();

@@ -51,15 +51,6 @@ export async function decodeModelInferRequest(message: ModelInferRequest, region
     const parameters = parameterValues(input.parameters);
     return { parameters, region: takeGrpcRegionReference(input.name, parameters) };
   });
-  const rawInputCount = references.filter((reference) => reference.region === undefined).length;
-  if (raw.length > 0 && raw.length !== rawInputCount) {
-    throw new NereidError(
-      'INVALID_ARG',
-      rawInputCount === inputs.length
-        ? `raw_input_contents has ${raw.length} entries but the request has ${inputs.length} inputs; give one raw entry per input, in input order`
-        : `raw_input_contents has ${raw.length} entries but the request has ${rawInputCount} inputs outside shared memory; give one raw entry per such input, in input order`,
-    );
-  }
   const tensors: Tensor[] = [];
   let rawIndex = 0;
   for (const [index, input] of inputs.entries()) {
@@ -88,8 +79,13 @@ export async function decodeModelInferRequest(message: ModelInferRequest, region
       if (regions === undefined) throw new NereidError('UNSUPPORTED', 'shared memory is not available on this endpoint');
       data = await tensorDataFromBytes(name, input.datatype, shape, regions.readInput(region), SHARED_MEMORY_SOURCE, message);
     } else {
+      // Triton's texts (InferGRPCToInputHelper, src/grpc/infer_handler.cc): raw entries go to the inputs
+      // outside shared memory in order; one missing fails, entries left over are ignored.
       if (raw.length > 0 && hasContents(input.contents)) {
-        throw new NereidError('INVALID_ARG', `input '${name}' has both contents and raw_input_contents; give one`);
+        throw new NereidError('INVALID_ARG', `contents field must not be specified when using raw_input_contents for '${name}' for model '${message.modelName}'`);
+      }
+      if (raw.length > 0 && rawIndex >= raw.length) {
+        throw new NereidError('INVALID_ARG', `unable to find data for input tensor '${name}' for model '${message.modelName}' in request.`);
       }
       if (raw.length === 0) data = fromContents(name, input.datatype, shape, input.contents, message);
       else if (input.datatype === 'BYTES') data = await tensorDataFromBytes(name, input.datatype, shape, raw[rawIndex++]!, RAW_CONTENTS, message);
