@@ -173,9 +173,18 @@ describe('sequence batching end to end', () => {
       assert.equal(batchOfTwo.message, "inference request to model 'accumulator' must specify batch-size 1 due to requirements of sequence batcher");
       const badType = await serverErrorOf(client.infer('accumulator', input(1), { parameters: { sequence_id: true } }));
       assert.equal(badType.status, 'INVALID_ARG');
-      assert.equal(badType.message, 'Unable to parse \'sequence_id\': expected an unsigned integer or a string, got "true"');
+      // Over gRPC, Triton's front end checks the parameter's type first, in its own words.
+      assert.equal(
+        badType.message,
+        protocol === 'http'
+          ? 'Unable to parse \'sequence_id\': expected an unsigned integer or a string, got "true"'
+          : "invalid value type for 'sequence_id' parameter, expected int64_param or string_param.",
+      );
       const badFlag = await serverErrorOf(client.infer('accumulator', input(1), { parameters: { sequence_id: 9, sequence_start: 'yes' } }));
-      assert.equal(badFlag.message, 'Unable to parse \'sequence_start\': expected a boolean, got "yes"');
+      assert.equal(
+        badFlag.message,
+        protocol === 'http' ? 'Unable to parse \'sequence_start\': expected a boolean, got "yes"' : "invalid value type for 'sequence_start' parameter, expected bool_param.",
+      );
     }
   });
 

@@ -180,7 +180,7 @@ for (const provider of ['mmap', 'file'] as const) {
           });
         } else {
           Object.assign(expected, {
-            both_contents_and_region: { status: 'INVALID_ARGUMENT', message: "unexpected 'content' provided when using shared memory for 'INPUT0' for model 'simple'" },
+            both_contents_and_region: { status: 'INVALID_ARGUMENT', message: "unexpected 'content' provided when using shared memory for input tensor 'INPUT0' for model 'simple'" },
             region_without_byte_size: {
               status: 'INVALID_ARGUMENT',
               message: "'shared_memory_byte_size' must be specified along with 'shared_memory_region' parameter for tensor 'INPUT0'",

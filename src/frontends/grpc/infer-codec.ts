@@ -6,6 +6,7 @@ import { asBytes, elementCount } from '../../protocol/tensor-data.js';
 import type { JsonValue } from '../../protocol/json-body.js';
 import { parseModelVersion } from '../model-version.js';
 import { checkRequestParameters } from '../request-parameters.js';
+import { checkGrpcRequestParameterTypes } from './request-parameter-types.js';
 import { type RequestRegions, SHARED_MEMORY_SOURCE, takeGrpcRegionReference } from '../shared-memory/tensor-regions.js';
 import { byteSizeMismatch, fixedSizeDataFromBytes, type RequestOf, tensorBytes, tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson } from '../tensor-json.js';
@@ -45,6 +46,7 @@ const RAW_CONTENTS = { name: 'raw contents', sizePhrase: 'its raw_input_contents
  */
 export async function decodeModelInferRequest(message: ModelInferRequest, regions?: RequestRegions): Promise<InferRequest> {
   const version = parseModelVersion(message.modelVersion);
+  checkGrpcRequestParameterTypes(message.parameters);
   const { inputs } = message;
   const raw = message.rawInputContents;
   const references = inputs.map((input) => {
@@ -73,8 +75,8 @@ export async function decodeModelInferRequest(message: ModelInferRequest, region
     let data: Tensor['data'];
     if (region !== undefined) {
       if (hasContents(input.contents)) {
-        // Triton's text (InferGRPCToInputHelper, src/grpc/infer_handler.cc).
-        throw new NereidError('INVALID_ARG', `unexpected 'content' provided when using shared memory for '${name}' for model '${message.modelName}'`);
+        // Triton's text (InferGRPCToInput, src/grpc/infer_handler.cc).
+        throw new NereidError('INVALID_ARG', `unexpected 'content' provided when using shared memory for input tensor '${name}' for model '${message.modelName}'`);
       }
       if (regions === undefined) throw new NereidError('UNSUPPORTED', 'shared memory is not available on this endpoint');
       data = await tensorDataFromBytes(name, input.datatype, shape, regions.readInput(region), SHARED_MEMORY_SOURCE, message);
