@@ -38,11 +38,7 @@ export function validateRequest(spec: ModelSpec, request: InferRequest): InferRe
     }
     const { dims } = inputSpec;
     const skipped = isBatching ? 1 : 0;
-    const expected = (): readonly number[] => (isBatching ? [-1, ...dims] : dims);
-    // Triton's text ends with ". " and, for a batching model, its note (InferenceRequest::Normalize).
-    const shapeError = (): NereidError =>
-      new NereidError('INVALID_ARG', `unexpected shape for input '${input.name}' for ${model()}. Expected ${formatShape(expected())}, got ${formatShape(input.shape)}. ${isBatching ? BATCH_NOTE : ''}`);
-    if (input.shape.length !== dims.length + skipped) throw shapeError();
+    if (input.shape.length !== dims.length + skipped) throw shapeError(spec, input.name, input.shape, dims);
     if (isBatching) {
       const batch = input.shape[0]!;
       if (batch < 1 || batch > spec.maxBatchSize) {
@@ -61,7 +57,7 @@ export function validateRequest(spec: ModelSpec, request: InferRequest): InferRe
     }
     for (let i = 0; i < dims.length; i++) {
       const dim = dims[i]!;
-      if (dim !== -1 && dim !== input.shape[i + skipped]) throw shapeError();
+      if (dim !== -1 && dim !== input.shape[i + skipped]) throw shapeError(spec, input.name, input.shape, dims);
     }
     if (input.dataType === 'BYTES') checkBytesElementCount(input.name, spec.name, elementCount(input.shape), (input.data as unknown[]).length);
   }
@@ -76,14 +72,24 @@ const BATCH_NOTE =
   'If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. ' +
   'See the model configuration docs for more info on max_batch_size.';
 
+/** Triton's text for a shape that does not fit the dims: it ends with ". " and, for a batching model, its note (InferenceRequest::Normalize). */
+function shapeError(spec: ModelSpec, name: string, shape: readonly number[], dims: readonly number[]): NereidError {
+  const isBatching = spec.maxBatchSize > 0;
+  const expected = isBatching ? [-1, ...dims] : dims;
+  return new NereidError(
+    'INVALID_ARG',
+    `unexpected shape for input '${name}' for model '${spec.name}'. Expected ${formatShape(expected)}, got ${formatShape(shape)}. ${isBatching ? BATCH_NOTE : ''}`,
+  );
+}
+
 /**
  * The number of inputs against the model's, before any input is looked at, in Triton's words and
  * order (InferenceRequest::Normalize; qa/L0_input_validation compares them): more inputs than the
  * model has, or fewer than it requires; with `isMissingEnough`, any required input missing.
  */
 function checkInputCount(spec: ModelSpec, request: InferRequest, isMissingEnough = false): void {
-  // The usual request, as many inputs as the model has and none optional: no allocation.
-  if (!isMissingEnough && request.inputs.length === spec.inputs.length && spec.inputs.every((input) => !input.isOptional)) return;
+  // The usual request, as many inputs as the model has, fits Triton's count: no allocation.
+  if (!isMissingEnough && request.inputs.length === spec.inputs.length) return;
   const given = new Set(request.inputs.map((input) => input.name));
   const required = spec.inputs.filter((input) => !input.isOptional);
   const missing = required.filter((input) => !given.has(input.name));

@@ -17,7 +17,6 @@ const NOTHING_HELD: Omit<MappedFeeds, 'feeds'> = { release: () => {} };
  * mappings are held until `release`, so a region unregistered meanwhile is unmapped only after the run.
  */
 export function holdMappedFeeds(feeds: readonly ChannelTensor[]): MappedFeeds {
-  let held: Uint8Array[] | undefined;
   let addressed: ChannelTensor[] | undefined;
   for (const [index, feed] of feeds.entries()) {
     if (feed.isString) continue;
@@ -31,20 +30,18 @@ export function holdMappedFeeds(feeds: readonly ChannelTensor[]): MappedFeeds {
       for (let part = 0; part < addresses.length; part++) releaseMapping(feed.parts[part]!);
       continue;
     }
-    held ??= [];
-    held.push(...feed.parts);
     addressed ??= [...feeds];
     addressed[index] = { ...feed, addresses };
   }
-  if (addressed === undefined || held === undefined) return { feeds, ...NOTHING_HELD };
-  const parts = held;
+  if (addressed === undefined) return { feeds, ...NOTHING_HELD };
+  const held = addressed;
   let isReleased = false;
   return {
-    feeds: addressed,
+    feeds: held,
     release: () => {
       if (isReleased) return;
       isReleased = true;
-      for (const part of parts) releaseMapping(part);
+      for (const feed of held) if (feed.addresses !== undefined) for (const part of feed.parts) releaseMapping(part);
     },
   };
 }

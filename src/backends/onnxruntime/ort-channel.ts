@@ -217,7 +217,7 @@ export function readTensors(arena: SharedArrayBuffer, into?: (byteLength: number
     } else {
       const Ctor = ARRAYS[type]!;
       const isMapped = words[base + 5 + MAX_RANK] === DATA_MAPPED;
-      const table = isMapped ? new Float64Array(arena, offset, 1 + 2 * new Float64Array(arena, offset, 1)[0]!) : undefined;
+      const table = isMapped ? new Float64Array(arena, offset, 1 + 2 * view.getFloat64(offset, true)) : undefined;
       if (table !== undefined && mapped === undefined) throw new RangeError('tensor data in mapped regions read without a way to reach it');
       if (table !== undefined && table.length === 3 && table[1]! % Ctor.BYTES_PER_ELEMENT === 0) {
         data = new Ctor(mapped!().view(table[1]!, byteLength), 0, byteLength / Ctor.BYTES_PER_ELEMENT);
