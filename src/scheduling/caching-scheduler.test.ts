@@ -123,3 +123,44 @@ test("a cache whose lookups wait (Redis) answers nothing in the caller's step", 
   assert.equal(scheduler.canEnqueueNow, false);
   assert.equal(scheduler.enqueueNow(request(1)), undefined);
 });
+
+/** DoublingScheduler with callbacks (as the dynamic batcher takes them): a miss settles from `settle`, later. */
+class CallbackScheduler extends DoublingScheduler {
+  readonly pending: Array<() => void> = [];
+  enqueueWith(request: InferRequest, settle: (result: readonly Tensor[] | NereidError) => void): void {
+    this.pending.push(() => void this.enqueue(request).then(settle, settle));
+  }
+}
+
+test('enqueueWith, with a local cache before a scheduler that takes callbacks: a hit settles in this step, a miss from its completion', async () => {
+  const clock = new FakeClock();
+  const inner = new CallbackScheduler(clock);
+  const statistics = new ModelStatistics('m', 1);
+  const cache = new ResponseCache(1024);
+  const scheduler = new CachingScheduler({ scheduler: inner, cache, statistics, version: 1, loadId: 1, clock });
+  const settled: Array<readonly Tensor[] | NereidError> = [];
+  scheduler.enqueueWith!(request(6), (result) => settled.push(result));
+  assert.equal(settled.length, 0, 'a miss waits for its execution');
+  inner.pending.shift()!();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual([...((settled[0] as readonly Tensor[])[0]!.data as Int32Array)], [12]);
+  scheduler.enqueueWith!(request(6), (result) => settled.push(result));
+  assert.equal(settled.length, 2, 'the hit settled in this step');
+  assert.deepEqual([...((settled[1] as readonly Tensor[])[0]!.data as Int32Array)], [12]);
+  scheduler.enqueueWith!(request(-1), (result) => settled.push(result));
+  inner.pending.shift()!();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.match((settled[2] as NereidError).message, /negative/);
+  assert.equal(inner.runs, 2);
+  const { cacheHit, cacheMiss } = statistics.snapshot().inferenceStats;
+  assert.deepEqual({ hits: cacheHit.count, misses: cacheMiss.count }, { hits: 1, misses: 1 });
+  assert.equal(cache.statistics().lookupCount, 3);
+});
+
+test('enqueueWith is offered only where both sides allow it: not before a scheduler without callbacks, nor with a cache that waits', () => {
+  assert.equal(setUp().scheduler.enqueueWith, undefined);
+  const clock = new FakeClock();
+  const { statistics, cache } = setUp();
+  const waiting = { isShared: true, lookup: async () => undefined, insert: async () => 'failed' as const, statistics: () => cache.statistics(), close: async () => {} };
+  assert.equal(new CachingScheduler({ scheduler: new CallbackScheduler(clock), cache: waiting, statistics, version: 1, loadId: 0, clock }).enqueueWith, undefined);
+});

@@ -1,3 +1,4 @@
+import { NereidError } from '../kernel/errors.js';
 import type { InferRequest } from '../kernel/infer-request.js';
 import type { Tensor } from '../kernel/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
@@ -26,7 +27,8 @@ export interface CachingSchedulerOptions {
  *   turn, together with the other hits of that turn (check-phase.ts says why); by `enqueueNow`, with a
  *   local cache, in the caller's step (the HTTP front end then writes the replies of a turn together);
  * - a miss runs on the model's scheduler; when it succeeds, its outputs are stored and the lookup and
- *   insertion time is counted as a cache miss and added to the request's duration. A failed request
+ *   insertion time is counted as a cache miss and added to the request's duration (`enqueueWith`, with
+ *   a local cache and a model's scheduler that takes callbacks: with no promise); a failed request
  *   is neither stored nor counted as a miss (Triton reports the miss with the successful response),
  *   and an entry the cache cannot hold leaves the request answered all the same.
  */
@@ -34,10 +36,16 @@ export class CachingScheduler implements Scheduler {
   readonly #options: CachingSchedulerOptions;
   readonly #clock: Clock;
   #isClosed = false;
+  /** Present with a local cache in front of a scheduler that takes callbacks (the dynamic batcher). */
+  readonly enqueueWith?: (request: InferRequest, settle: (result: readonly Tensor[] | NereidError) => void) => void;
 
   constructor(options: CachingSchedulerOptions) {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
+    const { cache, scheduler } = options;
+    if (cache.lookupHit !== undefined && scheduler.enqueueWith !== undefined) {
+      this.enqueueWith = (request, settle) => this.#enqueueWith(scheduler.enqueueWith!.bind(scheduler), request, settle);
+    }
   }
 
   get inflightCount(): number {
@@ -66,6 +74,42 @@ export class CachingScheduler implements Scheduler {
     await cache.insert(key, outputs);
     statistics.recordCacheMiss((lookupUs + this.#clock.nowUs() - insertStartUs) * 1000);
     return outputs;
+  }
+
+  /**
+   * `enqueue` with callbacks, for a local cache, whose lookups and insertions need no waiting: a hit is
+   * settled in this step, a miss from the completion of its batch.
+   */
+  #enqueueWith(
+    enqueueWith: (request: InferRequest, settle: (result: readonly Tensor[] | NereidError) => void) => void,
+    request: InferRequest,
+    settle: (result: readonly Tensor[] | NereidError) => void,
+  ): void {
+    if (this.#isClosed) {
+      enqueueWith(request, settle);
+      return;
+    }
+    const { cache, statistics, version, loadId } = this.#options;
+    const startUs = this.#clock.nowUs();
+    const key = responseCacheKey(request, { version, loadId, isShared: cache.isShared });
+    // A local cache (the only kind given enqueueWith) looks up in this step.
+    const cached = cache.lookup(key) as readonly Tensor[] | undefined;
+    const lookupUs = this.#clock.nowUs() - startUs;
+    if (cached !== undefined) {
+      statistics.recordCacheHit(lookupUs * 1000, lookupUs * 1000);
+      settle(cached);
+      return;
+    }
+    enqueueWith(request, (result) => {
+      if (result instanceof NereidError) {
+        settle(result);
+        return;
+      }
+      const insertStartUs = this.#clock.nowUs();
+      void cache.insert(key, result);
+      statistics.recordCacheMiss((lookupUs + this.#clock.nowUs() - insertStartUs) * 1000);
+      settle(result);
+    });
   }
 
   /** With a local cache, a hit is answered in the caller's step (enqueueNow). */

@@ -1,4 +1,4 @@
-import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import { NereidError } from '../../core/index.js';
 import { type Reply, emptyReply } from './reply.js';
@@ -11,6 +11,13 @@ import type { Route } from './routes.js';
 const SIMPLE_CONTENT_TYPES: ReadonlySet<string> = new Set(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data']);
 
 const PREFLIGHT_MAX_AGE_SECS = 600;
+
+/** What the policy reads of a request: node:http's IncomingMessage, or the HTTP/1.1 lane's request. */
+export interface CorsRequest {
+  readonly method?: string | undefined;
+  readonly url?: string | undefined;
+  readonly headers: IncomingHttpHeaders;
+}
 
 /**
  * Cross-origin safety of the HTTP front end (`--http-cors-origins`). Browsers let any web page POST to
@@ -38,7 +45,7 @@ export class CorsPolicy {
   }
 
   /** The answer to a CORS preflight (OPTIONS with an Origin), or undefined when `req` is not one. */
-  preflight(req: IncomingMessage): Reply | undefined {
+  preflight(req: CorsRequest): Reply | undefined {
     const origin = req.headers.origin;
     if (req.method !== 'OPTIONS' || origin === undefined) return undefined;
     if (!this.#isAllowed(origin)) throw refused(origin);
@@ -55,7 +62,7 @@ export class CorsPolicy {
   }
 
   /** Throws (HTTP 403) for a cross-origin browser request that `route` must not take. */
-  check(req: IncomingMessage, route: Route): void {
+  check(req: CorsRequest, route: Route): void {
     if (req.method !== 'POST') return;
     const origin = req.headers.origin;
     if (origin !== undefined && !this.#isAllowed(origin) && !isSameOrigin(req, origin)) throw refused(origin);
@@ -71,7 +78,7 @@ export class CorsPolicy {
   }
 
   /** The headers that let an allowed origin's page read the reply; none for other requests. */
-  responseHeaders(req: IncomingMessage): OutgoingHttpHeaders {
+  responseHeaders(req: CorsRequest): OutgoingHttpHeaders {
     const origin = req.headers.origin;
     if (origin === undefined || !this.#isAllowed(origin)) return {};
     return {
@@ -87,7 +94,7 @@ export class CorsPolicy {
 }
 
 /** Whether `origin` is the host the request was sent to, when that host is an address no DNS answer can stand for. */
-function isSameOrigin(req: IncomingMessage, origin: string): boolean {
+function isSameOrigin(req: CorsRequest, origin: string): boolean {
   const host = req.headers.host;
   if (host === undefined || (origin !== `http://${host}` && origin !== `https://${host}`)) return false;
   const hostname = new URL(origin).hostname.replace(/^\[(.*)\]$/, '$1');

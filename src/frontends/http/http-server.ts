@@ -1,4 +1,4 @@
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { type InferenceServer, NereidError, type RequestTrace } from '../../core/index.js';
 import { compressBody, decompressBody } from '../../protocol/content-encoding.js';
@@ -11,6 +11,7 @@ import { checkHttpAccess } from './access-check.js';
 import { CorsPolicy } from './cors-policy.js';
 import { errorReply } from './errors.js';
 import { joinBody } from './join-body.js';
+import { Http1Lane, type LaneRequest } from './http1-lane.js';
 import { handleHealth, handleServerMetadata } from './handlers/health.js';
 import { handleGenerate, handleGenerateStream } from './handlers/generate.js';
 import { handleInfer, handleInferNow } from './handlers/infer.js';
@@ -72,11 +73,14 @@ function connectionSignal(socket: Socket): AbortSignal {
   return signal;
 }
 
+/** How long an idle connection stays open (node:http's keepAliveTimeout; Triton's is 60 s). */
+const KEEP_ALIVE_MS = 65_000;
+
 /** Bodies up to this size may take the one-step lane: a few socket reads at most. */
 const ONE_STEP_BODY_BYTES = 64 * 1024;
 
 /** A request's Content-Encoding, trimmed and in lower case; 'identity' when it has none. */
-const contentEncodingOf = (headers: IncomingMessage['headers']): string => (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+const contentEncodingOf = (headers: IncomingHttpHeaders): string => (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
 
 const isIdentityEncoding = (encoding: string): boolean => encoding === 'identity' || encoding === '';
 
@@ -85,7 +89,7 @@ const clientDisconnected = (): NereidError =>
   new NereidError('CANCELLED', 'the client closed the connection before sending the whole request body', { reason: 'CLIENT_DISCONNECTED' });
 
 /** A body the one-step lane reads: of a declared length within its limit and the server's, and not compressed. */
-function isOneStepBody(headers: IncomingMessage['headers'], maxInputBytes: number): boolean {
+function isOneStepBody(headers: IncomingHttpHeaders, maxInputBytes: number): boolean {
   const declared = headers['content-length'];
   if (declared === undefined) return false;
   const length = Number(declared);
@@ -159,31 +163,75 @@ export interface HttpFrontendOptions {
 }
 
 /**
- * The KServe v2 HTTP/REST front end on node:http. NOTE: no framework: raw node:http served 1.8x the
- * requests of fastify 5 on 600 KB binary tensors (2373 vs 1329 req/s, measured on this project's 2-core
- * machine) and 1.1x on 10 KB JSON; the route set is small and
- * fixed, and the binary data extension wants the body as one Buffer.
+ * One request and the way back to its client: node:http's request and response, or the HTTP/1.1
+ * lane's request (http1-lane.ts), whose body is read whole.
+ */
+type Exchange = {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly receivedNs: bigint;
+  /** Aborted when the connection closes. */
+  readonly signal: AbortSignal;
+} & (
+  | { readonly node: { readonly req: IncomingMessage; readonly res: ServerResponse }; readonly lane: undefined }
+  | { readonly node: undefined; readonly lane: LaneRequest }
+);
+
+/**
+ * The KServe v2 HTTP/REST front end. NOTE: no framework: raw node:http served 1.8x the requests of
+ * fastify 5 on 600 KB binary tensors (2373 vs 1329 req/s, measured on this project's 2-core machine)
+ * and 1.1x on 10 KB JSON; the route set is small and fixed, and the binary data extension wants the
+ * body as one Buffer. Plain-HTTP connections are read by the HTTP/1.1 lane first (http1-lane.ts), which
+ * answers the usual requests itself and hands a connection to node:http at its first unusual one.
  */
 export class HttpFrontend {
   readonly #options: HttpFrontendOptions;
   readonly #server: WebServer;
+  readonly #lane: Http1Lane | undefined;
   readonly #cors: CorsPolicy;
   readonly #dashboard: Dashboard | undefined;
   #inflight = 0;
-  /** Connections open now (#inferNow writes at once when there is one). */
+  /** Connections open now (#reply writes at once when there is one). */
   #connectionCount = 0;
   /** Replies of the one-step lane waiting for the end of this turn of the event loop (#flushHeld). */
-  #held: Array<{ readonly req: IncomingMessage; readonly res: ServerResponse; readonly signal: AbortSignal; readonly reply: Reply }> = [];
+  #held: Array<{ readonly exchange: Exchange; readonly reply: Reply }> = [];
 
   constructor(options: HttpFrontendOptions) {
     this.#options = options;
     this.#cors = new CorsPolicy(options.corsOrigins ?? []);
     this.#dashboard = options.dashboard !== undefined ? new Dashboard(options.dashboard, options.access ?? OPEN_ACCESS) : undefined;
-    this.#server = createWebServer({ keepAliveTimeout: 65_000 }, options.tls, (req, res) => this.#handle(req, res));
-    this.#server.on('connection', (socket: Socket) => {
+    const server = createWebServer({ keepAliveTimeout: KEEP_ALIVE_MS }, options.tls, (req, res) => this.#handle(req, res));
+    this.#server = server;
+    this.#lane = options.tls === undefined ? this.#takeConnections(server) : undefined;
+    server.on('connection', (socket: Socket) => {
       this.#connectionCount++;
       socket.once('close', () => this.#connectionCount--);
     });
+  }
+
+  /**
+   * The lane, given every connection the server accepts in place of node:http, which gets a connection
+   * from the lane when its first request is one the lane leaves to it. NOTE: node:http takes its
+   * connections through its own 'connection' listener, which the lane takes the place of and calls.
+   */
+  #takeConnections(server: WebServer): Http1Lane {
+    const [nodeListener] = server.listeners('connection') as Array<(socket: Socket) => void>;
+    if (nodeListener === undefined) throw new Error('node:http registered no connection listener');
+    server.removeListener('connection', nodeListener);
+    const lane = new Http1Lane({
+      maxBodyBytes: Math.min(ONE_STEP_BODY_BYTES, this.#options.maxInputBytes),
+      keepAliveMs: KEEP_ALIVE_MS,
+      accepts: (method, path) => !isDashboardPath(path) && !path.endsWith('/generate_stream'),
+      serve: (request) => this.#serveLane(request),
+      abandoned: (method, url) => this.#options.logger.verbose(1, 'http', `${method} ${url}: ${clientDisconnected().message}`),
+      handOff: (socket, unread) => {
+        nodeListener.call(server, socket);
+        if (unread !== undefined) socket.emit('data', unread);
+      },
+    });
+    server.on('connection', (socket: Socket) => lane.accept(socket));
+    return lane;
   }
 
   listen(port: number, host: string): Promise<AddressInfo> {
@@ -201,38 +249,76 @@ export class HttpFrontend {
     return new Promise((resolve) => {
       this.#server.close(() => resolve());
       this.#server.closeIdleConnections();
+      this.#lane?.close();
     });
   }
 
   /** Closes every connection at once, answered or not. */
   closeAllConnections(): void {
     this.#server.closeAllConnections();
+    this.#lane?.destroyAll();
   }
 
   #handle(req: IncomingMessage, res: ServerResponse): void {
     const receivedNs = process.hrtime.bigint();
     this.#inflight++;
-    const signal = connectionSignal(req.socket);
-    const route = this.#inferRoute(req);
-    if (route !== undefined) this.#serveInfer(req, res, route, receivedNs, signal);
-    else void this.#answer(req, res, signal, this.#dispatch(req, receivedNs, signal));
+    const exchange: Exchange = {
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      headers: req.headers,
+      receivedNs,
+      signal: connectionSignal(req.socket),
+      node: { req, res },
+      lane: undefined,
+    };
+    const route = this.#inferRoute(exchange);
+    if (route !== undefined) this.#serveInfer(exchange, req, route);
+    else void this.#answer(exchange, this.#dispatch(exchange));
+  }
+
+  /** A request the HTTP/1.1 lane read whole. */
+  #serveLane(request: LaneRequest): void {
+    this.#inflight++;
+    const exchange: Exchange = {
+      node: undefined,
+      method: request.method,
+      url: request.url,
+      headers: request.headers,
+      receivedNs: request.receivedNs,
+      signal: request.connection.signal,
+      lane: request,
+    };
+    const route = this.#inferRoute(exchange);
+    if (route === undefined) {
+      void this.#answer(exchange, this.#dispatch(exchange));
+      return;
+    }
+    let trace: RequestTrace | undefined;
+    try {
+      trace = this.#startTrace(exchange, route);
+    } catch (error) {
+      void this.#answer(exchange, Promise.reject(error));
+      return;
+    }
+    if (trace !== undefined) void this.#answer(exchange, this.#traced(exchange, trace, (body, sampled) => this.#infer(exchange, route, body, sampled)));
+    else this.#inferNow(exchange, route, joinBody([request.body], request.body.byteLength, request.headers));
   }
 
   /** Sends what a handler answered, or the error it failed with; the request is then no longer in flight. */
-  async #answer(req: IncomingMessage, res: ServerResponse, signal: AbortSignal, replied: Reply | Promise<Reply>): Promise<void> {
+  async #answer(exchange: Exchange, replied: Reply | Promise<Reply>): Promise<void> {
     let reply: Reply;
     try {
       reply = await replied;
     } catch (error) {
-      if ((error instanceof NereidError && error.reason === 'CLIENT_DISCONNECTED') || signal.aborted) {
-        this.#options.logger.verbose(1, 'http', `${req.method ?? ''} ${req.url ?? ''}: ${(error as Error).message}`);
+      if ((error instanceof NereidError && error.reason === 'CLIENT_DISCONNECTED') || exchange.signal.aborted) {
+        this.#options.logger.verbose(1, 'http', `${exchange.method} ${exchange.url}: ${(error as Error).message}`);
         this.#inflight--;
         return;
       }
       reply = this.#errorReply(error);
     }
     try {
-      await this.#send(req, res, reply);
+      await this.#send(exchange, reply);
     } finally {
       this.#inflight--;
     }
@@ -244,17 +330,17 @@ export class HttpFrontend {
   }
 
   /**
-   * The route of an inference request that may take the one-step lane (#serveInfer): a POST to a
+   * The route of an inference request that may take the one-step lane (#inferNow): a POST to a
    * model's infer path that the access policy and the CORS policy let through. Undefined for any
    * other request, and for one they refuse: #dispatch then answers it with the reason.
    */
-  #inferRoute(req: IncomingMessage): (Route & { readonly kind: 'model' }) | undefined {
-    if (req.method !== 'POST') return undefined;
+  #inferRoute(exchange: Exchange): (Route & { readonly kind: 'model' }) | undefined {
+    if (exchange.method !== 'POST') return undefined;
     try {
-      const route = routeOf('POST', (req.url ?? '/').split('?', 1)[0]!);
+      const route = routeOf('POST', exchange.url.split('?', 1)[0]!);
       if (route.kind !== 'model' || route.action !== 'infer') return undefined;
-      checkHttpAccess(route, req.headers, this.#options.access ?? OPEN_ACCESS);
-      this.#cors.check(req, route);
+      checkHttpAccess(route, exchange.headers, this.#options.access ?? OPEN_ACCESS);
+      this.#cors.check(exchange, route);
       return route;
     } catch {
       return undefined;
@@ -262,62 +348,52 @@ export class HttpFrontend {
   }
 
   /**
-   * An inference request. NOTE: the one-step lane: a small, uncompressed, untraced body is read without
-   * a promise and, when handleInferNow can answer it in one step (a model that runs it at once), its
-   * reply is written in the same step. Every await from here to the socket cost a microtask turn and the
-   * state kept across it, a sizeable share of an unbatched request (docs/benchmarks.md, "The hot path").
-   * Anything else takes #infer's path, with the body already read.
+   * An inference request from node:http. NOTE: the one-step lane: a small, uncompressed, untraced body
+   * is read without a promise and, when handleInferNow can answer it in one step (a model that runs it
+   * at once), its reply is written in the same step. Every await from here to the socket cost a
+   * microtask turn and the state kept across it, a sizeable share of an unbatched request
+   * (docs/benchmarks.md, "The hot path"). Anything else takes #infer's path, with the body already read.
    */
-  #serveInfer(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: { readonly modelName: string; readonly modelVersion: number | undefined },
-    receivedNs: bigint,
-    signal: AbortSignal,
-  ): void {
+  #serveInfer(exchange: Exchange, req: IncomingMessage, route: { readonly modelName: string; readonly modelVersion: number | undefined }): void {
     let trace: RequestTrace | undefined;
     try {
-      trace = this.#startTrace(req, route);
+      trace = this.#startTrace(exchange, route);
     } catch (error) {
-      void this.#answer(req, res, signal, Promise.reject(error));
+      void this.#answer(exchange, Promise.reject(error));
       return;
     }
     if (trace !== undefined || !isOneStepBody(req.headers, this.#options.maxInputBytes)) {
-      void this.#answer(req, res, signal, this.#traced(req, receivedNs, trace, (body, sampled) => this.#infer(req, route, body, sampled, signal)));
+      void this.#answer(exchange, this.#traced(exchange, trace, (body, sampled) => this.#infer(exchange, route, body, sampled)));
       return;
     }
     readSmallBody(
       req,
-      (body) => this.#inferNow(req, res, route, body, signal),
-      (error) => void this.#answer(req, res, signal, Promise.reject(error)),
+      (body) => this.#inferNow(exchange, route, body),
+      (error) => void this.#answer(exchange, Promise.reject(error)),
     );
   }
 
-  /** The rest of #serveInfer once the body is read: answered by handleInferNow where it can, by #infer otherwise. */
-  #inferNow(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: { readonly modelName: string; readonly modelVersion: number | undefined },
-    body: Buffer,
-    signal: AbortSignal,
-  ): void {
+  /** An untraced inference request with its body: answered by handleInferNow where it can, by #infer otherwise. */
+  #inferNow(exchange: Exchange, route: { readonly modelName: string; readonly modelVersion: number | undefined }, body: Buffer): void {
     let reply: Reply | Promise<Reply> | undefined;
     try {
-      const isTaken = handleInferNow(this.#options.server, route, { headers: req.headers, body, signal }, (answered) => this.#reply(req, res, signal, answered));
-      if (!isTaken) reply = this.#infer(req, route, body, undefined, signal);
+      const isTaken = handleInferNow(this.#options.server, route, { headers: exchange.headers, body, signal: exchange.signal }, (answered) =>
+        this.#reply(exchange, answered),
+      );
+      if (!isTaken) reply = this.#infer(exchange, route, body, undefined);
     } catch (error) {
       reply = Promise.reject(error);
     }
-    if (reply !== undefined) this.#reply(req, res, signal, reply);
+    if (reply !== undefined) this.#reply(exchange, reply);
   }
 
   /** Sends a reply of the one-step lane: one at hand is held for the end of the turn (#flushHeld), a promised one goes to #answer. */
-  #reply(req: IncomingMessage, res: ServerResponse, signal: AbortSignal, reply: Reply | Promise<Reply>): void {
+  #reply(exchange: Exchange, reply: Reply | Promise<Reply>): void {
     if (reply instanceof Promise) {
-      void this.#answer(req, res, signal, reply);
+      void this.#answer(exchange, reply);
       return;
     }
-    if (this.#held.push({ req, res, signal, reply }) > 1) return;
+    if (this.#held.push({ exchange, reply }) > 1) return;
     // A lone client has no other reply to share a wake-up with: holding its reply only delays it.
     if (this.#connectionCount === 1) this.#flushHeld();
     else setImmediate(this.#flushHeld);
@@ -334,30 +410,30 @@ export class HttpFrontend {
   readonly #flushHeld = (): void => {
     const held = this.#held;
     this.#held = [];
-    for (const { req, res, signal, reply } of held) {
+    for (const { exchange, reply } of held) {
       let isSent: boolean;
       let unsent = reply;
       try {
-        isSent = this.#sendNow(req, res, reply);
+        isSent = this.#sendNow(exchange, reply);
       } catch (error) {
         // Not a NereidError: a bug, which errorReply logs with its stack; the reply was not written.
         isSent = false;
         unsent = this.#errorReply(error);
       }
       if (isSent) this.#inflight--;
-      else void this.#answer(req, res, signal, unsent);
+      else void this.#answer(exchange, unsent);
     }
   };
 
-  async #dispatch(req: IncomingMessage, receivedNs: bigint, signal: AbortSignal): Promise<Reply> {
+  async #dispatch(exchange: Exchange): Promise<Reply> {
     const { server } = this.#options;
-    const path = (req.url ?? '/').split('?', 1)[0]!;
-    const preflight = this.#cors.preflight(req);
+    const path = exchange.url.split('?', 1)[0]!;
+    const preflight = this.#cors.preflight(exchange);
     if (preflight !== undefined) return preflight;
-    if (this.#dashboard !== undefined && isDashboardPath(path)) return this.#dashboard.handle(req, path);
-    const route = routeOf(req.method ?? 'GET', path);
-    checkHttpAccess(route, req.headers, this.#options.access ?? OPEN_ACCESS);
-    this.#cors.check(req, route);
+    if (this.#dashboard !== undefined && exchange.node !== undefined && isDashboardPath(path)) return this.#dashboard.handle(exchange.node.req, path);
+    const route = routeOf(exchange.method, path);
+    checkHttpAccess(route, exchange.headers, this.#options.access ?? OPEN_ACCESS);
+    this.#cors.check(exchange, route);
     switch (route.kind) {
       case 'server-metadata':
         return handleServerMetadata(server);
@@ -366,19 +442,19 @@ export class HttpFrontend {
       case 'statistics':
         return handleStatistics(server, route);
       case 'repository-index':
-        return handleRepositoryIndex(server, await this.#readBody(req));
+        return handleRepositoryIndex(server, await this.#readBody(exchange));
       case 'repository-model':
-        return handleRepositoryModel(server, route, await this.#readBody(req));
+        return handleRepositoryModel(server, route, await this.#readBody(exchange));
       case 'logging':
-        return handleLogging(server, req.method === 'POST' ? await this.#readBody(req) : undefined);
+        return handleLogging(server, exchange.method === 'POST' ? await this.#readBody(exchange) : undefined);
       case 'shared-memory': {
         if (route.memory === 'cuda') return handleCudaSharedMemory(route);
-        const body = route.action === 'register' ? await this.#readBody(req) : Buffer.alloc(0);
+        const body = route.action === 'register' ? await this.#readBody(exchange) : Buffer.alloc(0);
         if (this.#options.sharedMemory === undefined) throw new NereidError('UNSUPPORTED', 'this server has no system shared memory');
         return handleSystemSharedMemory(this.#options.sharedMemory, route, body);
       }
       case 'trace-setting':
-        return handleTraceSetting(server, route.modelName, req.method === 'POST' ? await this.#readBody(req) : undefined);
+        return handleTraceSetting(server, route.modelName, exchange.method === 'POST' ? await this.#readBody(exchange) : undefined);
       case 'model':
         switch (route.action) {
           case 'metadata':
@@ -388,35 +464,42 @@ export class HttpFrontend {
           case 'config':
             return handleModelConfig(server, route);
           case 'infer':
-            return this.#traced(req, receivedNs, this.#startTrace(req, route), (body, trace) => this.#infer(req, route, body, trace, signal));
+            return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) => this.#infer(exchange, route, body, trace));
           case 'generate':
-            return this.#traced(req, receivedNs, this.#startTrace(req, route), (body, trace) => handleGenerate(server, route, body, trace, signal));
+            return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) => handleGenerate(server, route, body, trace, exchange.signal));
           case 'generate_stream':
-            return this.#traced(req, receivedNs, this.#startTrace(req, route), (body, trace) => handleGenerateStream(server, route, body, trace, signal));
+            return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) =>
+              handleGenerateStream(server, route, body, trace, exchange.signal),
+            );
           case 'stats':
             return handleStatistics(server, route);
         }
     }
   }
 
-  /** An inference request with its body read, traced when `trace` is given; `signal` (the connection closed) cancels it. */
+  /** An inference request with its body read, traced when `trace` is given; the connection's closing cancels it. */
   #infer(
-    req: IncomingMessage,
+    exchange: Exchange,
     route: { readonly modelName: string; readonly modelVersion: number | undefined },
     body: Buffer,
     trace: RequestTrace | undefined,
-    signal: AbortSignal,
   ): Promise<Reply> {
     const sharedMemory = this.#options.sharedMemory !== undefined ? { sharedMemory: this.#options.sharedMemory } : {};
-    return handleInfer(this.#options.server, route, { headers: req.headers, body, ...sharedMemory, signal, ...(trace !== undefined ? { trace } : {}) });
+    return handleInfer(this.#options.server, route, {
+      headers: exchange.headers,
+      body,
+      ...sharedMemory,
+      signal: exchange.signal,
+      ...(trace !== undefined ? { trace } : {}),
+    });
   }
 
   /**
    * A trace for an inference request (infer, generate, generate_stream) when the trace settings sample
    * it or, in OpenTelemetry mode, when it carries a W3C `traceparent`.
    */
-  #startTrace(req: IncomingMessage, route: { readonly modelName: string }): RequestTrace | undefined {
-    const { traceparent, tracestate } = req.headers;
+  #startTrace(exchange: Exchange, route: { readonly modelName: string }): RequestTrace | undefined {
+    const { traceparent, tracestate } = exchange.headers;
     const carrier = typeof traceparent === 'string' ? { traceparent, ...(typeof tracestate === 'string' ? { tracestate } : {}) } : undefined;
     return this.#options.server.startTrace(route.modelName, carrier);
   }
@@ -425,16 +508,11 @@ export class HttpFrontend {
    * Reads the body and runs `handle`, recording Triton's HTTP_RECV_START and _END on the trace when
    * there is one. The reply carries the trace: #send records the send and ends it.
    */
-  async #traced(
-    req: IncomingMessage,
-    receivedNs: bigint,
-    trace: RequestTrace | undefined,
-    handle: (body: Buffer, trace: RequestTrace | undefined) => Promise<Reply>,
-  ): Promise<Reply> {
-    if (trace === undefined) return handle(await this.#readBody(req), undefined);
-    trace.timestamp('HTTP_RECV_START', receivedNs);
+  async #traced(exchange: Exchange, trace: RequestTrace | undefined, handle: (body: Buffer, trace: RequestTrace | undefined) => Promise<Reply>): Promise<Reply> {
+    if (trace === undefined) return handle(await this.#readBody(exchange), undefined);
+    trace.timestamp('HTTP_RECV_START', exchange.receivedNs);
     try {
-      const body = await this.#readBody(req);
+      const body = await this.#readBody(exchange);
       trace.timestamp('HTTP_RECV_END');
       return { ...(await handle(body, trace)), trace };
     } catch (error) {
@@ -444,12 +522,18 @@ export class HttpFrontend {
   }
 
   /**
-   * Reads the whole body, refusing more than maxInputBytes before or after decompression. NOTE: an
-   * oversized body is refused as soon as the limit is passed, without reading the rest: the answer says
-   * `Connection: close`, the socket keeps draining (so the client, still writing, reads the 400 rather
-   * than a reset) until node closes it once the answer is out.
+   * Reads the whole body, refusing more than maxInputBytes before or after decompression. The lane's
+   * body is at hand, within the limits and not compressed (http1-lane.ts hands any other to node:http).
+   * NOTE: an oversized body is refused as soon as the limit is passed, without reading the rest: the
+   * answer says `Connection: close`, the socket keeps draining (so the client, still writing, reads the
+   * 400 rather than a reset) until node closes it once the answer is out.
    */
-  async #readBody(req: IncomingMessage): Promise<Buffer> {
+  async #readBody(exchange: Exchange): Promise<Buffer> {
+    if (exchange.node === undefined) {
+      const { body } = exchange.lane;
+      return joinBody([body], body.byteLength, exchange.headers);
+    }
+    const { req } = exchange.node;
     const limit = this.#options.maxInputBytes;
     // Triton's words (qa/L0_http/http_input_size_limit_test.py looks for them): "Request JSON size" for a
     // body that is all JSON, "exceeds the maximum allowed value" and the flag to raise it.
@@ -503,20 +587,34 @@ export class HttpFrontend {
   }
 
   /** Writes the reply, compressed when it may be and the client accepts gzip or deflate. */
-  async #send(req: IncomingMessage, res: ServerResponse, reply: Reply): Promise<void> {
-    if (this.#sendNow(req, res, reply)) return;
-    const headers = { ...reply.headers, ...this.#cors.responseHeaders(req) };
+  async #send(exchange: Exchange, reply: Reply): Promise<void> {
+    if (this.#sendNow(exchange, reply)) return;
+    const headers = { ...reply.headers, ...this.#cors.responseHeaders(exchange) };
     let chunks = reply.chunks;
-    const encoding = reply.isCompressible === true ? acceptedEncoding(req.headers['accept-encoding']) : undefined;
+    const encoding = reply.isCompressible === true ? acceptedEncoding(exchange.headers['accept-encoding']) : undefined;
     if (encoding !== undefined && chunks.length > 0) {
       chunks = [await compressBody[encoding](Buffer.concat(chunks))];
       headers['content-encoding'] = encoding;
     }
     const { trace } = reply;
-    if (trace !== undefined) {
-      trace.timestamp('HTTP_SEND_START');
-      res.once('finish', () => trace.timestamp('HTTP_SEND_END'));
-      res.once('close', () => trace.end());
+    if (trace !== undefined) trace.timestamp('HTTP_SEND_START');
+    const sent =
+      trace === undefined
+        ? undefined
+        : (): void => {
+            trace.timestamp('HTTP_SEND_END');
+            trace.end();
+          };
+    if (exchange.node === undefined) {
+      // The lane serves no path whose reply is streamed (generate_stream, the dashboard's events).
+      if (reply.stream !== undefined) throw new Error(`a streamed reply to ${exchange.url} on the HTTP/1.1 lane`);
+      exchange.lane.connection.respond(reply.status, headers, chunks, sent);
+      return;
+    }
+    const { req, res } = exchange.node;
+    if (sent !== undefined) {
+      res.once('finish', () => trace!.timestamp('HTTP_SEND_END'));
+      res.once('close', () => trace!.end());
     }
     if (reply.stream !== undefined) {
       await this.#sendStream(res, reply.status, headers, reply.stream);
@@ -529,10 +627,15 @@ export class HttpFrontend {
    * #send in this step, for a reply that is neither compressed, streamed nor traced: true once written;
    * false, nothing done, for any other.
    */
-  #sendNow(req: IncomingMessage, res: ServerResponse, reply: Reply): boolean {
+  #sendNow(exchange: Exchange, reply: Reply): boolean {
     if (reply.stream !== undefined || reply.trace !== undefined) return false;
-    if (reply.isCompressible === true && reply.chunks.length > 0 && acceptedEncoding(req.headers['accept-encoding']) !== undefined) return false;
-    const cors = req.headers.origin === undefined ? undefined : this.#cors.responseHeaders(req);
+    if (reply.isCompressible === true && reply.chunks.length > 0 && acceptedEncoding(exchange.headers['accept-encoding']) !== undefined) return false;
+    const cors = exchange.headers.origin === undefined ? undefined : this.#cors.responseHeaders(exchange);
+    if (exchange.node === undefined) {
+      exchange.lane.connection.respond(reply.status, cors === undefined ? (reply.headers ?? {}) : { ...reply.headers, ...cors }, reply.chunks);
+      return true;
+    }
+    const { req, res } = exchange.node;
     writeReply(req, res, reply.status, cors === undefined ? { ...reply.headers } : { ...reply.headers, ...cors }, reply.chunks);
     return true;
   }

@@ -1,0 +1,348 @@
+import { type IncomingHttpHeaders, type OutgoingHttpHeaders, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+
+/**
+ * The HTTP/1.1 lane: the plain-HTTP front end reads every connection here first. Requests that need
+ * nothing of HTTP but a request line, headers and a body of declared length are parsed and answered on
+ * the socket directly; the first request that needs more (a chunked, compressed or large body, `Expect`,
+ * an upgrade, HTTP/1.0, a method or path the front end keeps for node:http, anything malformed or
+ * unusual) hands the connection, with every byte not yet answered, to node:http for good, which then
+ * answers it and all that follow as it would have from the start.
+ *
+ * NOTE: our own parser and writer rather than node:http's, because node:http is most of what a small
+ * request costs: on this project's 2-core machine a node:http server answering constant bytes served
+ * 58,000 requests/s of the response cache's JSON mix, and a socket server doing the same through this
+ * kind of parsing 133,000 (docs/benchmarks.md, "The HTTP/1.1 lane"). The parser is strict on purpose:
+ * whatever it does not recognise as the plain case goes to node:http, so the errors and edge cases
+ * (400s, 431s, timeouts of slow headers) stay node's.
+ */
+
+/** A request the lane read whole; the front end answers it with LaneConnection.respond. */
+export interface LaneRequest {
+  readonly method: 'GET' | 'POST';
+  readonly url: string;
+  /** Header names in lower case, as node:http gives them. */
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+  /** When the lane had read it whole (process.hrtime.bigint()). */
+  readonly receivedNs: bigint;
+  readonly connection: LaneConnection;
+}
+
+export interface Http1LaneOptions {
+  /** Largest body the lane reads itself (a larger one goes to node:http). */
+  readonly maxBodyBytes: number;
+  /** Whether the front end lets the lane serve a request for this path; false hands the connection over. */
+  readonly accepts: (method: 'GET' | 'POST', path: string) => boolean;
+  readonly serve: (request: LaneRequest) => void;
+  /** node:http takes the connection, with `unread`, the bytes the lane read and did not answer. */
+  readonly handOff: (socket: Socket, unread: Buffer | undefined) => void;
+  /** An idle connection closes after this long without a request (node:http's keepAliveTimeout). */
+  readonly keepAliveMs: number;
+  /** The client went away between a request's head and the end of its body. */
+  readonly abandoned: (method: string, url: string) => void;
+}
+
+/** The most a request's head may take before node:http handles it (node's --max-http-header-size default, 16 KiB). */
+const MAX_HEAD_BYTES = 16 * 1024;
+/** Bytes of pipelined requests read ahead while one is answered, before the socket stops reading. */
+const MAX_READ_AHEAD_BYTES = 256 * 1024;
+/** Replies up to this size are written as one buffer; larger ones as their chunks, corked. */
+const SMALL_REPLY_BYTES = 16 * 1024;
+
+const HEAD_END = Buffer.from('\r\n\r\n');
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
+const DECIMAL = /^[0-9]{1,15}$/;
+/** Headers whose meaning the lane does not implement: a request with one goes to node:http. */
+const HANDED_OFF_HEADERS: ReadonlySet<string> = new Set(['transfer-encoding', 'expect', 'upgrade', 'http2-settings']);
+
+/** Whether a header value holds a control character other than a tab (node:http answers 400 to one). */
+function hasControlCharacter(value: string): boolean {
+  for (let index = 0; index < value.length; index++) {
+    const code = value.charCodeAt(index);
+    if ((code < 0x20 && code !== 0x09) || code === 0x7f) return true;
+  }
+  return false;
+}
+
+/** The head of a request: request line and headers; undefined for anything but the plain case. */
+function parseHead(text: string): { method: 'GET' | 'POST'; url: string; headers: IncomingHttpHeaders } | undefined {
+  let lineEnd = text.indexOf('\r\n');
+  if (lineEnd < 0) lineEnd = text.length;
+  const methodEnd = text.indexOf(' ');
+  const urlEnd = text.lastIndexOf(' ', lineEnd);
+  if (methodEnd <= 0 || urlEnd <= methodEnd + 1 || text.slice(urlEnd + 1, lineEnd) !== 'HTTP/1.1') return undefined;
+  const method = text.slice(0, methodEnd);
+  if (method !== 'GET' && method !== 'POST') return undefined;
+  const url = text.slice(methodEnd + 1, urlEnd);
+  if (url.charCodeAt(0) !== 0x2f || url.includes(' ')) return undefined;
+  const headers: IncomingHttpHeaders = {};
+  let start = lineEnd + 2;
+  while (start < text.length) {
+    let end = text.indexOf('\r\n', start);
+    if (end < 0) end = text.length;
+    const colon = text.indexOf(':', start);
+    if (colon <= start || colon >= end) return undefined;
+    const name = text.slice(start, colon).toLowerCase();
+    const value = text.slice(colon + 1, end).replace(/^[ \t]+|[ \t]+$/g, '');
+    if (!TOKEN.test(name) || hasControlCharacter(value) || name in headers || HANDED_OFF_HEADERS.has(name)) return undefined;
+    headers[name] = value;
+    start = end + 2;
+  }
+  return { method, url, headers };
+}
+
+/** The Date header's value, made once a second. */
+let dateSecond = 0;
+let dateText = '';
+function httpDate(): string {
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(second * 1000).toUTCString();
+  }
+  return dateText;
+}
+
+/** A reply's status line and headers, Content-Length, Date and keep-alive included. */
+function replyHead(status: number, headers: OutgoingHttpHeaders, length: number, keepAliveText: string): string {
+  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || name === 'content-length') continue;
+    if (Array.isArray(value)) for (const item of value) head += `${name}: ${item}\r\n`;
+    else head += `${name}: ${value}\r\n`;
+  }
+  return `${head}content-length: ${length}\r\nDate: ${httpDate()}\r\n${keepAliveText}\r\n`;
+}
+
+/** The connections the lane reads, and the hand-off of each to node:http. */
+export class Http1Lane {
+  readonly #options: Http1LaneOptions;
+  readonly #connections = new Set<LaneConnection>();
+  #isClosing = false;
+
+  constructor(options: Http1LaneOptions) {
+    this.#options = options;
+  }
+
+  /** Starts reading a connection that the listening server accepted. */
+  accept(socket: Socket): void {
+    if (this.#isClosing) {
+      socket.destroy();
+      return;
+    }
+    const connection = new LaneConnection(socket, this.#options, () => this.#connections.delete(connection));
+    this.#connections.add(connection);
+  }
+
+  /** Closes the idle connections now and every other once its reply is written; no new ones are read. */
+  close(): void {
+    this.#isClosing = true;
+    for (const connection of this.#connections) connection.closeWhenIdle();
+  }
+
+  /** Closes every connection at once, answered or not. */
+  destroyAll(): void {
+    for (const connection of this.#connections) connection.destroy();
+  }
+}
+
+/** One connection of the lane: its requests one at a time, each answered before the next is parsed. */
+export class LaneConnection {
+  readonly #socket: Socket;
+  readonly #options: Http1LaneOptions;
+  readonly #release: () => void;
+  /** Bytes read and not yet parsed. */
+  #unread: Buffer | undefined;
+  #isBusy = false;
+  #isParsing = false;
+  /** The head of a request whose body is still coming. */
+  #waitingFor: { readonly method: string; readonly url: string } | undefined;
+  #isClosing = false;
+  #controller: AbortController | undefined;
+  #keepAliveText: string;
+
+  constructor(socket: Socket, options: Http1LaneOptions, release: () => void) {
+    this.#socket = socket;
+    this.#options = options;
+    this.#release = release;
+    this.#keepAliveText = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.keepAliveMs / 1000)}\r\n`;
+    socket.on('data', this.#onData);
+    socket.on('end', this.#onEnd);
+    socket.on('error', this.#onError);
+    socket.on('close', this.#onClose);
+    socket.on('timeout', this.#onTimeout);
+    socket.setTimeout(options.keepAliveMs);
+  }
+
+  /** Aborted when the connection closes: a request on it not yet answered is cancelled. */
+  get signal(): AbortSignal {
+    this.#controller ??= new AbortController();
+    return this.#controller.signal;
+  }
+
+  /** Whether the connection is gone: a reply to it is dropped. */
+  get isClosed(): boolean {
+    return this.#socket.destroyed;
+  }
+
+  /**
+   * Writes the reply to the request being answered (one at a time), then reads the next. `onWritten`
+   * runs once the bytes are handed to the operating system (the trace's HTTP_SEND_END).
+   */
+  respond(status: number, headers: OutgoingHttpHeaders, chunks: readonly Uint8Array[], onWritten?: () => void): void {
+    const socket = this.#socket;
+    this.#isBusy = false;
+    if (!socket.destroyed && !socket.writableEnded) {
+      let length = 0;
+      for (const chunk of chunks) length += chunk.byteLength;
+      const head = replyHead(status, headers, length, this.#keepAliveText);
+      if (length <= SMALL_REPLY_BYTES) {
+        const bytes = Buffer.allocUnsafe(head.length + length);
+        let offset = bytes.write(head, 0, 'latin1');
+        for (const chunk of chunks) {
+          bytes.set(chunk, offset);
+          offset += chunk.byteLength;
+        }
+        socket.write(bytes, onWritten);
+      } else {
+        socket.cork();
+        socket.write(head, 'latin1');
+        for (let index = 0; index < chunks.length; index++) socket.write(chunks[index]!, index === chunks.length - 1 ? onWritten : undefined);
+        socket.uncork();
+      }
+    }
+    if (this.#isClosing) {
+      this.#socket.end();
+      return;
+    }
+    if (this.#socket.isPaused()) this.#socket.resume();
+    this.#parse();
+  }
+
+  closeWhenIdle(): void {
+    this.#isClosing = true;
+    if (!this.#isBusy) this.#socket.destroy();
+  }
+
+  destroy(): void {
+    this.#socket.destroy();
+  }
+
+  readonly #onData = (chunk: Buffer): void => {
+    this.#unread = this.#unread === undefined ? chunk : Buffer.concat([this.#unread, chunk]);
+    if (this.#isBusy) {
+      if (this.#unread.byteLength > MAX_READ_AHEAD_BYTES) this.#socket.pause();
+      return;
+    }
+    this.#parse();
+  };
+
+  /** Parses and serves what was read, one request at a time, until a request is incomplete or being answered. */
+  #parse(): void {
+    if (this.#isParsing) return;
+    this.#isParsing = true;
+    try {
+      while (!this.#isBusy && this.#unread !== undefined) {
+        if (!this.#serveNext(this.#unread)) break;
+      }
+    } finally {
+      this.#isParsing = false;
+    }
+  }
+
+  /** Serves the first request of `bytes` when it is whole; false when it is not (or the connection left the lane). */
+  #serveNext(bytes: Buffer): boolean {
+    const headEnd = bytes.indexOf(HEAD_END);
+    if (headEnd < 0) {
+      if (bytes.byteLength > MAX_HEAD_BYTES) this.#handOff();
+      return false;
+    }
+    const head = headEnd <= MAX_HEAD_BYTES ? parseHead(bytes.toString('latin1', 0, headEnd)) : undefined;
+    const length = head === undefined ? undefined : this.#bodyLength(head.method, head.url, head.headers);
+    if (head === undefined || length === undefined) {
+      this.#handOff();
+      return false;
+    }
+    const bodyStart = headEnd + 4;
+    const end = bodyStart + length;
+    if (bytes.byteLength < end) {
+      this.#waitingFor = head;
+      return false;
+    }
+    this.#waitingFor = undefined;
+    this.#unread = end === bytes.byteLength ? undefined : bytes.subarray(end);
+    this.#isBusy = true;
+    this.#options.serve({
+      method: head.method,
+      url: head.url,
+      headers: head.headers,
+      body: bytes.subarray(bodyStart, end),
+      receivedNs: process.hrtime.bigint(),
+      connection: this,
+    });
+    return true;
+  }
+
+  /** The body's length of a request the lane serves; undefined hands the connection to node:http. */
+  #bodyLength(method: 'GET' | 'POST', url: string, headers: IncomingHttpHeaders): number | undefined {
+    if (headers.host === undefined) return undefined;
+    const connection = headers.connection;
+    if (connection !== undefined && connection.toLowerCase() !== 'keep-alive') return undefined;
+    const encoding = headers['content-encoding'];
+    if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return undefined;
+    const declared = headers['content-length'];
+    const length = declared === undefined ? 0 : DECIMAL.test(declared) ? Number(declared) : undefined;
+    if (length === undefined || length > this.#options.maxBodyBytes || (method === 'POST' && declared === undefined)) return undefined;
+    const queryStart = url.indexOf('?');
+    return this.#options.accepts(method, queryStart < 0 ? url : url.slice(0, queryStart)) ? length : undefined;
+  }
+
+  /** Gives the connection to node:http with the bytes not answered; the lane forgets it. */
+  #handOff(): void {
+    const socket = this.#socket;
+    socket.off('data', this.#onData);
+    socket.off('end', this.#onEnd);
+    socket.off('error', this.#onError);
+    socket.off('close', this.#onClose);
+    socket.off('timeout', this.#onTimeout);
+    socket.setTimeout(0);
+    const unread = this.#unread;
+    this.#unread = undefined;
+    this.#release();
+    this.#options.handOff(socket, unread);
+  }
+
+  /**
+   * The client stopped sending: as node:http does (without httpAllowHalfOpen), the request it was
+   * waiting for is cancelled and answered no more, and the connection ends.
+   */
+  readonly #onEnd = (): void => {
+    this.#reportAbandoned();
+    this.#unread = undefined;
+    this.#controller?.abort();
+    this.#socket.end();
+  };
+
+  readonly #onError = (): void => {
+    // The socket closes next ('close'): its request, if any, is cancelled there.
+  };
+
+  readonly #onClose = (): void => {
+    this.#reportAbandoned();
+    this.#controller?.abort();
+    this.#release();
+  };
+
+  #reportAbandoned(): void {
+    const waiting = this.#waitingFor;
+    if (waiting === undefined) return;
+    this.#waitingFor = undefined;
+    this.#options.abandoned(waiting.method, waiting.url);
+  }
+
+  readonly #onTimeout = (): void => {
+    if (!this.#isBusy) this.#socket.destroy();
+  };
+}
