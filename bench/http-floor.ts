@@ -1,6 +1,7 @@
 /**
  * What no server built on node:http can beat on this machine, in one run: a server that answers every
- * request with the same bytes and computes nothing (bench/batching/constant-server.ts), beside the
+ * request with the same bytes and computes nothing (bench/batching/constant-server.ts; and the same
+ * without node:http, bench/batching/constant-socket-server.ts, for the response cache's mix), beside the
  * baselines that two targets are measured against:
  * - the hot path's naive server (node:http with onnxruntime-node inline) on the identity and the MLP,
  *   with wrk and the binary data extension at concurrency 1, 8 and 32 (the hot path's target: the
@@ -67,6 +68,7 @@ stopAllOnExit();
 const repository = mkdtempSync(join(tmpdir(), 'nereid-floor-'));
 cpSync(join(ROOT, 'examples/model_repository/digits'), join(repository, 'digits'), { recursive: true });
 const constant = await serve('constant', ['--import', 'tsx', join(ROOT, 'bench/batching/constant-server.ts')]);
+const socketConstant = await serve('socket', ['--import', 'tsx', join(ROOT, 'bench/batching/constant-socket-server.ts')]);
 const naive = await serve('naive', ['--import', 'tsx', join(ROOT, 'bench/batching/naive-server.ts'), ...MODELS.map((m) => `${m}=${join(WORK, 'onnx', `${m}.onnx`)}`)]);
 const nereid = await serve('nereid', [join(ROOT, 'dist/cli/main.js'), 'serve', '--model-repository', repository, '--http-address', '127.0.0.1', '--grpc-port', '0', '--metrics-port', '0']);
 const rates = new Map<string, number[]>();
@@ -86,9 +88,10 @@ try {
     }
     add('nereid mix', await runMix(`${nereid.baseUrl}/v2/models/digits/infer`, 8));
     add('constant mix', await runMix(`${constant.baseUrl}/v2/models/digits/infer`, 8));
+    add('socket mix', await runMix(`${socketConstant.baseUrl}/v2/models/digits/infer`, 8));
   }
 } finally {
-  await Promise.all([constant.stop(), naive.stop(), nereid.stop()]);
+  await Promise.all([constant.stop(), socketConstant.stop(), naive.stop(), nereid.stop()]);
 }
 const lines = [
   `# node:http's floor, ${new Date().toISOString()} (wrk -t1, ${SECONDS} s a point, ${ROUNDS} rounds alternated, load average ${startLoad.toFixed(1)} at the start)`,
@@ -101,5 +104,6 @@ const lines = [
   '',
   `- The batched MLP's target, 2x the naive server at c=32: ${(2 * mean('naive mlp 32')).toFixed(0)} req/s; the constant server serves ${(mean('constant mlp 32') / (2 * mean('naive mlp 32'))).toFixed(2)} of that.`,
   `- The response cache's mix at c=8: Nereid without a cache ${mean('nereid mix').toFixed(0)} req/s, so 3x is ${(3 * mean('nereid mix')).toFixed(0)}; the constant server serves ${mean('constant mix').toFixed(0)} (${(mean('constant mix') / (3 * mean('nereid mix'))).toFixed(2)} of it).`,
+  `- The same mix against the constant answer without node:http (bench/batching/constant-socket-server.ts, parsing as the HTTP/1.1 lane does): ${mean('socket mix').toFixed(0)} req/s, ${(mean('socket mix') / mean('constant mix')).toFixed(2)}x node:http's.`,
 ];
 console.log(lines.join('\n'));

@@ -189,7 +189,8 @@ export class LaneConnection {
 
   /**
    * Writes the reply to the request being answered (one at a time), then reads the next. `onWritten`
-   * runs once the bytes are handed to the operating system (the trace's HTTP_SEND_END).
+   * runs once the bytes are handed to the operating system (the trace's HTTP_SEND_END), or at once when
+   * the connection is gone.
    */
   respond(status: number, headers: OutgoingHttpHeaders, chunks: readonly Uint8Array[], onWritten?: () => void): void {
     const socket = this.#socket;
@@ -212,6 +213,8 @@ export class LaneConnection {
         for (let index = 0; index < chunks.length; index++) socket.write(chunks[index]!, index === chunks.length - 1 ? onWritten : undefined);
         socket.uncork();
       }
+    } else {
+      onWritten?.();
     }
     if (this.#isClosing) {
       this.#socket.end();
