@@ -70,7 +70,7 @@ export function takeGrpcRegionReference(tensorName: string, parameters: Record<s
 }
 
 /** What a codec says for the bytes of a tensor read from a region, in size errors. */
-export const SHARED_MEMORY_SOURCE = { name: 'shared memory', sizePhrase: 'shared_memory_byte_size is' } as const;
+export const SHARED_MEMORY_SOURCE = { sizePhrase: 'shared_memory_byte_size is' } as const;
 
 /**
  * The regions one request uses: its leases, taken as the codec decodes the request and released
