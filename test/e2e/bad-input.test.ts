@@ -81,6 +81,30 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     error: "input 'INPUT0' has no shape but model requires batch dimension for 'simple'",
   },
   {
+    title: 'a priority that is not an unsigned integer',
+    body: { inputs: good, parameters: { priority: 1.5 } },
+    status: 400,
+    error: "Unable to parse 'priority': attempt to access JSON non-unsigned-integer as unsigned-integer",
+  },
+  {
+    title: 'a timeout that is not an unsigned integer',
+    body: { inputs: good, parameters: { timeout: -1 } },
+    status: 400,
+    error: "Unable to parse 'timeout': attempt to access JSON non-unsigned-integer as unsigned-integer",
+  },
+  {
+    title: 'a binary_data_output that is not a boolean',
+    body: { inputs: good, parameters: { binary_data_output: 'yes' } },
+    status: 400,
+    error: "Unable to parse 'binary_data_output': attempt to access JSON non-boolean as boolean",
+  },
+  {
+    title: 'a request parameter that is neither a string, a number nor a boolean',
+    body: { inputs: good, parameters: { custom: { nested: true } } },
+    status: 400,
+    error: "parameter 'custom' has invalid type. It should be either 'int', 'bool', or 'string'.",
+  },
+  {
     title: 'element count that does not match the shape',
     body: { inputs: [input('INPUT0', [1, 16], ones(15)), good[1]] },
     status: 400,
@@ -143,10 +167,16 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     error: "class result not available for output 'OUTPUT0' due to unsupported type 'BYTES'; classification needs a numeric output",
   },
   {
-    title: 'a classification count that is not a positive integer',
-    body: { inputs: good, outputs: [{ name: 'OUTPUT0', parameters: { classification: 0 } }] },
+    title: 'a classification count that is not an unsigned integer',
+    body: { inputs: good, outputs: [{ name: 'OUTPUT0', parameters: { classification: -1 } }] },
     status: 400,
-    error: "output 'OUTPUT0': parameter 'classification' must be a positive integer, got 0",
+    error: "Unable to set 'classification': attempt to access JSON non-unsigned-integer as unsigned-integer",
+  },
+  {
+    title: 'a binary_data output parameter that is not a boolean',
+    body: { inputs: good, outputs: [{ name: 'OUTPUT0', parameters: { binary_data: 1 } }] },
+    status: 400,
+    error: "Unable to parse 'binary_data': attempt to access JSON non-boolean as boolean",
   },
   {
     title: 'a version in the path that is not a number',
@@ -171,6 +201,13 @@ describe('bad input gets Triton status codes and clear messages', () => {
       assert.deepEqual(await response.json(), { error: bad.error });
     });
   }
+
+  test('a classification count of 0 asks for no classification, as in Triton', async () => {
+    const response = await server.post('/v2/models/simple/infer', { inputs: good, outputs: [{ name: 'OUTPUT0', parameters: { classification: 0 } }] });
+    assert.equal(response.status, 200);
+    const { outputs } = (await response.json()) as { outputs: Array<{ name: string; datatype: string; shape: number[]; data: number[] }> };
+    assert.deepEqual(outputs, [{ name: 'OUTPUT0', datatype: 'INT32', shape: [1, 16], data: ones(16).map(() => 2) }]);
+  });
 
   test('binary sizes that do not add up', async () => {
     const header = {

@@ -214,10 +214,11 @@ export function describeClientConformance({ protocol, connect }: ConformanceOpti
       ] as const) {
         const error = await rejects(client.infer('simple', simpleInputs(), { [option]: 1.5 }));
         assert.ok(error instanceof ServerError, option);
-        // gRPC carries 1.5 as a double_param, which Triton's gRPC front end refuses by its type.
+        // Each front end refuses 1.5 by its kind, in Triton's words: TritonJson's AsUInt over HTTP, the
+        // double_param gRPC carries it in over gRPC.
         const expected =
           protocol === 'http'
-            ? `request parameter '${name}' must be a non-negative integer, got "1.5"`
+            ? `Unable to parse '${name}': attempt to access JSON non-unsigned-integer as unsigned-integer`
             : `invalid value type for '${name}' parameter, expected ${name === 'priority' ? 'int64_param or uint64_param' : 'int64_param'}.`;
         assert.equal(error.message, expected);
       }

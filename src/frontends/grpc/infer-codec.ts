@@ -6,7 +6,7 @@ import { asBytes, elementCount } from '../../protocol/tensor-data.js';
 import type { JsonValue } from '../../protocol/json-body.js';
 import { parseModelVersion } from '../model-version.js';
 import { checkRequestParameters } from '../request-parameters.js';
-import { checkGrpcRequestParameterTypes } from './request-parameter-types.js';
+import { checkGrpcClassificationParameter, checkGrpcRequestParameterTypes } from './request-parameter-types.js';
 import { type RequestRegions, SHARED_MEMORY_SOURCE, takeGrpcRegionReference } from '../shared-memory/tensor-regions.js';
 import { byteSizeMismatch, fixedSizeDataFromBytes, type RequestOf, tensorBytes, tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson } from '../tensor-json.js';
@@ -97,6 +97,7 @@ export async function decodeModelInferRequest(message: ModelInferRequest, region
     tensors.push({ name, dataType: input.datatype, shape, data, parameters });
   }
   const outputs = message.outputs.map((output) => {
+    checkGrpcClassificationParameter(output.parameters);
     const parameters = parameterValues(output.parameters);
     const region = takeGrpcRegionReference(output.name, parameters);
     if (region !== undefined) {
