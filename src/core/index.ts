@@ -15,5 +15,6 @@ export type { InferRequest, InferResponse, RequestedOutput } from '../kernel/inf
 export { ResponseMemo } from '../kernel/response-memo.js';
 export type { Tensor } from '../kernel/tensor.js';
 export { deserializeBytesSliced, serializeBytesSliced } from '../kernel/bytes-slices.js';
+export type { CutElement } from '../kernel/bytes-slices.js';
 export { modelConfigToTritonJson } from '../config/model-config-json.js';
 export type { LogSettingsMessage } from './log-settings.js';

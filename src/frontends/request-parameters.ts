@@ -10,13 +10,15 @@ const TRITON_RESERVED_REQUEST_PARAMETERS = ['triton_enable_empty_final_response'
  * src/grpc/infer_handler.cc SetInferenceRequestMetadata).
  */
 export function checkRequestParameters(request: { readonly parameters: Parameters }): void {
-  const reserved = Object.keys(request.parameters).find(
-    (key) => key.startsWith('triton_') && !(TRITON_RESERVED_REQUEST_PARAMETERS as readonly string[]).includes(key),
-  );
-  if (reserved !== undefined) {
+  for (const key of Object.keys(request.parameters)) checkRequestParameterKey(key);
+}
+
+/** checkRequestParameters for one key, for a front end that reads a request's parameters one by one. */
+export function checkRequestParameterKey(key: string): void {
+  if (key.startsWith('triton_') && !(TRITON_RESERVED_REQUEST_PARAMETERS as readonly string[]).includes(key)) {
     throw new NereidError(
       'INVALID_ARG',
-      `parameter keys starting with 'triton_' are reserved for Triton usage. Only the following keys starting with 'triton_' are allowed: ${TRITON_RESERVED_REQUEST_PARAMETERS.join(' ')} (request parameter '${reserved}')`,
+      `parameter keys starting with 'triton_' are reserved for Triton usage. Only the following keys starting with 'triton_' are allowed: ${TRITON_RESERVED_REQUEST_PARAMETERS.join(' ')} (request parameter '${key}')`,
     );
   }
 }

@@ -1,20 +1,20 @@
 import { type DataType, dataTypeByteSize } from '../protocol/data-type.js';
-import { NereidError, type Tensor, deserializeBytesSliced, serializeBytesSliced } from '../core/index.js';
+import { type CutElement, NereidError, type Tensor, deserializeBytesSliced, serializeBytesSliced } from '../core/index.js';
 import { asBytes, elementCount, viewFixedSize } from '../protocol/tensor-data.js';
 
 /** How a protocol names the bytes it carries a tensor in, for error messages. */
 export interface BytesSource {
-  /** e.g. "binary data" (HTTP) or "raw contents" (gRPC). */
-  readonly name: string;
   /** Completes "... needs N bytes, but ", e.g. "binary_data_size is" or "its raw_input_contents holds". */
   readonly sizePhrase: string;
 }
 
 /**
- * A tensor's data from its raw little-endian bytes, as the binary data extension and gRPC raw contents
- * carry it: fixed-size types as a view of the bytes (a copy only when misaligned), BYTES split by
- * their 4-byte length prefixes (yielding to the event loop between slices of elements). Checks the byte
- * size of fixed-size types against the shape.
+ * A tensor's data from its raw little-endian bytes, as the binary data extension, gRPC raw contents
+ * and shared memory carry it: fixed-size types as a view of the bytes (a copy only when misaligned),
+ * checked against the shape; BYTES split by their 4-byte length prefixes (yielding to the event loop
+ * between slices of elements). BYTES bytes that end inside an element are noted in `cutInputs` under
+ * the input's name: the core checks the elements against the shape, that cut included, in Triton's
+ * words and order (validate-request.ts, InferRequest.cutBytesInputs).
  */
 export async function tensorDataFromBytes(
   name: string,
@@ -23,11 +23,11 @@ export async function tensorDataFromBytes(
   bytes: Uint8Array,
   source: BytesSource,
   request: RequestOf,
+  cutInputs: Map<string, CutElement>,
 ): Promise<Tensor['data']> {
   if (dataType === 'BYTES') {
-    // The element count is checked against the shape by the core, in Triton's words (validate-request.ts).
-    const elements = await deserializeBytesSliced(bytes);
-    if (typeof elements === 'string') throw new NereidError('INVALID_ARG', `input '${name}': malformed BYTES ${source.name}: ${elements}`);
+    const { elements, cut } = await deserializeBytesSliced(bytes);
+    if (cut !== undefined) cutInputs.set(name, cut);
     return elements;
   }
   return fixedSizeDataFromBytes(name, dataType, shape, bytes, source, request);

@@ -12,17 +12,38 @@ import { ELEMENTS_PER_SLICE, yieldToEventLoop } from '../util/yield-slices.js';
  * of elements in one request never hold the loop for long.
  */
 
+/**
+ * How serialized BYTES data ends when it ends inside an element: with fewer than 4 bytes where an
+ * element's length should be, or with fewer bytes than the length an element gave itself. Triton's
+ * core counts the second element but not the first (InferenceRequest::ValidateBytesInputs).
+ */
+export type CutElement =
+  | { readonly part: 'length'; readonly available: number }
+  | { readonly part: 'string'; readonly length: number; readonly available: number };
+
+/** Client bytes split into their whole elements, and how they end when they end inside one. */
+export interface SplitBytes {
+  readonly elements: BytesElements;
+  readonly cut: CutElement | undefined;
+}
+
 /** Splits client bytes in Triton's serialized BYTES layout, yielding to the event loop between slices of elements. */
-export async function deserializeBytesSliced(bytes: Uint8Array): Promise<BytesElements | string> {
+export async function deserializeBytesSliced(bytes: Uint8Array): Promise<SplitBytes> {
   const elements: BytesElements = [];
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let offset = 0; offset < bytes.byteLength; ) {
     if (offset > 0) await yieldToEventLoop();
+    const before = elements.length;
     const stop = readBytesElements(bytes, view, elements, offset, ELEMENTS_PER_SLICE);
-    if (typeof stop === 'string') return stop;
+    if (typeof stop === 'string') {
+      for (let index = before; index < elements.length; index++) offset += 4 + elements[index]!.byteLength;
+      const remaining = bytes.byteLength - offset;
+      const cut: CutElement = remaining < 4 ? { part: 'length', available: remaining } : { part: 'string', length: view.getUint32(offset, true), available: remaining - 4 };
+      return { elements, cut };
+    }
     offset = stop;
   }
-  return elements;
+  return { elements, cut: undefined };
 }
 
 /** Writes BYTES elements in Triton's serialized layout for a reply, yielding to the event loop between slices of elements. */

@@ -1,4 +1,5 @@
 import type { Parameters } from '../protocol/parameters.js';
+import type { CutElement } from './bytes-slices.js';
 import type { RequestTrace } from './request-trace.js';
 import type { ResponseMemo } from './response-memo.js';
 import type { Tensor } from './tensor.js';
@@ -23,6 +24,12 @@ export interface InferRequest {
   /** Undefined: every output of the model. */
   readonly outputs?: readonly RequestedOutput[];
   readonly parameters: Parameters;
+  /**
+   * The BYTES inputs whose serialized data (binary data, raw contents, shared memory) ends inside an
+   * element, by name, and how it ends: set by the front ends that split such data, so that
+   * validateRequest refuses the request in Triton's words, at the point Triton's checks would.
+   */
+  readonly cutBytesInputs?: ReadonlyMap<string, CutElement>;
   /**
    * Receives the responses of a decoupled model as the model sends them (set by the core for such
    * models only). The request is complete when its scheduler settles it.

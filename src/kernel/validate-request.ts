@@ -1,69 +1,115 @@
 import { NereidError } from './errors.js';
 import type { InferRequest, RequestedOutput } from './infer-request.js';
 import type { ModelSpec } from './model-spec.js';
+import type { Tensor } from './tensor.js';
+import { tritonInputOrder } from './triton-input-order.js';
+import { bytesInputError, cutStringError } from './validate-bytes-input.js';
 import { elementCount } from '../protocol/tensor-data.js';
 
 const formatShape = (shape: readonly number[]): string => `[${shape.join(',')}]`;
 
 /**
- * Checks a request against the model it is for, before it reaches a scheduler, with Triton's wording
- * where known (core src/infer_request.cc): input names, required inputs, data types, shapes against
- * the config dims (-1 matches any size), the batch dimension against max_batch_size, and requested
- * output names. Returns the request with `outputs` resolved to the outputs to compute.
+ * Checks a request against the model it is for, before it reaches a scheduler, in Triton's words and
+ * order (core src/infer_request.cc, InferenceRequest::Normalize): no input twice, the requested
+ * outputs, the number of inputs; then, over the inputs in the order Triton's core keeps them
+ * (triton-input-order.ts), their names and batch sizes against max_batch_size, then each one's data
+ * type, shape (-1 in the config matches any size) and BYTES elements; last, a required input missing
+ * and a cut BYTES string, which Triton's backends refuse. Returns the request with `outputs` resolved
+ * to the outputs to compute.
  */
 export function validateRequest(spec: ModelSpec, request: InferRequest): InferRequest {
-  const model = (): string => `model '${spec.name}'`;
   checkNonNegativeInteger(request, 'priority');
   checkNonNegativeInteger(request, 'timeout');
   checkSequenceParameters(request);
-  const isBatching = spec.maxBatchSize > 0;
-  checkInputCount(spec, request);
+  checkDistinctInputs(request.inputs);
+  const outputs = resolveOutputs(spec, request.outputs);
+  const countError = inputCountError(spec, request, false);
+  if (countError !== undefined) throw countError;
+  const error = inputError(spec, request, undefined);
+  if (error !== undefined) {
+    // The usual request passes in the order it was sent; Triton's order only decides which error it names.
+    throw request.inputs.length > 1 ? inputError(spec, request, tritonInputOrder(request.inputs.map((input) => input.name)))! : error;
+  }
+  return { ...request, outputs };
+}
+
+/** Triton refuses a second input of a name as its front end adds it (InferenceRequest::AddOriginalInput). */
+function checkDistinctInputs(inputs: readonly Tensor[]): void {
+  if (inputs.length < 2) return;
   const seen = new Set<string>();
-  let batchSize: number | undefined;
-  for (const input of request.inputs) {
-    const inputSpec = spec.inputByName.get(input.name);
-    if (inputSpec === undefined) {
-      throw new NereidError(
-        'INVALID_ARG',
-        `unexpected inference input '${input.name}' for ${model()}; the model's inputs are ${spec.inputs.map((i) => `'${i.name}'`).join(', ')}`,
-      );
+  for (const { name } of inputs) {
+    if (seen.has(name)) throw new NereidError('INVALID_ARG', `input '${name}' already exists in request`);
+    seen.add(name);
+  }
+}
+
+/**
+ * The first error of the request's inputs, taking them in `order` (indexes into request.inputs;
+ * undefined: as sent). The checks are Triton's, pass by pass.
+ */
+function inputError(spec: ModelSpec, request: InferRequest, order: readonly number[] | undefined): NereidError | undefined {
+  const { inputs } = request;
+  const isBatching = spec.maxBatchSize > 0;
+  if (isBatching) {
+    // The batch size: every input's first dimension, the same for all.
+    let batchSize: number | undefined;
+    for (let index = 0; index < inputs.length; index++) {
+      const input = inputs[order === undefined ? index : order[index]!]!;
+      if (!spec.inputByName.has(input.name)) return unexpectedInputError(spec, input.name);
+      if (input.shape.length === 0) {
+        return new NereidError('INVALID_ARG', `input '${input.name}' has no shape but model requires batch dimension for '${spec.name}'`);
+      }
+      const batch = input.shape[0]!;
+      if (batchSize === undefined) batchSize = batch;
+      else if (batch !== batchSize) return new NereidError('INVALID_ARG', `input '${input.name}' batch size does not match other inputs for '${spec.name}'`);
     }
-    if (seen.has(input.name)) throw new NereidError('INVALID_ARG', `input '${input.name}' already exists in request`);
-    seen.add(input.name);
+    if (batchSize !== undefined && (batchSize < 1 || batchSize > spec.maxBatchSize)) {
+      return new NereidError('INVALID_ARG', `inference request batch-size must be <= ${spec.maxBatchSize} for '${spec.name}'; the request's batch size is ${batchSize}`);
+    }
+  }
+  const skipped = isBatching ? 1 : 0;
+  for (let index = 0; index < inputs.length; index++) {
+    const input = inputs[order === undefined ? index : order[index]!]!;
+    const inputSpec = spec.inputByName.get(input.name);
+    if (inputSpec === undefined) return unexpectedInputError(spec, input.name);
     if (input.dataType !== inputSpec.dataType) {
-      throw new NereidError(
+      return new NereidError(
         'INVALID_ARG',
-        `inference input '${input.name}' data-type is '${input.dataType}', but ${model()} expects '${inputSpec.dataType}'`,
+        `inference input '${input.name}' data-type is '${input.dataType}', but model '${spec.name}' expects '${inputSpec.dataType}'`,
       );
     }
     const { dims } = inputSpec;
-    const skipped = isBatching ? 1 : 0;
-    if (input.shape.length !== dims.length + skipped) throw shapeError(spec, input.name, input.shape, dims);
-    if (isBatching) {
-      const batch = input.shape[0]!;
-      if (batch < 1 || batch > spec.maxBatchSize) {
-        throw new NereidError(
-          'INVALID_ARG',
-          `inference request batch-size must be <= ${spec.maxBatchSize} for '${spec.name}'; input '${input.name}' has batch size ${batch}`,
-        );
-      }
-      if (batchSize !== undefined && batch !== batchSize) {
-        throw new NereidError(
-          'INVALID_ARG',
-          `input '${input.name}' batch size ${batch} does not match the other inputs' batch size ${batchSize} for ${model()}`,
-        );
-      }
-      batchSize = batch;
-    }
+    if (input.shape.length !== dims.length + skipped) return shapeError(spec, input.name, input.shape, dims);
     for (let i = 0; i < dims.length; i++) {
       const dim = dims[i]!;
-      if (dim !== -1 && dim !== input.shape[i + skipped]) throw shapeError(spec, input.name, input.shape, dims);
+      if (dim !== -1 && dim !== input.shape[i + skipped]) return shapeError(spec, input.name, input.shape, dims);
     }
-    if (input.dataType === 'BYTES') checkBytesElementCount(input.name, spec.name, elementCount(input.shape), (input.data as unknown[]).length);
+    if (input.dataType === 'BYTES') {
+      const cut = request.cutBytesInputs?.get(input.name);
+      const error = bytesInputError(input.name, spec.name, elementCount(input.shape), (input.data as unknown[]).length, cut);
+      if (error !== undefined) return error;
+    }
   }
   // Known names and enough of them, yet a required one missing (optional ones given in its place).
-  if (seen.size < spec.inputs.length) checkInputCount(spec, request, true);
-  return { ...request, outputs: resolveOutputs(spec, request.outputs) };
+  if (inputs.length < spec.inputs.length) {
+    const error = inputCountError(spec, request, true);
+    if (error !== undefined) return error;
+  }
+  if (request.cutBytesInputs !== undefined) {
+    for (let index = 0; index < inputs.length; index++) {
+      const { name } = inputs[order === undefined ? index : order[index]!]!;
+      const cut = request.cutBytesInputs.get(name);
+      if (cut?.part === 'string') return cutStringError(name, cut);
+    }
+  }
+  return undefined;
+}
+
+function unexpectedInputError(spec: ModelSpec, name: string): NereidError {
+  return new NereidError(
+    'INVALID_ARG',
+    `unexpected inference input '${name}' for model '${spec.name}'; the model's inputs are ${spec.inputs.map((i) => `'${i.name}'`).join(', ')}`,
+  );
 }
 
 /** Triton's note after a shape that does not fit a batching model's dims (InferenceRequest::Normalize). */
@@ -85,20 +131,22 @@ function shapeError(spec: ModelSpec, name: string, shape: readonly number[], dim
 /**
  * The number of inputs against the model's, before any input is looked at, in Triton's words and
  * order (InferenceRequest::Normalize; qa/L0_input_validation compares them): more inputs than the
- * model has, or fewer than it requires; with `isMissingEnough`, any required input missing.
+ * model has, or fewer than it requires; with `isMissingEnough`, any required input missing. The inputs
+ * given are listed in the order Triton's core keeps them, the missing ones in config order.
  */
-function checkInputCount(spec: ModelSpec, request: InferRequest, isMissingEnough = false): void {
+function inputCountError(spec: ModelSpec, request: InferRequest, isMissingEnough: boolean): NereidError | undefined {
   // The usual request, as many inputs as the model has, fits Triton's count: no allocation.
-  if (!isMissingEnough && request.inputs.length === spec.inputs.length) return;
-  const given = new Set(request.inputs.map((input) => input.name));
+  if (!isMissingEnough && request.inputs.length === spec.inputs.length) return undefined;
+  const names = request.inputs.map((input) => input.name);
+  const given = new Set(names);
   const required = spec.inputs.filter((input) => !input.isOptional);
   const missing = required.filter((input) => !given.has(input.name));
-  if (given.size <= spec.inputs.length && given.size >= required.length && !(isMissingEnough && missing.length > 0)) return;
-  const list = (names: readonly string[]): string => `[${names.map((name) => `'${name}'`).join(',')}]`;
+  if (names.length <= spec.inputs.length && names.length >= required.length && !(isMissingEnough && missing.length > 0)) return undefined;
+  const list = (listed: readonly string[]): string => `[${listed.map((name) => `'${name}'`).join(',')}]`;
   const expected = required.length === spec.inputs.length ? `expected ${spec.inputs.length} inputs` : `expected number of inputs between ${required.length} and ${spec.inputs.length}`;
-  throw new NereidError(
+  return new NereidError(
     'INVALID_ARG',
-    `${expected} but got ${given.size} inputs for model '${spec.name}'. Got input(s) ${list([...given])}, but missing required input(s) ${list(missing.map((input) => input.name))}. Please provide all required input(s).`,
+    `${expected} but got ${names.length} inputs for model '${spec.name}'. Got input(s) ${list(tritonInputOrder(names).map((index) => names[index]!))}, but missing required input(s) ${list(missing.map((input) => input.name))}. Please provide all required input(s).`,
   );
 }
 
@@ -128,37 +176,27 @@ function checkSequenceParameters(request: InferRequest): void {
 }
 
 /**
- * A BYTES input holds as many elements as its shape says, in Triton's words (core src/infer_request.cc
- * `ValidateBytesInputs`, which stops reading at the first element past the expected count).
- */
-function checkBytesElementCount(name: string, modelName: string, expected: number, actual: number): void {
-  if (actual < expected) {
-    throw new NereidError('INVALID_ARG', `expected ${expected} string elements for inference input '${name}' for model '${modelName}', got ${actual}`);
-  }
-  if (actual > expected) {
-    throw new NereidError(
-      'INVALID_ARG',
-      `unexpected number of string elements ${expected + 1} for inference input '${name}' for model '${modelName}', expecting ${expected}`,
-    );
-  }
-}
-
-/**
  * The outputs to compute. An output requested twice is computed once with its first request's
- * parameters, as Triton does (core src/infer_request.cc keeps the requested names in a set, and the
- * front ends keep the first entry of each name).
+ * parameters, as Triton does (core src/infer_request.cc keeps the requested names in a std::set, and
+ * the front ends keep the first entry of each name); of several unknown names, Triton's set names the
+ * first in byte order.
  */
 function resolveOutputs(spec: ModelSpec, outputs: readonly RequestedOutput[] | undefined): readonly RequestedOutput[] {
   if (outputs === undefined || outputs.length === 0) return allOutputsOf(spec);
   const byName = new Map<string, RequestedOutput>();
+  let unknown: string | undefined;
   for (const output of outputs) {
     if (!spec.outputByName.has(output.name)) {
-      throw new NereidError(
-        'INVALID_ARG',
-        `unexpected inference output '${output.name}' for model '${spec.name}'; the model's outputs are ${spec.outputs.map((o) => `'${o.name}'`).join(', ')}`,
-      );
+      if (unknown === undefined || Buffer.compare(Buffer.from(output.name), Buffer.from(unknown)) < 0) unknown = output.name;
+    } else if (!byName.has(output.name)) {
+      byName.set(output.name, output);
     }
-    if (!byName.has(output.name)) byName.set(output.name, output);
+  }
+  if (unknown !== undefined) {
+    throw new NereidError(
+      'INVALID_ARG',
+      `unexpected inference output '${unknown}' for model '${spec.name}'; the model's outputs are ${spec.outputs.map((o) => `'${o.name}'`).join(', ')}`,
+    );
   }
   return byName.size === outputs.length ? outputs : [...byName.values()];
 }

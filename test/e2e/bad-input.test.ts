@@ -34,7 +34,8 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     body: { inputs: [...good, input('INPUT2', [1, 16], ones(16))] },
     status: 400,
     error:
-      "expected 2 inputs but got 3 inputs for model 'simple'. Got input(s) ['INPUT0','INPUT1','INPUT2'], but missing required input(s) []. Please provide all required input(s).",
+      // The inputs in the order Triton's core keeps them (src/kernel/triton-input-order.ts).
+      "expected 2 inputs but got 3 inputs for model 'simple'. Got input(s) ['INPUT2','INPUT1','INPUT0'], but missing required input(s) []. Please provide all required input(s).",
   },
   {
     title: 'wrong datatype',
@@ -49,17 +50,59 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     error: "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,15]. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.",
   },
   {
-    title: 'shape without the batch dimension',
+    title: 'shape without the batch dimension: its first dimension is taken for the batch size, as in Triton',
     body: { inputs: [input('INPUT0', [16], ones(16)), input('INPUT1', [16], ones(16))] },
     status: 400,
+    error: "inference request batch-size must be <= 8 for 'simple'; the request's batch size is 16",
+  },
+  {
+    title: 'shape without the batch dimension, its first dimension within max_batch_size (Triton names the second input)',
+    body: { inputs: [input('INPUT0', [4], ones(4)), input('INPUT1', [4], ones(4))] },
+    status: 400,
     error:
-      "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [16]. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.",
+      "unexpected shape for input 'INPUT1' for model 'simple'. Expected [-1,16], got [4]. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.",
   },
   {
     title: 'batch larger than max_batch_size',
     body: { inputs: [input('INPUT0', [9, 16], ones(144)), input('INPUT1', [9, 16], ones(144))] },
     status: 400,
-    error: "inference request batch-size must be <= 8 for 'simple'; input 'INPUT0' has batch size 9",
+    error: "inference request batch-size must be <= 8 for 'simple'; the request's batch size is 9",
+  },
+  {
+    title: 'inputs of different batch sizes: Triton names the first sent, its core having taken the batch size of the second',
+    body: { inputs: [input('INPUT0', [2, 16], ones(32)), input('INPUT1', [1, 16], ones(16))] },
+    status: 400,
+    error: "input 'INPUT0' batch size does not match other inputs for 'simple'",
+  },
+  {
+    title: 'an input with no shape for a batching model',
+    body: { inputs: [input('INPUT0', [], [1]), good[1]] },
+    status: 400,
+    error: "input 'INPUT0' has no shape but model requires batch dimension for 'simple'",
+  },
+  {
+    title: 'a priority that is not an unsigned integer',
+    body: { inputs: good, parameters: { priority: 1.5 } },
+    status: 400,
+    error: "Unable to parse 'priority': attempt to access JSON non-unsigned-integer as unsigned-integer",
+  },
+  {
+    title: 'a timeout that is not an unsigned integer',
+    body: { inputs: good, parameters: { timeout: -1 } },
+    status: 400,
+    error: "Unable to parse 'timeout': attempt to access JSON non-unsigned-integer as unsigned-integer",
+  },
+  {
+    title: 'a binary_data_output that is not a boolean',
+    body: { inputs: good, parameters: { binary_data_output: 'yes' } },
+    status: 400,
+    error: "Unable to parse 'binary_data_output': attempt to access JSON non-boolean as boolean",
+  },
+  {
+    title: 'a request parameter that is neither a string, a number nor a boolean',
+    body: { inputs: good, parameters: { custom: { nested: true } } },
+    status: 400,
+    error: "parameter 'custom' has invalid type. It should be either 'int', 'bool', or 'string'.",
   },
   {
     title: 'element count that does not match the shape',
@@ -124,10 +167,16 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     error: "class result not available for output 'OUTPUT0' due to unsupported type 'BYTES'; classification needs a numeric output",
   },
   {
-    title: 'a classification count that is not a positive integer',
-    body: { inputs: good, outputs: [{ name: 'OUTPUT0', parameters: { classification: 0 } }] },
+    title: 'a classification count that is not an unsigned integer',
+    body: { inputs: good, outputs: [{ name: 'OUTPUT0', parameters: { classification: -1 } }] },
     status: 400,
-    error: "output 'OUTPUT0': parameter 'classification' must be a positive integer, got 0",
+    error: "Unable to set 'classification': attempt to access JSON non-unsigned-integer as unsigned-integer",
+  },
+  {
+    title: 'a binary_data output parameter that is not a boolean',
+    body: { inputs: good, outputs: [{ name: 'OUTPUT0', parameters: { binary_data: 1 } }] },
+    status: 400,
+    error: "Unable to parse 'binary_data': attempt to access JSON non-boolean as boolean",
   },
   {
     title: 'a version in the path that is not a number',
@@ -152,6 +201,13 @@ describe('bad input gets Triton status codes and clear messages', () => {
       assert.deepEqual(await response.json(), { error: bad.error });
     });
   }
+
+  test('a classification count of 0 asks for no classification, as in Triton', async () => {
+    const response = await server.post('/v2/models/simple/infer', { inputs: good, outputs: [{ name: 'OUTPUT0', parameters: { classification: 0 } }] });
+    assert.equal(response.status, 200);
+    const { outputs } = (await response.json()) as { outputs: Array<{ name: string; datatype: string; shape: number[]; data: number[] }> };
+    assert.deepEqual(outputs, [{ name: 'OUTPUT0', datatype: 'INT32', shape: [1, 16], data: ones(16).map(() => 2) }]);
+  });
 
   test('binary sizes that do not add up', async () => {
     const header = {

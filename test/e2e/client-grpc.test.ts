@@ -35,7 +35,8 @@ describe('GrpcClient against the real server', () => {
       const failed = responses.get('stream-2')!;
       assert.equal(failed.result, undefined);
       assert.equal(failed.error!.name, 'ServerError');
-      assert.equal(failed.error!.message, "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,15]. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.");
+      // Both inputs are wrong: Triton names the second sent (src/kernel/triton-input-order.ts).
+      assert.equal(failed.error!.message, "unexpected shape for input 'INPUT1' for model 'simple'. Expected [-1,16], got [1,15]. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.");
       assert.deepEqual(responses.get('mine')!.result!.strings('OUTPUT0'), ['a', 'bc']);
     });
 

@@ -120,7 +120,7 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
       [{ ...simpleRequest('x'), model_name: 'nope' }, status.INVALID_ARGUMENT, "Request for unknown model: 'nope' is not found"],
       [{ ...simpleRequest('x'), model_version: '9' }, status.NOT_FOUND, "Request for unknown model: 'simple' version 9 is not found"],
       [simpleRequest('x', [1, -1]), status.INVALID_ARGUMENT, "All input dimensions should be specified for input 'INPUT0' for model 'simple', got [1,-1]"],
-      [simpleRequest('x', [1, 15]), status.INVALID_ARGUMENT, "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,15]. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size."],
+      [simpleRequest('x', [1, 15]), status.INVALID_ARGUMENT, "unexpected shape for input 'INPUT1' for model 'simple'. Expected [-1,16], got [1,15]. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size."],
       [
         { ...simpleRequest('x'), inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 16] }, { name: 'INPUT1', datatype: 'INT32', shape: [1, 16] }] },
         status.INVALID_ARGUMENT,
@@ -177,7 +177,7 @@ describe('gRPC front end (inference.GRPCInferenceService)', () => {
       assert.equal(byId.get(id)!.error_message, '');
       assert.deepEqual(readInt32(byId.get(id)!.infer_response.raw_output_contents[0]!), INPUT0.map((v) => v + 1));
     }
-    assert.equal(byId.get('s2')!.error_message, "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,15]. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.");
+    assert.equal(byId.get('s2')!.error_message, "unexpected shape for input 'INPUT1' for model 'simple'. Expected [-1,16], got [1,15]. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.");
   });
 
   test('ModelStreamInfer: bytes that are no ModelInferRequest fail only themselves, in the stream (found by test/fuzz: the stream hung)', async () => {

@@ -142,7 +142,8 @@ describe('JavaScript models (backend "javascript")', () => {
     const result = await assertModelCallAnswers(server);
     assert.equal(
       await result('js_words'),
-      "error:INVALID_ARG:expected 1 inputs but got 2 inputs for model 'js_words'. Got input(s) ['INPUT0','INPUT1'], but missing required input(s) ['TEXT']. Please provide all required input(s).",
+      // The inputs given, in the order Triton's core keeps them (src/kernel/triton-input-order.ts).
+      "error:INVALID_ARG:expected 1 inputs but got 2 inputs for model 'js_words'. Got input(s) ['INPUT1','INPUT0'], but missing required input(s) ['TEXT']. Please provide all required input(s).",
     );
   });
 

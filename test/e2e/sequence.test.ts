@@ -173,17 +173,17 @@ describe('sequence batching end to end', () => {
       assert.equal(batchOfTwo.message, "inference request to model 'accumulator' must specify batch-size 1 due to requirements of sequence batcher");
       const badType = await serverErrorOf(client.infer('accumulator', input(1), { parameters: { sequence_id: true } }));
       assert.equal(badType.status, 'INVALID_ARG');
-      // Over gRPC, Triton's front end checks the parameter's type first, in its own words.
+      // Each of Triton's front ends checks the parameter's type first, in its own words (TritonJson's over HTTP).
       assert.equal(
         badType.message,
         protocol === 'http'
-          ? 'Unable to parse \'sequence_id\': expected an unsigned integer or a string, got "true"'
+          ? "Unable to parse 'sequence_id': attempt to access JSON non-string as string"
           : "invalid value type for 'sequence_id' parameter, expected int64_param or string_param.",
       );
       const badFlag = await serverErrorOf(client.infer('accumulator', input(1), { parameters: { sequence_id: 9, sequence_start: 'yes' } }));
       assert.equal(
         badFlag.message,
-        protocol === 'http' ? 'Unable to parse \'sequence_start\': expected a boolean, got "yes"' : "invalid value type for 'sequence_start' parameter, expected bool_param.",
+        protocol === 'http' ? "Unable to parse 'sequence_start': attempt to access JSON non-boolean as boolean" : "invalid value type for 'sequence_start' parameter, expected bool_param.",
       );
     }
   });

@@ -97,7 +97,7 @@ describe("Triton's answers at the edges (EXPLICIT mode)", () => {
 
   describe('once the models are loaded', () => {
     before(async () => {
-      for (const name of ['simple', 'identity_bytes', 'text_length', 'matrix_total']) {
+      for (const name of ['simple', 'identity_bytes', 'text_length', 'matrix_total', 'string_pair']) {
         assert.equal((await server.post(`/v2/repository/models/${name}/load`, '')).status, 200, name);
       }
     });
@@ -179,6 +179,76 @@ describe("Triton's answers at the edges (EXPLICIT mode)", () => {
         code: status.INVALID_ARGUMENT,
         details: more,
       });
+    });
+
+    test("BYTES data that ends inside an element: Triton's texts over HTTP binary data and gRPC raw contents", async () => {
+      const lengthOf = (length: number): Buffer => Buffer.from(new Uint32Array([length]).buffer);
+      const cases: Array<[Buffer, string]> = [
+        // Two bytes where the third element's length should be.
+        [
+          Buffer.concat([bytesLayout(['a', 'b']), Buffer.from([1, 0])]),
+          "incomplete string length indicator for inference input 'INPUT0' for model 'identity_bytes', expecting 4 bytes but only 2 bytes available. Please make sure the string length indicator is in one buffer.",
+        ],
+        // Bytes left after the three elements the shape asks for.
+        [Buffer.concat([bytesLayout(['a', 'b', 'c']), Buffer.from([1])]), "unexpected number of string elements 4 for inference input 'INPUT0' for model 'identity_bytes', expecting 3"],
+        // A second element that gives itself 10 bytes and has 3: Triton's core counts it.
+        [Buffer.concat([bytesLayout(['a']), lengthOf(10), Buffer.from('xyz')]), "expected 3 string elements for inference input 'INPUT0' for model 'identity_bytes', got 2"],
+        // The same as the third element: the core lets it through, and Triton's backends refuse it.
+        [
+          Buffer.concat([bytesLayout(['a', 'b']), lengthOf(10), Buffer.from('xyz')]),
+          "incomplete string data for inference input 'INPUT0', expecting string of length 10 but only 3 bytes available",
+        ],
+      ];
+      const input = { name: 'INPUT0', shape: [1, 3], datatype: 'BYTES' };
+      for (const [data, message] of cases) {
+        const { body, headers } = binaryBody({ inputs: [{ ...input, parameters: { binary_data_size: data.byteLength } }] }, [data]);
+        assert.deepEqual(await errorOf(await server.post('/v2/models/identity_bytes/infer', body, { headers })), { status: 400, error: message });
+        await assert.rejects(call(client, 'ModelInfer', { model_name: 'identity_bytes', inputs: [input], raw_input_contents: [data] }), {
+          code: status.INVALID_ARGUMENT,
+          details: message,
+        });
+      }
+    });
+
+    test("of two wrong inputs, Triton names the one its core's map of inputs yields first: the second sent (qa/L0_input_validation)", async () => {
+      // test_input_string_shape_validation: both inputs' element counts wrong.
+      const strings = (count: number): string[] => Array.from({ length: count }, (_, i) => String(i));
+      const pair = (count: number) => ['INPUT0', 'INPUT1'].map((name) => ({ name, shape: [1, 16], datatype: 'BYTES', data: strings(count) }));
+      const fewer = "expected 16 string elements for inference input 'INPUT1' for model 'string_pair', got 14";
+      const more = "unexpected number of string elements 17 for inference input 'INPUT1' for model 'string_pair', expecting 16";
+      assert.deepEqual(await errorOf(await server.post('/v2/models/string_pair/infer', { inputs: pair(14) })), { status: 400, error: fewer });
+      assert.deepEqual(await errorOf(await server.post('/v2/models/string_pair/infer', { inputs: pair(18) })), { status: 400, error: more });
+      for (const [count, details] of [
+        [14, fewer],
+        [18, more],
+      ] as const) {
+        const inputs = pair(count).map(({ name, shape, datatype }) => ({ name, shape, datatype }));
+        const raw = [bytesLayout(strings(count)), bytesLayout(strings(count))];
+        await assert.rejects(call(client, 'ModelInfer', { model_name: 'string_pair', inputs, raw_input_contents: raw }), { code: status.INVALID_ARGUMENT, details });
+      }
+      // The batch size is the first input's in that order: INPUT1's here, so INPUT0 is the one that differs.
+      const batches = { model_name: 'simple', inputs: [{ name: 'INPUT0', shape: [2, 16], datatype: 'INT32' }, { name: 'INPUT1', shape: [1, 16], datatype: 'INT32' }] };
+      await assert.rejects(call(client, 'ModelInfer', { ...batches, raw_input_contents: [int32Raw([...ones, ...ones]), int32Raw(ones)] }), {
+        code: status.INVALID_ARGUMENT,
+        details: "input 'INPUT0' batch size does not match other inputs for 'simple'",
+      });
+      const shapes = [
+        { name: 'INPUT0', shape: [1, 15], datatype: 'INT32', data: ones.slice(1) },
+        { name: 'INPUT1', shape: [1, 14], datatype: 'INT32', data: ones.slice(2) },
+      ];
+      assert.deepEqual(await errorOf(await server.post('/v2/models/simple/infer', { inputs: shapes })), {
+        status: 400,
+        error:
+          "unexpected shape for input 'INPUT1' for model 'simple'. Expected [-1,16], got [1,14]. NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.",
+      });
+      await assert.rejects(
+        call(client, 'ModelInfer', {
+          model_name: 'simple',
+          inputs: [{ name: 'INPUT0', shape: [], datatype: 'INT32' }, simpleInputs[1]!].map(({ name, shape, datatype }) => ({ name, shape, datatype })),
+          raw_input_contents: [int32Raw([1]), int32Raw(ones)],
+        }),
+        { code: status.INVALID_ARGUMENT, details: "input 'INPUT0' has no shape but model requires batch dimension for 'simple'" },
+      );
     });
   });
 });

@@ -1,12 +1,12 @@
 import { create } from '@bufbuild/protobuf';
 import { DATA_TYPE_NAMES, type DataType, dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
-import { type InferRequest, type InferResponse, NereidError, type Tensor } from '../../core/index.js';
+import { type CutElement, type InferRequest, type InferResponse, NereidError, type Tensor } from '../../core/index.js';
 import type { ParameterValue } from '../../protocol/parameters.js';
 import { asBytes, elementCount } from '../../protocol/tensor-data.js';
 import type { JsonValue } from '../../protocol/json-body.js';
 import { parseModelVersion } from '../model-version.js';
 import { checkRequestParameters } from '../request-parameters.js';
-import { checkGrpcRequestParameterTypes } from './request-parameter-types.js';
+import { checkGrpcClassificationParameter, checkGrpcRequestParameterTypes } from './request-parameter-types.js';
 import { type RequestRegions, SHARED_MEMORY_SOURCE, takeGrpcRegionReference } from '../shared-memory/tensor-regions.js';
 import { byteSizeMismatch, fixedSizeDataFromBytes, type RequestOf, tensorBytes, tensorDataFromBytes } from '../tensor-bytes.js';
 import { tensorDataFromJson } from '../tensor-json.js';
@@ -22,7 +22,7 @@ function fromContents(name: string, dataType: DataType, shape: readonly number[]
     throw new NereidError('INVALID_ARG', `input '${name}': ${dataType} data cannot travel in typed contents; send it in raw_input_contents`);
   }
   if (dataType === 'BYTES') {
-    // The element count is checked against the shape by the core, in Triton's words (validate-request.ts).
+    // The element count is checked against the shape by the core, in Triton's words and order (validate-request.ts).
     const elements = contents?.bytesContents ?? [];
     return elements.map((element) => new Uint8Array(element.buffer, element.byteOffset, element.byteLength));
   }
@@ -36,7 +36,7 @@ function fromContents(name: string, dataType: DataType, shape: readonly number[]
   return tensorDataFromJson(name, dataType, count, values);
 }
 
-const RAW_CONTENTS = { name: 'raw contents', sizePhrase: 'its raw_input_contents holds' } as const;
+const RAW_CONTENTS = { sizePhrase: 'its raw_input_contents holds' } as const;
 
 /**
  * Decodes a ModelInferRequest: each input's data from its typed `contents` or, as Triton's clients
@@ -54,6 +54,7 @@ export async function decodeModelInferRequest(message: ModelInferRequest, region
     return { parameters, region: takeGrpcRegionReference(input.name, parameters) };
   });
   const tensors: Tensor[] = [];
+  const cutInputs = new Map<string, CutElement>();
   let rawIndex = 0;
   for (const [index, input] of inputs.entries()) {
     const { name } = input;
@@ -79,7 +80,7 @@ export async function decodeModelInferRequest(message: ModelInferRequest, region
         throw new NereidError('INVALID_ARG', `unexpected 'content' provided when using shared memory for input tensor '${name}' for model '${message.modelName}'`);
       }
       if (regions === undefined) throw new NereidError('UNSUPPORTED', 'shared memory is not available on this endpoint');
-      data = await tensorDataFromBytes(name, input.datatype, shape, regions.readInput(region), SHARED_MEMORY_SOURCE, message);
+      data = await tensorDataFromBytes(name, input.datatype, shape, regions.readInput(region), SHARED_MEMORY_SOURCE, message, cutInputs);
     } else {
       // Triton's texts (InferGRPCToInputHelper, src/grpc/infer_handler.cc): raw entries go to the inputs
       // outside shared memory in order; one missing fails, entries left over are ignored.
@@ -90,12 +91,13 @@ export async function decodeModelInferRequest(message: ModelInferRequest, region
         throw new NereidError('INVALID_ARG', `unable to find data for input tensor '${name}' for model '${message.modelName}' in request.`);
       }
       if (raw.length === 0) data = fromContents(name, input.datatype, shape, input.contents, message);
-      else if (input.datatype === 'BYTES') data = await tensorDataFromBytes(name, input.datatype, shape, raw[rawIndex++]!, RAW_CONTENTS, message);
+      else if (input.datatype === 'BYTES') data = await tensorDataFromBytes(name, input.datatype, shape, raw[rawIndex++]!, RAW_CONTENTS, message, cutInputs);
       else data = fixedSizeDataFromBytes(name, input.datatype, shape, raw[rawIndex++]!, RAW_CONTENTS, message);
     }
     tensors.push({ name, dataType: input.datatype, shape, data, parameters });
   }
   const outputs = message.outputs.map((output) => {
+    checkGrpcClassificationParameter(output.parameters);
     const parameters = parameterValues(output.parameters);
     const region = takeGrpcRegionReference(output.name, parameters);
     if (region !== undefined) {
@@ -111,6 +113,7 @@ export async function decodeModelInferRequest(message: ModelInferRequest, region
     inputs: tensors,
     ...(outputs.length > 0 ? { outputs } : {}),
     parameters: parameterValues(message.parameters),
+    ...(cutInputs.size > 0 ? { cutBytesInputs: cutInputs } : {}),
   };
   checkRequestParameters(request);
   return request;

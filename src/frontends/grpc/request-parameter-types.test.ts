@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { create } from '@bufbuild/protobuf';
 import { type InferParameter, InferParameterSchema } from '../../protocol/gen/grpc_service_pb.js';
-import { checkGrpcRequestParameterTypes } from './request-parameter-types.js';
+import { checkGrpcClassificationParameter, checkGrpcRequestParameterTypes } from './request-parameter-types.js';
 
 const param = (choice: InferParameter['parameterChoice']): InferParameter => create(InferParameterSchema, { parameterChoice: choice });
 
@@ -24,4 +24,16 @@ test("request parameters of the wrong type are refused in the words of Triton's 
     timeout: param({ case: 'int64Param', value: 100n }),
     custom: param({ case: 'doubleParam', value: 0.5 }),
   });
+});
+
+test("a requested output's classification is an int64_param above 0, or refused in the words of Triton's gRPC front end", () => {
+  const cases: Array<[InferParameter, string]> = [
+    [param({ case: 'uint64Param', value: 2n }), "invalid value type for 'classification' parameter, expected int64_param"],
+    [param({ case: 'stringParam', value: '2' }), "invalid value type for 'classification' parameter, expected int64_param"],
+    [param({ case: 'int64Param', value: 0n }), "invalid value for 'classification' parameter, expected >= 0"],
+    [param({ case: 'int64Param', value: -3n }), "invalid value for 'classification' parameter, expected >= 0"],
+  ];
+  for (const [value, message] of cases) assert.throws(() => checkGrpcClassificationParameter({ classification: value }), { status: 'INVALID_ARG', message });
+  checkGrpcClassificationParameter({ classification: param({ case: 'int64Param', value: 2n }) });
+  checkGrpcClassificationParameter({ binary_data: param({ case: 'boolParam', value: true }) });
 });

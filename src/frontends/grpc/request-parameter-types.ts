@@ -33,3 +33,14 @@ export function checkGrpcRequestParameterTypes(parameters: Readonly<Record<strin
     if (key === 'priority' && choice.case === 'int64Param' && choice.value < 0n) throw new NereidError('INVALID_ARG', "invalid value for 'priority', expected value >= 0.");
   }
 }
+
+/**
+ * A requested output's `classification` as Triton's gRPC front end reads it, with its texts
+ * (ParseClassificationParams, src/grpc/infer_handler.cc): an int64_param above 0.
+ */
+export function checkGrpcClassificationParameter(parameters: Readonly<Record<string, InferParameter>>): void {
+  const choice = parameters.classification?.parameterChoice;
+  if (choice === undefined) return;
+  if (choice.case !== 'int64Param') throw new NereidError('INVALID_ARG', "invalid value type for 'classification' parameter, expected int64_param");
+  if (choice.value <= 0n) throw new NereidError('INVALID_ARG', "invalid value for 'classification' parameter, expected >= 0");
+}

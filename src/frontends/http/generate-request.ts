@@ -6,18 +6,12 @@ import { type BytesElements, type FixedSizeArray, type TensorData, allocateFixed
 import { type JsonValue, parseJsonBody } from '../../protocol/json-body.js';
 import { type JsonMember, jsonObjectMembers } from './json-members.js';
 import { parseRequestJson } from './request-json.js';
+import { NON_BOOLEAN, NON_NUMBER, NON_SIGNED, NON_STRING, NON_UNSIGNED } from '../triton-json.js';
 
 export type GenerateTarget = { readonly modelName: string; readonly modelVersion: number | undefined };
 
-// TritonJson's own texts (triton-inference-server/common, triton_json.h). NOTE: TritonJson's errors
-// are INTERNAL, so Triton answers these with a 500 (src/http_server.cc HandleGenerate: HttpCodeFromError);
-// here they are INVALID_ARG (400), as the infer route's are (tensor-json.ts): a malformed request is
-// no server error (test/e2e/no-internal-errors.test.ts). qa/L0_http checks only that they fail, and the text.
-const NON_STRING = 'attempt to access JSON non-string as string';
-const NON_BOOLEAN = 'attempt to access JSON non-boolean as boolean';
-const NON_SIGNED = 'attempt to access JSON non-signed-integer as signed-integer';
-const NON_UNSIGNED = 'attempt to access JSON non-unsigned-integer as unsigned-integer';
-const NON_NUMBER = 'attempt to access JSON non-number as double';
+// TritonJson's texts, answered 400 where Triton answers 500 (triton-json.ts); qa/L0_http checks only
+// that they fail, and the text.
 const SHAPE_MISMATCH = "Unable to parse 'data': Shape does not match true shape of 'data' field";
 
 const PARAMETERS_KEYWORD = 'parameters';

@@ -1,4 +1,4 @@
-import { type InferRequest, type InferResponse, NereidError, type Tensor } from '../../core/index.js';
+import { type CutElement, type InferRequest, type InferResponse, NereidError, type Tensor } from '../../core/index.js';
 import type { ModelMetadata } from '../../protocol/metadata.js';
 import type { Parameters } from '../../protocol/parameters.js';
 import { asBytes, elementCount } from '../../protocol/tensor-data.js';
@@ -22,7 +22,7 @@ export interface EncodedResponse {
   readonly chunks: readonly Uint8Array[];
 }
 
-const BINARY_DATA = { name: 'binary data', sizePhrase: 'binary_data_size is' } as const;
+const BINARY_DATA = { sizePhrase: 'binary_data_size is' } as const;
 
 /** The body's JSON header, decoded (remembered by its text). */
 function headerOf(body: Buffer, headerLength: number | undefined): RequestHeader {
@@ -56,7 +56,12 @@ function checkBinaryTotal(body: Buffer, jsonEnd: number, offset: number, modelNa
   }
 }
 
-function requestOf(target: { readonly modelName: string; readonly modelVersion: number | undefined }, header: RequestHeader, inputs: Tensor[]): InferRequest {
+function requestOf(
+  target: { readonly modelName: string; readonly modelVersion: number | undefined },
+  header: RequestHeader,
+  inputs: Tensor[],
+  cutInputs: ReadonlyMap<string, CutElement>,
+): InferRequest {
   return {
     modelName: target.modelName,
     ...(target.modelVersion !== undefined ? { modelVersion: target.modelVersion } : {}),
@@ -64,6 +69,7 @@ function requestOf(target: { readonly modelName: string; readonly modelVersion: 
     inputs,
     ...(header.outputs !== undefined ? { outputs: header.outputs } : {}),
     parameters: header.parameters,
+    ...(cutInputs.size > 0 ? { cutBytesInputs: cutInputs } : {}),
   };
 }
 
@@ -98,15 +104,16 @@ export async function decodeInferRequest(
   const jsonEnd = headerLength ?? body.byteLength;
   let offset = jsonEnd;
   const inputs: Tensor[] = [];
+  const cutInputs = new Map<string, CutElement>();
   const owner = { modelName: target.modelName, id: header.id };
   for (const input of header.inputs) {
     const { name, dataType, shape, region, binarySize } = input;
     let data: Tensor['data'];
     if (region !== undefined) {
-      data = await tensorDataFromBytes(name, dataType, shape, requireRegions(regions).readInput(region), SHARED_MEMORY_SOURCE, owner);
+      data = await tensorDataFromBytes(name, dataType, shape, requireRegions(regions).readInput(region), SHARED_MEMORY_SOURCE, owner, cutInputs);
     } else if (binarySize !== undefined) {
       const bytes = binaryBytes(body, offset, input, binarySize, target.modelName);
-      data = dataType === 'BYTES' ? await tensorDataFromBytes(name, dataType, shape, bytes, BINARY_DATA, owner) : fixedSizeDataFromBytes(name, dataType, shape, bytes, BINARY_DATA, owner);
+      data = dataType === 'BYTES' ? await tensorDataFromBytes(name, dataType, shape, bytes, BINARY_DATA, owner, cutInputs) : fixedSizeDataFromBytes(name, dataType, shape, bytes, BINARY_DATA, owner);
       offset += binarySize;
     } else {
       data = tensorDataFromJson(name, dataType, elementCount(shape), input.data!);
@@ -115,7 +122,7 @@ export async function decodeInferRequest(
   }
   checkBinaryTotal(body, jsonEnd, offset, target.modelName);
   for (const [name, region] of header.outputRegions) requireRegions(regions).addOutput(name, region);
-  return { request: requestOf(target, header, inputs), encoding: header.encoding };
+  return { request: requestOf(target, header, inputs, cutInputs), encoding: header.encoding };
 }
 
 /**
@@ -187,7 +194,7 @@ export async function decodeRawInferRequest(
   } else {
     const wildcard = dims.indexOf(-1);
     if (wildcard !== -1) dims[wildcard] = known === 0 ? 0 : Math.floor(body.byteLength / known / dataTypeByteSize(input.datatype));
-    data = await tensorDataFromBytes(input.name, input.datatype, dims, body, BINARY_DATA, { modelName: target.modelName, id: '' });
+    data = fixedSizeDataFromBytes(input.name, input.datatype, dims, body, BINARY_DATA, { modelName: target.modelName, id: '' });
   }
   const request: InferRequest = {
     modelName: target.modelName,

@@ -52,3 +52,59 @@ test('a header that fails is refused every time, with the same message', () => {
     });
   }
 });
+
+test("parameters of the wrong kind are refused in the texts of Triton's HTTP front end, the first one written first", () => {
+  const INPUT = '{"name":"A","shape":[1],"datatype":"INT32","data":[1]}';
+  const headerWith = (fields: string): string => `{"inputs":[${INPUT}],${fields}}`;
+  const NON_UNSIGNED = 'attempt to access JSON non-unsigned-integer as unsigned-integer';
+  const NON_BOOLEAN = 'attempt to access JSON non-boolean as boolean';
+  const cases: Array<[string, string]> = [
+    ['"parameters":{"priority":1.5}', `Unable to parse 'priority': ${NON_UNSIGNED}`],
+    ['"parameters":{"priority":-1}', `Unable to parse 'priority': ${NON_UNSIGNED}`],
+    ['"parameters":{"timeout":"5"}', `Unable to parse 'timeout': ${NON_UNSIGNED}`],
+    ['"parameters":{"sequence_id":true}', "Unable to parse 'sequence_id': attempt to access JSON non-string as string"],
+    ['"parameters":{"sequence_id":18446744073709551616}', "Unable to parse 'sequence_id': attempt to access JSON non-string as string"],
+    ['"parameters":{"sequence_start":"yes"}', `Unable to parse 'sequence_start': ${NON_BOOLEAN}`],
+    ['"parameters":{"sequence_end":1}', `Unable to parse 'sequence_end': ${NON_BOOLEAN}`],
+    ['"parameters":{"binary_data_output":1}', `Unable to parse 'binary_data_output': ${NON_BOOLEAN}`],
+    ['"parameters":{"custom":[1]}', "parameter 'custom' has invalid type. It should be either 'int', 'bool', or 'string'."],
+    ['"parameters":{"custom":null}', "parameter 'custom' has invalid type. It should be either 'int', 'bool', or 'string'."],
+    ['"parameters":{"timeout":-5,"priority":-1}', `Unable to parse 'timeout': ${NON_UNSIGNED}`],
+    ['"parameters":[]', 'failed to get request params.: attempt to get members for non-object'],
+    ['"id":7', "Unable to parse 'id': attempt to access JSON non-string as string"],
+    ['"id":null', "Unable to parse 'id': attempt to access JSON non-string as string"],
+    // The request's parameters are read before its inputs and outputs.
+    ['"parameters":{"priority":"high"},"outputs":[{"name":"B","parameters":{"binary_data":"yes"}}]', `Unable to parse 'priority': ${NON_UNSIGNED}`],
+    ['"outputs":[{"name":"B","parameters":{"binary_data":"yes"}}]', `Unable to parse 'binary_data': ${NON_BOOLEAN}`],
+    ['"outputs":[{"name":"B","parameters":{"classification":-2}}]', `Unable to set 'classification': ${NON_UNSIGNED}`],
+    ['"outputs":[{"name":"B","parameters":{"shared_memory_region":"r","binary_data":"no"}}]', `Unable to set 'binary_data': ${NON_BOOLEAN}`],
+    ['"outputs":[{"name":"B","parameters":{"shared_memory_region":7}}]', "Unable to parse 'shared_memory_region': attempt to access JSON non-string as string"],
+    ['"outputs":[{"name":"B","parameters":{"shared_memory_offset":-1}}]', `Unable to parse 'shared_memory_offset': ${NON_UNSIGNED}`],
+    ['"outputs":[{"name":"B","parameters":{"shared_memory_region":"r","shared_memory_byte_size":"8"}}]', `Unable to parse 'shared_memory_byte_size': ${NON_UNSIGNED}`],
+  ];
+  for (const [fields, message] of cases) assert.throws(() => decodeRequestHeader(headerWith(fields)), { status: 'INVALID_ARG', message }, fields);
+  assert.throws(() => decodeRequestHeader('{"inputs":[{"name":"A","shape":[1],"datatype":"INT32","parameters":{"binary_data_size":4.5}}]}'), {
+    message: `Unable to parse 'binary_data_size': ${NON_UNSIGNED}`,
+  });
+  assert.throws(() => decodeRequestHeader(`{"inputs":[{"name":"A","shape":[1],"datatype":"INT32","data":[1],"parameters":{"shared_memory_byte_size":true}}]}`), {
+    message: `Unable to parse 'shared_memory_byte_size': ${NON_UNSIGNED}`,
+  });
+});
+
+test("parameters of the right kind pass; a tensor's parameters Triton does not read are no error, those of another kind left out", () => {
+  const header = decodeRequestHeader(
+    '{"id":"x","parameters":{"sequence_id":"s1","sequence_start":true,"priority":18446744073709551615,"timeout":0,"binary_data_output":true,"custom":0.5},' +
+      '"inputs":[{"name":"A","shape":[1],"datatype":"INT32","parameters":{"binary_data_size":4,"shared_memory_offset":"ignored","tag":"t","list":[1]}}],' +
+      '"outputs":[{"name":"B","parameters":{"classification":0,"note":{"a":1}}},{"name":"C","parameters":{"classification":3,"binary_data":false}},{"name":"D","parameters":7}]}',
+  );
+  assert.deepEqual(header.parameters, { sequence_id: 's1', sequence_start: true, priority: 18446744073709551615n, timeout: 0, custom: 0.5 });
+  assert.equal(header.encoding.isBinaryByDefault, true);
+  assert.deepEqual(header.inputs[0]!.parameters, { tag: 't' });
+  // A classification of 0 asks for none, as in Triton.
+  assert.deepEqual(header.outputs, [
+    { name: 'B', parameters: {} },
+    { name: 'C', parameters: { classification: 3 } },
+    { name: 'D', parameters: {} },
+  ]);
+  assert.deepEqual([...header.encoding.isBinaryByOutput], [['C', false]]);
+});

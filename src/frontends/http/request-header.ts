@@ -3,8 +3,9 @@ import type { ParameterValue, Parameters } from '../../protocol/parameters.js';
 import { DATA_TYPE_NAMES, type DataType, isDataType } from '../../protocol/data-type.js';
 import { type JsonValue, describeJson } from '../../protocol/json-body.js';
 import { parseRequestJson } from './request-json.js';
-import { checkRequestParameters } from '../request-parameters.js';
-import { type RegionReference, takeHttpRegionReference } from '../shared-memory/tensor-regions.js';
+import { checkRequestParameterKey } from '../request-parameters.js';
+import { type RegionReference, httpRegionReference } from '../shared-memory/tensor-regions.js';
+import { NON_BOOLEAN, NON_STRING, NON_UNSIGNED, jsonUnsigned } from '../triton-json.js';
 
 /** How each output goes back: as JSON `data` or as binary after the JSON header. */
 export interface OutputEncoding {
@@ -51,28 +52,67 @@ type JsonObject = { [key: string]: JsonValue };
 const isObject = (value: JsonValue | undefined): value is JsonObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-function objectField(parent: JsonObject, key: string, where: string): JsonObject | undefined {
-  const value = parent[key];
-  if (value === undefined || value === null) return undefined;
-  if (!isObject(value)) throw new NereidError('INVALID_ARG', `${where}: '${key}' must be a JSON object, got ${describeJson(value)}`);
-  return value;
+const isParameterValue = (value: JsonValue): value is ParameterValue =>
+  typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean';
+
+/** A tensor's `parameters`; one that is not an object has no members, as TritonJson's Find sees it. */
+const parametersOf = (tensor: JsonObject): JsonObject | undefined => (isObject(tensor.parameters) ? tensor.parameters : undefined);
+
+const unableToParse = (key: string, reason: string): NereidError => new NereidError('INVALID_ARG', `Unable to parse '${key}': ${reason}`);
+
+/**
+ * The request's `parameters`, member by member in the order written, as Triton's HTTP front end reads
+ * them, in its texts (HTTPAPIServer::ParseJsonTritonParams, src/http_server.cc): `sequence_id` an
+ * unsigned integer or else a string, `sequence_start`, `sequence_end` and `binary_data_output`
+ * booleans, `priority` and `timeout` unsigned integers, a `triton_` key as checkRequestParameterKey
+ * says, any other a string, number or boolean. binary_data_output stays in the front end.
+ */
+function requestParametersOf(request: JsonObject): { readonly parameters: Parameters; readonly isBinaryByDefault: boolean } {
+  const json = request.parameters;
+  if (json === undefined) return { parameters: {}, isBinaryByDefault: false };
+  if (!isObject(json)) throw new NereidError('INVALID_ARG', 'failed to get request params.: attempt to get members for non-object');
+  const parameters: Record<string, ParameterValue> = {};
+  let isBinaryByDefault = false;
+  for (const key of Object.keys(json)) {
+    const value = json[key]!;
+    switch (key) {
+      case 'sequence_id':
+        if (typeof value !== 'string' && jsonUnsigned(value) === undefined) throw unableToParse(key, NON_STRING);
+        break;
+      case 'sequence_start':
+      case 'sequence_end':
+        if (typeof value !== 'boolean') throw unableToParse(key, NON_BOOLEAN);
+        break;
+      case 'priority':
+      case 'timeout':
+        if (jsonUnsigned(value) === undefined) throw unableToParse(key, NON_UNSIGNED);
+        break;
+      case 'binary_data_output':
+        if (typeof value !== 'boolean') throw unableToParse(key, NON_BOOLEAN);
+        isBinaryByDefault = value;
+        continue;
+      default:
+        checkRequestParameterKey(key);
+        if (!isParameterValue(value)) throw new NereidError('INVALID_ARG', `parameter '${key}' has invalid type. It should be either 'int', 'bool', or 'string'.`);
+    }
+    parameters[key] = value as ParameterValue;
+  }
+  return { parameters, isBinaryByDefault };
 }
 
 /**
- * The parameters of a JSON object, checked. NOTE: built without the keys the codec consumes rather
- * than by deleting them afterwards: a `delete` turns an object into a slow dictionary for every
- * later reader of it.
+ * A tensor's parameters for the core: those the codec does not read itself, when they are a string,
+ * number or boolean. Triton's HTTP front end reads only its own (binary data, shared memory,
+ * classification), so a parameter of another kind is no error; it is left out. NOTE: built without
+ * the keys the codec consumes rather than by deleting them afterwards: a `delete` turns an object into
+ * a slow dictionary for every later reader of it.
  */
-function toParameters(json: JsonObject | undefined, where: string, consumed: readonly string[] = []): Parameters {
+function tensorParameters(json: JsonObject | undefined, isConsumed: (key: string) => boolean): Parameters {
   const parameters: Record<string, ParameterValue> = {};
   if (json === undefined) return parameters;
   for (const key of Object.keys(json)) {
     const value = json[key]!;
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
-      if (!consumed.includes(key)) parameters[key] = value;
-    } else {
-      throw new NereidError('INVALID_ARG', `${where}: parameter '${key}' must be a string, number or boolean, got ${describeJson(value)}`);
-    }
+    if (!isConsumed(key) && isParameterValue(value)) parameters[key] = value;
   }
   return parameters;
 }
@@ -85,21 +125,11 @@ function readShape(input: JsonObject, name: string): number[] {
   return shape as number[];
 }
 
-function readBinaryDataSize(json: JsonObject | undefined, name: string): number | undefined {
-  const size = json?.binary_data_size;
-  if (size === undefined) return undefined;
-  const value = typeof size === 'bigint' ? Number(size) : size;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new NereidError('INVALID_ARG', `input '${name}': parameter 'binary_data_size' must be a non-negative integer, got ${String(size)}`);
-  }
-  return value;
-}
-
-function readBoolean(json: JsonObject | undefined, key: string, where: string): boolean | undefined {
-  const value = json?.[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'boolean') throw new NereidError('INVALID_ARG', `${where}: parameter '${key}' must be true or false, got ${String(value)}`);
-  return value;
+/** binary_data_size (CheckBinaryInputData, src/http_server.cc). */
+function readBinaryDataSize(value: JsonValue): number {
+  const size = jsonUnsigned(value);
+  if (size === undefined) throw unableToParse('binary_data_size', NON_UNSIGNED);
+  return Number(size);
 }
 
 function deepFreeze(value: JsonValue): JsonValue {
@@ -113,23 +143,13 @@ function deepFreeze(value: JsonValue): JsonValue {
 const SHM_KEYS = ['shared_memory_region', 'shared_memory_offset', 'shared_memory_byte_size'];
 const INPUT_CONSUMED = ['binary_data_size', ...SHM_KEYS];
 const OUTPUT_CONSUMED = ['binary_data', ...SHM_KEYS];
+const isInputConsumed = (key: string): boolean => INPUT_CONSUMED.includes(key);
 
-/** A tensor's region, from its (unchecked) JSON parameters, as takeHttpRegionReference reads them. */
-const regionOf = (json: JsonObject | undefined): RegionReference | undefined => (json === undefined ? undefined : takeHttpRegionReference({ ...json } as Parameters));
-
+/** An input as Triton's HTTP front end reads it (HTTPAPIServer::ParseJsonTritonIO, src/http_server.cc). */
 function decodeInput(input: JsonValue, index: number): HeaderInput {
   if (!isObject(input)) throw new NereidError('INVALID_ARG', `inputs[${index}] must be a JSON object`);
-  const name = input.name;
-  if (typeof name !== 'string' || name === '') throw new NereidError('INVALID_ARG', `inputs[${index}] needs a 'name' string`);
-  const dataType = input.datatype;
-  if (!isDataType(dataType)) {
-    throw new NereidError('INVALID_ARG', `input '${name}': unknown datatype ${describeJson(dataType)}; expected one of ${DATA_TYPE_NAMES.join(', ')}`);
-  }
-  const shape = readShape(input, name);
-  const where = `input '${name}'`;
-  const json = objectField(input, 'parameters', where);
-  const parameters = toParameters(json, where, INPUT_CONSUMED);
-  // Triton's ValidateInputContentType (src/http_server.cc): exactly one place for the data.
+  const json = parametersOf(input);
+  // Triton's ValidateInputContentType: exactly one place for the data, before anything else.
   const given = [input.data !== undefined && 'data', json?.binary_data_size !== undefined && 'binary_data_size', json?.shared_memory_region !== undefined && 'shared_memory_region'].filter(
     (field) => field !== false,
   );
@@ -139,12 +159,26 @@ function decodeInput(input: JsonValue, index: number): HeaderInput {
       `Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But ${given.length === 0 ? 'no field is set' : `set ${given.map((field) => `'${field}'`).join(' ')}`}`,
     );
   }
-  const region = regionOf(json);
-  const binarySize = region === undefined ? readBinaryDataSize(json, name) : undefined;
+  const name = input.name;
+  if (typeof name !== 'string' || name === '') throw new NereidError('INVALID_ARG', `inputs[${index}] needs a 'name' string`);
+  const dataType = input.datatype;
+  if (!isDataType(dataType)) {
+    throw new NereidError('INVALID_ARG', `input '${name}': unknown datatype ${describeJson(dataType)}; expected one of ${DATA_TYPE_NAMES.join(', ')}`);
+  }
+  const shape = readShape(input, name);
+  const parameters = tensorParameters(json, isInputConsumed);
+  // Binary data, or else (JSON data or a region) the shared memory parameters, each of its kind.
+  const binarySize = json?.binary_data_size === undefined ? undefined : readBinaryDataSize(json.binary_data_size);
+  const region = binarySize === undefined && json !== undefined ? httpRegionReference(json) : undefined;
   const data = input.data === undefined ? undefined : deepFreeze(input.data);
   return Object.freeze({ name, dataType, shape: Object.freeze(shape), parameters: Object.freeze(parameters), region, binarySize, data });
 }
 
+/**
+ * The requested outputs as Triton's HTTP front end reads them (ParseJsonTritonIO, src/http_server.cc),
+ * in its texts: shared memory with classification or binary data refused (ValidateOutputParameter),
+ * `classification` an unsigned integer (0: none), the shared memory parameters, `binary_data` a boolean.
+ */
 function decodeOutputs(
   json: JsonValue,
   isBinaryByOutput: Map<string, boolean>,
@@ -153,41 +187,46 @@ function decodeOutputs(
   if (!Array.isArray(json)) throw new NereidError('INVALID_ARG', "'outputs' must be an array");
   const requested = new Set<string>();
   return json.map((output, index) => {
-    if (!isObject(output) || typeof output.name !== 'string') throw new NereidError('INVALID_ARG', `outputs[${index}] needs a 'name' string`);
-    const where = `output '${output.name}'`;
-    const parametersJson = objectField(output, 'parameters', where);
-    const parameters = toParameters(parametersJson, where, OUTPUT_CONSUMED);
+    const parametersJson = isObject(output) ? parametersOf(output) : undefined;
     if (parametersJson?.shared_memory_region !== undefined) {
-      // Triton's ValidateOutputParameter (src/http_server.cc).
       if (parametersJson.classification !== undefined) throw new NereidError('INVALID_ARG', "Output can't set both 'shared_memory_region' and 'classification'");
-      if (parametersJson.binary_data === true) throw new NereidError('INVALID_ARG', "Output can't set both 'shared_memory_region' and 'binary_data'");
+      const binary = parametersJson.binary_data;
+      if (binary !== undefined && typeof binary !== 'boolean') throw new NereidError('INVALID_ARG', `Unable to set 'binary_data': ${NON_BOOLEAN}`);
+      if (binary === true) throw new NereidError('INVALID_ARG', "Output can't set both 'shared_memory_region' and 'binary_data'");
     }
-    const isBinary = readBoolean(parametersJson, 'binary_data', where);
+    if (!isObject(output) || typeof output.name !== 'string') throw new NereidError('INVALID_ARG', `outputs[${index}] needs a 'name' string`);
+    const classification = parametersJson?.classification;
+    if (classification !== undefined && jsonUnsigned(classification) === undefined) throw new NereidError('INVALID_ARG', `Unable to set 'classification': ${NON_UNSIGNED}`);
+    const region = parametersJson === undefined ? undefined : httpRegionReference(parametersJson);
+    const isBinary = parametersJson?.binary_data;
+    if (isBinary !== undefined && typeof isBinary !== 'boolean') throw unableToParse('binary_data', NON_BOOLEAN);
+    // A classification of 0 asks for none.
+    const parameters = tensorParameters(parametersJson, (key) => OUTPUT_CONSUMED.includes(key) || (key === 'classification' && jsonUnsigned(classification) === 0));
     // The first request of an output decides how it comes back, as in Triton (its output map keeps the first entry).
     const isFirst = !requested.has(output.name);
     requested.add(output.name);
     if (isBinary !== undefined && isFirst) isBinaryByOutput.set(output.name, isBinary);
-    const region = regionOf(parametersJson);
     if (region !== undefined && isFirst) outputRegions.push([output.name, region]);
     return Object.freeze({ name: output.name, parameters: Object.freeze(parameters) });
   });
 }
 
-/** Decodes and checks an inference request's JSON header (the KServe v2 request object, less the data it points to). */
+/**
+ * Decodes and checks an inference request's JSON header (the KServe v2 request object, less the data
+ * it points to), in the order of Triton's HTTP front end: the id, the parameters, the inputs, the
+ * outputs (HTTPAPIServer::EVBufferToInput, src/http_server.cc).
+ */
 export function decodeRequestHeader(text: string): RequestHeader {
   const json = parseRequestJson(text, 'inference request');
   if (!isObject(json)) throw new NereidError('INVALID_ARG', 'the inference request must be a JSON object');
-  const id = json.id ?? '';
-  if (typeof id !== 'string') throw new NereidError('INVALID_ARG', `'id' must be a string, got ${describeJson(id)}`);
-  const parametersJson = objectField(json, 'parameters', 'request');
-  const parameters = toParameters(parametersJson, 'request', ['binary_data_output']);
-  const isBinaryByDefault = readBoolean(parametersJson, 'binary_data_output', 'request') ?? false;
+  const id = json.id === undefined ? '' : json.id;
+  if (typeof id !== 'string') throw unableToParse('id', NON_STRING);
+  const { parameters, isBinaryByDefault } = requestParametersOf(json);
   if (!Array.isArray(json.inputs)) throw new NereidError('INVALID_ARG', "the inference request needs an 'inputs' array");
   const inputs = json.inputs.map(decodeInput);
   const isBinaryByOutput = new Map<string, boolean>();
   const outputRegions: Array<readonly [string, RegionReference]> = [];
   const outputs = json.outputs === undefined ? undefined : Object.freeze(decodeOutputs(json.outputs, isBinaryByOutput, outputRegions));
-  checkRequestParameters({ parameters });
   const isDecodableNow =
     outputRegions.length === 0 && inputs.every((input) => input.region === undefined && (input.binarySize === undefined || input.dataType !== 'BYTES'));
   return Object.freeze({

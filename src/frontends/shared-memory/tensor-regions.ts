@@ -1,5 +1,7 @@
 import { NereidError, type Tensor } from '../../core/index.js';
+import type { JsonValue } from '../../protocol/json-body.js';
 import type { ParameterValue } from '../../protocol/parameters.js';
+import { NON_STRING, NON_UNSIGNED, jsonUnsigned } from '../triton-json.js';
 import { tensorBytes } from '../tensor-bytes.js';
 import { type ByteCount, CLIENT_SHM_DISABLED_MESSAGE, type RegionLease, type SharedMemoryRegistry } from './shared-memory-registry.js';
 
@@ -12,29 +14,23 @@ export interface RegionReference {
 
 const SHM_KEYS = ['shared_memory_region', 'shared_memory_offset', 'shared_memory_byte_size'] as const;
 
-const UINT64_MAX = 2n ** 64n - 1n;
-
-/** A uint64 parameter (TritonJson's AsUInt): a safe integer as a number, a larger one as a bigint. */
-const asUnsigned = (value: ParameterValue | undefined): ByteCount | undefined => {
-  if (typeof value === 'bigint') return value < 0n || value > UINT64_MAX ? undefined : value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
-};
+/** A uint64 gRPC parameter: a safe integer as a number, a larger one as a bigint. */
+const asUnsigned = (value: ParameterValue): ByteCount | undefined => (typeof value === 'number' || typeof value === 'bigint' ? jsonUnsigned(value) : undefined);
 
 /**
- * Reads and removes the shared memory parameters of an HTTP tensor, as Triton's HTTP server does
- * (CheckSharedMemoryData in src/http_server.cc): without `shared_memory_region` the tensor is not in
- * shared memory (an offset or byte size alone is ignored); a missing byte size is 0.
+ * The shared memory parameters of an HTTP tensor, read as Triton's HTTP server reads them
+ * (CheckSharedMemoryData in src/http_server.cc), in its texts: each one given must be of its kind
+ * (TritonJson's AsString, AsUInt); without `shared_memory_region` the tensor is not in shared memory
+ * (an offset or byte size alone is then ignored); a missing offset or byte size is 0.
  */
-export function takeHttpRegionReference(parameters: Record<string, ParameterValue>): RegionReference | undefined {
+export function httpRegionReference(parameters: Readonly<Record<string, JsonValue>>): RegionReference | undefined {
   const { shared_memory_region: region, shared_memory_offset: offset, shared_memory_byte_size: byteSize } = parameters;
-  for (const key of SHM_KEYS) delete parameters[key];
-  if (region === undefined) return undefined;
-  if (typeof region !== 'string') throw new NereidError('INVALID_ARG', "Unable to parse 'shared_memory_region'");
-  const offsetValue = offset === undefined ? 0 : asUnsigned(offset);
-  if (offsetValue === undefined) throw new NereidError('INVALID_ARG', "Unable to parse 'shared_memory_offset'");
-  const sizeValue = byteSize === undefined ? 0 : asUnsigned(byteSize);
-  if (sizeValue === undefined) throw new NereidError('INVALID_ARG', "Unable to parse 'shared_memory_byte_size'");
-  return { region, offset: offsetValue, byteSize: sizeValue };
+  if (region !== undefined && typeof region !== 'string') throw new NereidError('INVALID_ARG', `Unable to parse 'shared_memory_region': ${NON_STRING}`);
+  const offsetValue = offset === undefined ? 0 : jsonUnsigned(offset);
+  if (offsetValue === undefined) throw new NereidError('INVALID_ARG', `Unable to parse 'shared_memory_offset': ${NON_UNSIGNED}`);
+  const sizeValue = byteSize === undefined ? 0 : jsonUnsigned(byteSize);
+  if (sizeValue === undefined) throw new NereidError('INVALID_ARG', `Unable to parse 'shared_memory_byte_size': ${NON_UNSIGNED}`);
+  return region === undefined ? undefined : { region, offset: offsetValue, byteSize: sizeValue };
 }
 
 /**
@@ -70,7 +66,7 @@ export function takeGrpcRegionReference(tensorName: string, parameters: Record<s
 }
 
 /** What a codec says for the bytes of a tensor read from a region, in size errors. */
-export const SHARED_MEMORY_SOURCE = { name: 'shared memory', sizePhrase: 'shared_memory_byte_size is' } as const;
+export const SHARED_MEMORY_SOURCE = { sizePhrase: 'shared_memory_byte_size is' } as const;
 
 /**
  * The regions one request uses: its leases, taken as the codec decodes the request and released

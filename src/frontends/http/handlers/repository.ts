@@ -3,6 +3,7 @@ import type { RepositoryIndexEntry, RepositoryIndexEntryJson } from '../../../pr
 import { type JsonValue, describeJson } from '../../../protocol/json-body.js';
 import { parseRequestJson } from '../request-json.js';
 import { type Reply, emptyReply, jsonReply } from '../reply.js';
+import { NON_BOOLEAN } from '../../triton-json.js';
 
 /** An index entry as Triton writes it: version and reason only when there is one. */
 export function indexEntryMessage(entry: RepositoryIndexEntry): RepositoryIndexEntryJson {
@@ -39,7 +40,7 @@ function unloadDependentsOf(json: JsonValue | undefined): boolean {
   const parameters = typeof json === 'object' && json !== null && !Array.isArray(json) ? json.parameters : undefined;
   const value = typeof parameters === 'object' && parameters !== null && !Array.isArray(parameters) ? parameters.unload_dependents : undefined;
   if (value === undefined) return false;
-  if (typeof value !== 'boolean') throw new NereidError('INVALID_ARG', "Unable to parse 'unload_dependents': attempt to access JSON non-boolean as boolean");
+  if (typeof value !== 'boolean') throw new NereidError('INVALID_ARG', `Unable to parse 'unload_dependents': ${NON_BOOLEAN}`);
   return value;
 }
 

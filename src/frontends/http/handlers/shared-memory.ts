@@ -3,18 +3,18 @@ import type { JsonValue } from '../../../protocol/json-body.js';
 import type { ByteCount, SharedMemoryRegistry } from '../../shared-memory/shared-memory-registry.js';
 import { parseRequestJson } from '../request-json.js';
 import { type Reply, jsonReply } from '../reply.js';
+import { NON_STRING, NON_UNSIGNED, jsonUnsigned } from '../../triton-json.js';
 
 type Action = 'status' | 'register' | 'unregister';
 
 /** Triton answers a successful register or unregister with 200, a JSON content type and no body. */
 const OK: Reply = { status: 200, headers: { 'content-type': 'application/json' }, chunks: [] };
 
-const UINT64_MAX = 2n ** 64n - 1n;
-
 /** TritonJson's AsUInt: a JSON unsigned integer up to 2^64 - 1 (a bigint past 2^53), or its error text. */
 function asUnsigned(value: JsonValue): ByteCount {
-  if (typeof value === 'bigint' ? value >= 0n && value <= UINT64_MAX : typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value as ByteCount;
-  throw new NereidError('INVALID_ARG', 'attempt to access JSON non-unsigned-integer as unsigned-integer');
+  const unsigned = jsonUnsigned(value);
+  if (unsigned === undefined) throw new NereidError('INVALID_ARG', NON_UNSIGNED);
+  return unsigned;
 }
 
 /**
@@ -37,7 +37,7 @@ export function handleSystemSharedMemory(registry: SharedMemoryRegistry, route: 
       const request = typeof json === 'object' && json !== null && !Array.isArray(json) ? json : {};
       const key = request.key;
       if (key === undefined) throw new NereidError('INVALID_ARG', "Shared memory register request has no 'key' field");
-      if (typeof key !== 'string') throw new NereidError('INVALID_ARG', 'attempt to access JSON non-string as string');
+      if (typeof key !== 'string') throw new NereidError('INVALID_ARG', NON_STRING);
       const offset = request.offset === undefined ? 0 : asUnsigned(request.offset);
       if (request.byte_size === undefined) throw new NereidError('INVALID_ARG', "Shared memory register request has no 'byte_size' field");
       registry.register(regionName, key, offset, asUnsigned(request.byte_size));
