@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { type Socket, connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import fc from 'fast-check';
 import { EXAMPLES, type TestServer, startTestServer } from '../helpers/server.js';
 
 /**
@@ -237,6 +238,37 @@ describe('the HTTP/1.1 lane over raw sockets', () => {
     reader.socket.end(inferHead(host, Buffer.byteLength(body)));
     await reader.closed();
     await assert.rejects(reader.next(), /connection closed with 0 bytes unread/);
+  });
+
+  test('any mix of forms the lane serves or hands over, split anywhere: every answer in order, with its own data', async () => {
+    /** The forms of an infer request of simpleBody(base): served by the lane, or handing the connection over. */
+    const forms: Record<string, (base: number) => string> = {
+      plain: (base) => inferHead(host, Buffer.byteLength(simpleBody(base))) + simpleBody(base),
+      query: (base) => inferHead(host, Buffer.byteLength(simpleBody(base))).replace('/infer ', '/infer?from=test ') + simpleBody(base),
+      spaced: (base) =>
+        `POST /v2/models/simple/versions/1/infer HTTP/1.1\r\nhost:${host}\r\ncontent-length:   ${Buffer.byteLength(simpleBody(base))}  \r\nConnection: Keep-Alive\r\n\r\n${simpleBody(base)}`,
+      chunked: (base) => `POST /v2/models/simple/infer HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\n\r\n${chunked(simpleBody(base))}`,
+      repeated: (base) => inferHead(host, Buffer.byteLength(simpleBody(base)), 'X-Note: a\r\nX-Note: b\r\n') + simpleBody(base),
+    };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom(...Object.keys(forms)), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.integer({ min: 1, max: 400 }), { minLength: 1, maxLength: 12 }),
+        async (sequence, cuts) => {
+          const reader = await open();
+          const bytes = Buffer.from(sequence.map((form, index) => forms[form]!(index * 100)).join(''));
+          for (let offset = 0, cut = 0; offset < bytes.byteLength; cut++) {
+            const size = cuts[cut % cuts.length]!;
+            reader.socket.write(bytes.subarray(offset, offset + size));
+            offset += size;
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+          for (let index = 0; index < sequence.length; index++) assertSum(await reader.next(), index * 100);
+          reader.socket.destroy();
+        },
+      ),
+      { numRuns: 60, seed: 20261203 },
+    );
   });
 
   test('the server shuts down with idle connections of the lane open', async () => {
