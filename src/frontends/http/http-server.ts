@@ -272,7 +272,7 @@ export class HttpFrontend {
       lane: undefined,
     };
     const route = this.#inferRoute(exchange);
-    if (route !== undefined) this.#serveInfer(exchange, req, route);
+    if (route !== undefined) this.#serveInfer(exchange, route);
     else void this.#answer(exchange, this.#dispatch(exchange));
   }
 
@@ -289,19 +289,8 @@ export class HttpFrontend {
       lane: request,
     };
     const route = this.#inferRoute(exchange);
-    if (route === undefined) {
-      void this.#answer(exchange, this.#dispatch(exchange));
-      return;
-    }
-    let trace: RequestTrace | undefined;
-    try {
-      trace = this.#startTrace(exchange, route);
-    } catch (error) {
-      void this.#answer(exchange, Promise.reject(error));
-      return;
-    }
-    if (trace !== undefined) void this.#answer(exchange, this.#traced(exchange, trace, (body, sampled) => this.#infer(exchange, route, body, sampled)));
-    else this.#inferNow(exchange, route, joinBody([request.body], request.body.byteLength, request.headers));
+    if (route !== undefined) this.#serveInfer(exchange, route);
+    else void this.#answer(exchange, this.#dispatch(exchange));
   }
 
   /** Sends what a handler answered, or the error it failed with; the request is then no longer in flight. */
@@ -348,13 +337,13 @@ export class HttpFrontend {
   }
 
   /**
-   * An inference request from node:http. NOTE: the one-step lane: a small, uncompressed, untraced body
-   * is read without a promise and, when handleInferNow can answer it in one step (a model that runs it
-   * at once), its reply is written in the same step. Every await from here to the socket cost a
-   * microtask turn and the state kept across it, a sizeable share of an unbatched request
+   * An inference request. NOTE: the one-step lane: an untraced request whose body is at hand (the
+   * HTTP/1.1 lane's) or small and uncompressed (read from node:http without a promise) is answered in
+   * one step when handleInferNow can (a model that runs it at once). Every await from here to the
+   * socket cost a microtask turn and the state kept across it, a sizeable share of an unbatched request
    * (docs/benchmarks.md, "The hot path"). Anything else takes #infer's path, with the body already read.
    */
-  #serveInfer(exchange: Exchange, req: IncomingMessage, route: { readonly modelName: string; readonly modelVersion: number | undefined }): void {
+  #serveInfer(exchange: Exchange, route: { readonly modelName: string; readonly modelVersion: number | undefined }): void {
     let trace: RequestTrace | undefined;
     try {
       trace = this.#startTrace(exchange, route);
@@ -362,12 +351,17 @@ export class HttpFrontend {
       void this.#answer(exchange, Promise.reject(error));
       return;
     }
-    if (trace !== undefined || !isOneStepBody(req.headers, this.#options.maxInputBytes)) {
+    if (trace === undefined && exchange.node === undefined) {
+      const { body } = exchange.lane;
+      this.#inferNow(exchange, route, joinBody([body], body.byteLength, exchange.headers));
+      return;
+    }
+    if (trace !== undefined || exchange.node === undefined || !isOneStepBody(exchange.headers, this.#options.maxInputBytes)) {
       void this.#answer(exchange, this.#traced(exchange, trace, (body, sampled) => this.#infer(exchange, route, body, sampled)));
       return;
     }
     readSmallBody(
-      req,
+      exchange.node.req,
       (body) => this.#inferNow(exchange, route, body),
       (error) => void this.#answer(exchange, Promise.reject(error)),
     );
