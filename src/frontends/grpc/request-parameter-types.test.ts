@@ -37,3 +37,13 @@ test("a requested output's classification is an int64_param above 0, or refused 
   checkGrpcClassificationParameter({ classification: param({ case: 'int64Param', value: 2n }) });
   checkGrpcClassificationParameter({ binary_data: param({ case: 'boolParam', value: true }) });
 });
+
+test('parameters named like the properties of every object are checked as any other name', () => {
+  for (const key of ['toString', 'constructor', 'hasOwnProperty']) {
+    assert.throws(() => checkGrpcRequestParameterTypes({ [key]: param({ case: undefined }) }), {
+      status: 'INVALID_ARG',
+      message: `invalid value type for '${key}' parameter, expected int64_param, bool_param, or string_param.`,
+    });
+    checkGrpcRequestParameterTypes({ [key]: param({ case: 'stringParam', value: 'v' }) });
+  }
+});

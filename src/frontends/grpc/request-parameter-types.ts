@@ -4,13 +4,13 @@ import type { InferParameter } from '../../protocol/gen/grpc_service_pb.js';
 type Choice = InferParameter['parameterChoice']['case'];
 
 /** What each parameter Triton reads itself may hold, and its text for anything else (SetInferenceRequestMetadata, src/grpc/infer_handler.cc). */
-const EXPECTED: Readonly<Record<string, { readonly cases: readonly Choice[]; readonly names: string }>> = {
-  sequence_id: { cases: ['int64Param', 'stringParam'], names: 'int64_param or string_param' },
-  sequence_start: { cases: ['boolParam'], names: 'bool_param' },
-  sequence_end: { cases: ['boolParam'], names: 'bool_param' },
-  priority: { cases: ['int64Param', 'uint64Param'], names: 'int64_param or uint64_param' },
-  timeout: { cases: ['int64Param'], names: 'int64_param' },
-};
+const EXPECTED: ReadonlyMap<string, { readonly cases: readonly Choice[]; readonly names: string }> = new Map([
+  ['sequence_id', { cases: ['int64Param', 'stringParam'], names: 'int64_param or string_param' }],
+  ['sequence_start', { cases: ['boolParam'], names: 'bool_param' }],
+  ['sequence_end', { cases: ['boolParam'], names: 'bool_param' }],
+  ['priority', { cases: ['int64Param', 'uint64Param'], names: 'int64_param or uint64_param' }],
+  ['timeout', { cases: ['int64Param'], names: 'int64_param' }],
+]);
 
 /** Any other parameter reaches the core as one of these (`triton_` keys are checked by checkRequestParameters). */
 const OTHER_CASES: readonly Choice[] = ['int64Param', 'boolParam', 'stringParam', 'doubleParam'];
@@ -22,7 +22,7 @@ const OTHER_CASES: readonly Choice[] = ['int64Param', 'boolParam', 'stringParam'
 export function checkGrpcRequestParameterTypes(parameters: Readonly<Record<string, InferParameter>>): void {
   for (const [key, parameter] of Object.entries(parameters)) {
     const choice = parameter.parameterChoice;
-    const expected = EXPECTED[key];
+    const expected = EXPECTED.get(key);
     if (expected === undefined) {
       if (!key.startsWith('triton_') && !OTHER_CASES.includes(choice.case)) {
         throw new NereidError('INVALID_ARG', `invalid value type for '${key}' parameter, expected int64_param, bool_param, or string_param.`);
