@@ -223,6 +223,13 @@ describe('the HTTP/1.1 lane over raw sockets', () => {
     await reader.closed();
   });
 
+  test('a request target with a control character goes to node:http, which refuses it', async () => {
+    const reader = await open();
+    reader.socket.write(`GET /v2/health/\x01live HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    assert.equal((await reader.next()).status, 400);
+    await reader.closed();
+  });
+
   test('a request without Host gets node:http\'s 400', async () => {
     const reader = await open();
     reader.socket.write('GET /v2/health/live HTTP/1.1\r\n\r\n');

@@ -65,6 +65,17 @@ function hasControlCharacter(value: string): boolean {
   return false;
 }
 
+const isBlank = (code: number): boolean => code === 0x20 || code === 0x09;
+
+/** Whether a request target is printable ASCII only (node:http's parser judges any other). */
+function isVisibleAscii(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code <= 0x20 || code >= 0x7f) return false;
+  }
+  return true;
+}
+
 /** The head of a request: request line and headers; undefined for anything but the plain case. */
 function parseHead(text: string): { method: 'GET' | 'POST'; url: string; headers: IncomingHttpHeaders } | undefined {
   let lineEnd = text.indexOf('\r\n');
@@ -75,7 +86,7 @@ function parseHead(text: string): { method: 'GET' | 'POST'; url: string; headers
   const method = text.slice(0, methodEnd);
   if (method !== 'GET' && method !== 'POST') return undefined;
   const url = text.slice(methodEnd + 1, urlEnd);
-  if (url.charCodeAt(0) !== 0x2f || url.includes(' ')) return undefined;
+  if (url.charCodeAt(0) !== 0x2f || !isVisibleAscii(url)) return undefined;
   const headers: IncomingHttpHeaders = {};
   let start = lineEnd + 2;
   while (start < text.length) {
@@ -84,7 +95,11 @@ function parseHead(text: string): { method: 'GET' | 'POST'; url: string; headers
     const colon = text.indexOf(':', start);
     if (colon <= start || colon >= end) return undefined;
     const name = text.slice(start, colon).toLowerCase();
-    const value = text.slice(colon + 1, end).replace(/^[ \t]+|[ \t]+$/g, '');
+    let valueStart = colon + 1;
+    let valueEnd = end;
+    while (valueStart < valueEnd && isBlank(text.charCodeAt(valueStart))) valueStart++;
+    while (valueEnd > valueStart && isBlank(text.charCodeAt(valueEnd - 1))) valueEnd--;
+    const value = text.slice(valueStart, valueEnd);
     if (!TOKEN.test(name) || hasControlCharacter(value) || name in headers || HANDED_OFF_HEADERS.has(name)) return undefined;
     headers[name] = value;
     start = end + 2;
