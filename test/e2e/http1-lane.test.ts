@@ -230,6 +230,14 @@ describe('the HTTP/1.1 lane over raw sockets', () => {
     await reader.closed();
   });
 
+  test('a head ended by bare line feeds is left to node:http, which refuses it', async () => {
+    const reader = await open();
+    reader.socket.write(`GET /v2/health/live HTTP/1.1\nHost: ${host}\n\n`);
+    const response = await reader.next();
+    assert.equal(response.status, 400);
+    await reader.closed();
+  });
+
   test('a request without Host gets node:http\'s 400', async () => {
     const reader = await open();
     reader.socket.write('GET /v2/health/live HTTP/1.1\r\n\r\n');

@@ -51,6 +51,7 @@ const MAX_READ_AHEAD_BYTES = 256 * 1024;
 const SMALL_REPLY_BYTES = 16 * 1024;
 
 const HEAD_END = Buffer.from('\r\n\r\n');
+const BARE_HEAD_END = Buffer.from('\n\n');
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 const DECIMAL = /^[0-9]{1,15}$/;
 /** Headers whose meaning the lane does not implement: a request with one goes to node:http. */
@@ -274,7 +275,8 @@ export class LaneConnection {
   #serveNext(bytes: Buffer): boolean {
     const headEnd = bytes.indexOf(HEAD_END);
     if (headEnd < 0) {
-      if (bytes.byteLength > MAX_HEAD_BYTES) this.#handOff();
+      // A head ended by bare line feeds never gets its CRLF CRLF: node:http's parser judges it.
+      if (bytes.byteLength > MAX_HEAD_BYTES || bytes.indexOf(BARE_HEAD_END) >= 0) this.#handOff();
       return false;
     }
     const head = headEnd <= MAX_HEAD_BYTES ? parseHead(bytes.toString('latin1', 0, headEnd)) : undefined;
