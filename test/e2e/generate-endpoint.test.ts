@@ -48,6 +48,10 @@ describe('generate and generate_stream answer as Triton does (qa/L0_http generat
     const expected = { status: 200, contentType: SSE, body: textEvent(TEXT).repeat(3) };
     assert.deepEqual(await post('generate_stream', { PROMPT: [TEXT], STREAM: true, REPETITION: 3 }), expected);
     assert.deepEqual(await post('generate_stream', { PROMPT: [TEXT], STREAM: true, parameters: { REPETITION: 3 } }), expected);
+    // The route's other form, with a trailing slash: streamed the same way (it once reached the HTTP/1.1 lane, which cannot stream).
+    const slashed = await server.post('/v2/models/mock_llm/generate_stream/', { PROMPT: [TEXT], STREAM: true, REPETITION: 2 });
+    assert.deepEqual({ status: slashed.status, body: await slashed.text() }, { status: 200, body: textEvent(TEXT).repeat(2) });
+    assert.equal((await server.get('/v2/health/live')).status, 200);
   });
 
   test('test_missing_inputs: the core counts the inputs; keys that name none are parameters', async () => {

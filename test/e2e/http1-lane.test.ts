@@ -286,6 +286,25 @@ describe('the HTTP/1.1 lane over raw sockets', () => {
     );
   });
 
+  test('a request whose body is arriving when the server shuts down gets its answer, then the connection closes', async () => {
+    const own = await startTestServer({ modelRepositories: [EXAMPLES], modelControlMode: 'explicit', startupModels: ['simple'] });
+    const socket = connect(Number(new URL(own.url).port), '127.0.0.1');
+    await once(socket, 'connect');
+    const reader = new ResponseReader(socket);
+    const body = simpleBody(3);
+    socket.write(inferHead(new URL(own.url).host, Buffer.byteLength(body)) + body.slice(0, 20));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const closing = own.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.write(body.slice(20));
+    // Answered, not reset: the server takes no new inference by then, as through node:http.
+    const response = await reader.next();
+    assert.deepEqual({ status: response.status, body: response.body.toString() }, { status: 503, body: '{"error":"the server is shutting down and takes no new requests"}' });
+    assert.equal(response.headers.get('connection'), 'close');
+    await reader.closed();
+    await closing;
+  });
+
   test('the server shuts down with idle connections of the lane open', async () => {
     const own = await startTestServer({ modelRepositories: [EXAMPLES], modelControlMode: 'explicit', startupModels: ['simple'] });
     const socket = connect(Number(new URL(own.url).port), '127.0.0.1');

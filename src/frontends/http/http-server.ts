@@ -73,6 +73,16 @@ function connectionSignal(socket: Socket): AbortSignal {
   return signal;
 }
 
+/** Whether a request's reply is streamed (generate_stream, in any of the forms its route takes): node:http writes those. */
+function isStreamedRoute(method: string, path: string): boolean {
+  try {
+    const route = routeOf(method, path);
+    return route.kind === 'model' && route.action === 'generate_stream';
+  } catch {
+    return false;
+  }
+}
+
 /** How long an idle connection stays open (node:http's keepAliveTimeout; Triton's is 60 s). */
 const KEEP_ALIVE_MS = 65_000;
 
@@ -222,7 +232,7 @@ export class HttpFrontend {
     const lane = new Http1Lane({
       maxBodyBytes: Math.min(ONE_STEP_BODY_BYTES, this.#options.maxInputBytes),
       keepAliveMs: KEEP_ALIVE_MS,
-      accepts: (method, path) => !isDashboardPath(path) && !path.endsWith('/generate_stream'),
+      accepts: (method, path) => !isDashboardPath(path) && !isStreamedRoute(method, path),
       serve: (request) => this.#serveLane(request),
       abandoned: (method, url) => this.#options.logger.verbose(1, 'http', `${method} ${url}: ${clientDisconnected().message}`),
       handOff: (socket, unread) => {
@@ -238,9 +248,9 @@ export class HttpFrontend {
     return listen(this.#server, port, host);
   }
 
-  /** HTTP requests being handled now. */
+  /** HTTP requests being handled now, and those whose body the HTTP/1.1 lane is still reading. */
   get inflightCount(): number {
-    return this.#inflight;
+    return this.#inflight + (this.#lane?.readingCount ?? 0);
   }
 
   /** Stops accepting connections; requests already received are answered, dashboard streams end, then idle connections close. */
@@ -308,6 +318,11 @@ export class HttpFrontend {
     }
     try {
       await this.#send(exchange, reply);
+    } catch (error) {
+      // A bug (errorReply logs it with its stack): the reply may be half written, so the connection goes.
+      errorReply(error, this.#options.logger);
+      if (exchange.node === undefined) exchange.lane.connection.destroy();
+      else exchange.node.res.destroy();
     } finally {
       this.#inflight--;
     }

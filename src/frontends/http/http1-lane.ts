@@ -41,6 +41,9 @@ export interface Http1LaneOptions {
   readonly keepAliveMs: number;
   /** The client went away between a request's head and the end of its body. */
   readonly abandoned: (method: string, url: string) => void;
+  /** A head, and a whole request, must arrive within these (node:http's headersTimeout and requestTimeout: 60 s and 300 s). */
+  readonly headersTimeoutMs?: number;
+  readonly requestTimeoutMs?: number;
 }
 
 /** The most a request's head may take before node:http handles it (node's --max-http-header-size default, 16 KiB). */
@@ -56,6 +59,13 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 const DECIMAL = /^[0-9]{1,15}$/;
 /** Headers whose meaning the lane does not implement: a request with one goes to node:http. */
 const HANDED_OFF_HEADERS: ReadonlySet<string> = new Set(['transfer-encoding', 'expect', 'upgrade', 'http2-settings']);
+
+/** A parsed request head. */
+interface Head {
+  readonly method: 'GET' | 'POST';
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+}
 
 /** Whether a header value holds a control character other than a tab (node:http answers 400 to one). */
 function hasControlCharacter(value: string): boolean {
@@ -78,7 +88,7 @@ function isVisibleAscii(text: string): boolean {
 }
 
 /** The head of a request: request line and headers; undefined for anything but the plain case. */
-function parseHead(text: string): { method: 'GET' | 'POST'; url: string; headers: IncomingHttpHeaders } | undefined {
+function parseHead(text: string): Head | undefined {
   let lineEnd = text.indexOf('\r\n');
   if (lineEnd < 0) lineEnd = text.length;
   const methodEnd = text.indexOf(' ');
@@ -152,6 +162,13 @@ export class Http1Lane {
     this.#connections.add(connection);
   }
 
+  /** Requests whose head is read and whose body is still coming (a server shutting down waits for them). */
+  get readingCount(): number {
+    let count = 0;
+    for (const connection of this.#connections) if (connection.isReading) count++;
+    return count;
+  }
+
   /** Closes the idle connections now and every other once its reply is written; no new ones are read. */
   close(): void {
     this.#isClosing = true;
@@ -164,20 +181,29 @@ export class Http1Lane {
   }
 }
 
+const HEADERS_TIMEOUT_MS = 60_000;
+const REQUEST_TIMEOUT_MS = 300_000;
+/** node:http's answer to a request too slow to arrive. */
+const REQUEST_TIMEOUT_REPLY = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n';
+
 /** One connection of the lane: its requests one at a time, each answered before the next is parsed. */
 export class LaneConnection {
   readonly #socket: Socket;
   readonly #options: Http1LaneOptions;
   readonly #release: () => void;
-  /** Bytes read and not yet parsed. */
+  /** Bytes read and not yet parsed: a request's head, or requests read ahead of the one being answered. */
   #unread: Buffer | undefined;
+  /** A request whose head is parsed and whose body is still coming, with the parts of it read so far. */
+  #incomplete: { readonly head: Head; readonly length: number; readonly parts: Buffer[]; size: number } | undefined;
+  /** When the lane started reading the request it reads now (Date.now()), for node:http's two timeouts. */
+  #requestStartMs: number | undefined;
   #isBusy = false;
   #isParsing = false;
-  /** The head of a request whose body is still coming. */
-  #waitingFor: { readonly method: string; readonly url: string } | undefined;
+  /** A reply is waiting in the socket's buffer: the next request is parsed once it drains. */
+  #isWaitingForDrain = false;
   #isClosing = false;
   #controller: AbortController | undefined;
-  #keepAliveText: string;
+  readonly #keepAliveText: string;
 
   constructor(socket: Socket, options: Http1LaneOptions, release: () => void) {
     this.#socket = socket;
@@ -192,57 +218,67 @@ export class LaneConnection {
     socket.setTimeout(options.keepAliveMs);
   }
 
+  /** Whether a request's head is read and its body is still coming. */
+  get isReading(): boolean {
+    return this.#incomplete !== undefined;
+  }
+
   /** Aborted when the connection closes: a request on it not yet answered is cancelled. */
   get signal(): AbortSignal {
     this.#controller ??= new AbortController();
     return this.#controller.signal;
   }
 
-  /** Whether the connection is gone: a reply to it is dropped. */
-  get isClosed(): boolean {
-    return this.#socket.destroyed;
-  }
-
   /**
-   * Writes the reply to the request being answered (one at a time), then reads the next. `onWritten`
-   * runs once the bytes are handed to the operating system (the trace's HTTP_SEND_END), or at once when
-   * the connection is gone.
+   * Writes the reply to the request being answered (one at a time), then reads the next once the
+   * socket can take more. `onWritten` runs once the bytes are handed to the operating system (the
+   * trace's HTTP_SEND_END), or at once when the connection is gone. A second reply to the same request
+   * is ignored.
    */
   respond(status: number, headers: OutgoingHttpHeaders, chunks: readonly Uint8Array[], onWritten?: () => void): void {
-    const socket = this.#socket;
+    if (!this.#isBusy) return;
     this.#isBusy = false;
-    if (!socket.destroyed && !socket.writableEnded) {
-      let length = 0;
-      for (const chunk of chunks) length += chunk.byteLength;
-      const head = replyHead(status, headers, length, this.#keepAliveText);
-      if (length <= SMALL_REPLY_BYTES) {
-        const bytes = Buffer.allocUnsafe(head.length + length);
-        let offset = bytes.write(head, 0, 'latin1');
-        for (const chunk of chunks) {
-          bytes.set(chunk, offset);
-          offset += chunk.byteLength;
-        }
-        socket.write(bytes, onWritten);
-      } else {
-        socket.cork();
-        socket.write(head, 'latin1');
-        for (let index = 0; index < chunks.length; index++) socket.write(chunks[index]!, index === chunks.length - 1 ? onWritten : undefined);
-        socket.uncork();
-      }
-    } else {
+    const socket = this.#socket;
+    if (socket.destroyed || socket.writableEnded) {
       onWritten?.();
-    }
-    if (this.#isClosing) {
-      this.#socket.end();
+      this.#unread = undefined;
       return;
     }
-    if (this.#socket.isPaused()) this.#socket.resume();
+    let length = 0;
+    for (const chunk of chunks) length += chunk.byteLength;
+    const head = replyHead(status, headers, length, this.#isClosing ? 'Connection: close\r\n' : this.#keepAliveText);
+    if (length <= SMALL_REPLY_BYTES) {
+      const bytes = Buffer.allocUnsafe(head.length + length);
+      let offset = bytes.write(head, 0, 'latin1');
+      for (const chunk of chunks) {
+        bytes.set(chunk, offset);
+        offset += chunk.byteLength;
+      }
+      socket.write(bytes, onWritten);
+    } else {
+      socket.cork();
+      socket.write(head, 'latin1');
+      for (let index = 0; index < chunks.length; index++) socket.write(chunks[index]!, index === chunks.length - 1 ? onWritten : undefined);
+      socket.uncork();
+    }
+    if (this.#isClosing) {
+      this.#finish();
+      return;
+    }
+    // A client that does not read its replies is not read either (node:http pauses it the same way).
+    if (socket.writableNeedDrain) {
+      this.#isWaitingForDrain = true;
+      socket.once('drain', this.#onDrain);
+      return;
+    }
+    if (socket.isPaused()) socket.resume();
     this.#parse();
   }
 
+  /** Closes the connection now when no request is being answered or read; otherwise after its reply. */
   closeWhenIdle(): void {
     this.#isClosing = true;
-    if (!this.#isBusy) this.#socket.destroy();
+    if (!this.#isBusy && this.#incomplete === undefined) this.#socket.destroy();
   }
 
   destroy(): void {
@@ -250,11 +286,23 @@ export class LaneConnection {
   }
 
   readonly #onData = (chunk: Buffer): void => {
-    this.#unread = this.#unread === undefined ? chunk : Buffer.concat([this.#unread, chunk]);
-    if (this.#isBusy) {
-      if (this.#unread.byteLength > MAX_READ_AHEAD_BYTES) this.#socket.pause();
+    const incomplete = this.#incomplete;
+    if (incomplete !== undefined) {
+      incomplete.parts.push(chunk);
+      incomplete.size += chunk.byteLength;
+    } else {
+      this.#unread = this.#unread === undefined ? chunk : Buffer.concat([this.#unread, chunk]);
+    }
+    if (this.#isBusy || this.#isWaitingForDrain) {
+      if ((this.#unread?.byteLength ?? 0) > MAX_READ_AHEAD_BYTES) this.#socket.pause();
       return;
     }
+    this.#parse();
+  };
+
+  readonly #onDrain = (): void => {
+    this.#isWaitingForDrain = false;
+    if (this.#socket.isPaused()) this.#socket.resume();
     this.#parse();
   };
 
@@ -263,20 +311,35 @@ export class LaneConnection {
     if (this.#isParsing) return;
     this.#isParsing = true;
     try {
-      while (!this.#isBusy && this.#unread !== undefined) {
-        if (!this.#serveNext(this.#unread)) break;
+      while (!this.#isBusy && !this.#isWaitingForDrain && (this.#unread !== undefined || this.#incomplete !== undefined)) {
+        if (!this.#serveNext()) break;
       }
     } finally {
       this.#isParsing = false;
     }
   }
 
-  /** Serves the first request of `bytes` when it is whole; false when it is not (or the connection left the lane). */
-  #serveNext(bytes: Buffer): boolean {
+  /** Serves the next request when it is whole; false when it is not (or the connection left the lane). */
+  #serveNext(): boolean {
+    const incomplete = this.#incomplete;
+    if (incomplete !== undefined) {
+      if (incomplete.size < incomplete.length) {
+        this.#timeOutAfter(this.#options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
+        return false;
+      }
+      const bytes = incomplete.parts.length === 1 ? incomplete.parts[0]! : Buffer.concat(incomplete.parts, incomplete.size);
+      this.#incomplete = undefined;
+      this.#unread = bytes.byteLength > incomplete.length ? bytes.subarray(incomplete.length) : undefined;
+      this.#serve(incomplete.head, bytes.subarray(0, incomplete.length));
+      return true;
+    }
+    const bytes = this.#unread!;
+    this.#requestStartMs ??= Date.now();
     const headEnd = bytes.indexOf(HEAD_END);
     if (headEnd < 0) {
       // A head ended by bare line feeds never gets its CRLF CRLF: node:http's parser judges it.
       if (bytes.byteLength > MAX_HEAD_BYTES || bytes.indexOf(BARE_HEAD_END) >= 0) this.#handOff();
+      else this.#timeOutAfter(this.#options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS);
       return false;
     }
     const head = headEnd <= MAX_HEAD_BYTES ? parseHead(bytes.toString('latin1', 0, headEnd)) : undefined;
@@ -288,21 +351,38 @@ export class LaneConnection {
     const bodyStart = headEnd + 4;
     const end = bodyStart + length;
     if (bytes.byteLength < end) {
-      this.#waitingFor = head;
+      // The body's parts are kept as they come and joined once, not copied again with each read.
+      this.#incomplete = { head, length, parts: [bytes.subarray(bodyStart)], size: bytes.byteLength - bodyStart };
+      this.#unread = undefined;
       return false;
     }
-    this.#waitingFor = undefined;
     this.#unread = end === bytes.byteLength ? undefined : bytes.subarray(end);
-    this.#isBusy = true;
-    this.#options.serve({
-      method: head.method,
-      url: head.url,
-      headers: head.headers,
-      body: bytes.subarray(bodyStart, end),
-      receivedNs: process.hrtime.bigint(),
-      connection: this,
-    });
+    this.#serve(head, bytes.subarray(bodyStart, end));
     return true;
+  }
+
+  #serve(head: Head, body: Buffer): void {
+    this.#isBusy = true;
+    this.#requestStartMs = undefined;
+    this.#options.serve({ method: head.method, url: head.url, headers: head.headers, body, receivedNs: process.hrtime.bigint(), connection: this });
+  }
+
+  /** Answers 408 and closes, as node:http does, when the request being read started more than `limitMs` ago. */
+  #timeOutAfter(limitMs: number): void {
+    if (this.#requestStartMs === undefined || Date.now() - this.#requestStartMs <= limitMs) return;
+    this.#incomplete = undefined;
+    this.#socket.write(REQUEST_TIMEOUT_REPLY, 'latin1');
+    this.#finish();
+  }
+
+  /** Reads nothing more and closes once what was written is out. */
+  #finish(): void {
+    const socket = this.#socket;
+    socket.off('data', this.#onData);
+    this.#unread = undefined;
+    this.#incomplete = undefined;
+    socket.end();
+    socket.once('finish', () => socket.destroy());
   }
 
   /** The body's length of a request the lane serves; undefined hands the connection to node:http. */
@@ -319,7 +399,7 @@ export class LaneConnection {
     return this.#options.accepts(method, queryStart < 0 ? url : url.slice(0, queryStart)) ? length : undefined;
   }
 
-  /** Gives the connection to node:http with the bytes not answered; the lane forgets it. */
+  /** Gives the connection to node:http with the bytes not answered; the lane forgets it. A connection already gone is only forgotten. */
   #handOff(): void {
     const socket = this.#socket;
     socket.off('data', this.#onData);
@@ -327,10 +407,12 @@ export class LaneConnection {
     socket.off('error', this.#onError);
     socket.off('close', this.#onClose);
     socket.off('timeout', this.#onTimeout);
+    socket.off('drain', this.#onDrain);
     socket.setTimeout(0);
     const unread = this.#unread;
     this.#unread = undefined;
     this.#release();
+    if (socket.destroyed) return;
     this.#options.handOff(socket, unread);
   }
 
@@ -355,11 +437,12 @@ export class LaneConnection {
     this.#release();
   };
 
+  /** A client gone between a request's head and the end of its body is reported (and logged) as node:http's path logs it. */
   #reportAbandoned(): void {
-    const waiting = this.#waitingFor;
-    if (waiting === undefined) return;
-    this.#waitingFor = undefined;
-    this.#options.abandoned(waiting.method, waiting.url);
+    const incomplete = this.#incomplete;
+    if (incomplete === undefined) return;
+    this.#incomplete = undefined;
+    this.#options.abandoned(incomplete.head.method, incomplete.head.url);
   }
 
   readonly #onTimeout = (): void => {
