@@ -670,22 +670,21 @@ function parseCacheSettings(entries: readonly string[]): Pick<ServerOptions, 're
   }
   if (caches[0] === 'local') return { responseCacheBytes: parseInteger('cache-config local,size', settings.get('size'), 0, 1, Number.MAX_SAFE_INTEGER) };
   if (caches[0] === undefined) return {};
-  const redis = settings;
-  const host = redis.get('host');
-  const port = redis.get('port');
+  const host = settings.get('host');
+  const port = settings.get('port');
   if (host === undefined || port === undefined) {
     throw usageError(
       "Failed to initialize RedisCache, didn't specify address. Must at a minimum specify 'host' and 'port' in the configuration - e.g. tritonserver --cache-config redis,host=redis --cache-config redis,port=6379 --model-repository=/models ...",
     );
   }
   const optional = (key: string, name: keyof RedisCacheConfig, max: number): Partial<RedisCacheConfig> =>
-    redis.has(key) ? { [name]: parseInteger(`cache-config redis,${key}`, redis.get(key), 0, 0, max) } : {};
+    settings.has(key) ? { [name]: parseInteger(`cache-config redis,${key}`, settings.get(key), 0, 0, max) } : {};
   return {
     redisCache: {
       host,
       port: readPortAsTriton(port),
-      ...(redis.has('user') ? { user: redis.get('user')! } : {}),
-      ...(redis.has('password') ? { password: redis.get('password')! } : {}),
+      ...(settings.has('user') ? { user: settings.get('user')! } : {}),
+      ...(settings.has('password') ? { password: settings.get('password')! } : {}),
       ...optional('db', 'db', 2 ** 31 - 1),
       ...optional('connect_timeout', 'connectTimeoutMs', 2 ** 31 - 1),
       ...optional('socket_timeout', 'socketTimeoutMs', 2 ** 31 - 1),

@@ -44,7 +44,8 @@ export class CachingScheduler implements Scheduler {
     this.#clock = options.clock ?? systemClock;
     const { cache, scheduler } = options;
     if (cache.lookupHit !== undefined && scheduler.enqueueWith !== undefined) {
-      this.enqueueWith = (request, settle) => this.#enqueueWith(scheduler.enqueueWith!.bind(scheduler), request, settle);
+      const enqueueWith = scheduler.enqueueWith.bind(scheduler);
+      this.enqueueWith = (request, settle) => this.#enqueueWith(enqueueWith, request, settle);
     }
   }
 

@@ -73,8 +73,12 @@ function connectionSignal(socket: Socket): AbortSignal {
   return signal;
 }
 
-/** Whether a request's reply is streamed (generate_stream, in any of the forms its route takes): node:http writes those. */
+/**
+ * Whether a request's reply is streamed (generate_stream, in any of the forms its route takes): node:http
+ * writes those. A path without the segment is no such route, without routing it.
+ */
 function isStreamedRoute(method: string, path: string): boolean {
+  if (!path.includes('/generate_stream')) return false;
   try {
     const route = routeOf(method, path);
     return route.kind === 'model' && route.action === 'generate_stream';
@@ -83,7 +87,10 @@ function isStreamedRoute(method: string, path: string): boolean {
   }
 }
 
-/** How long an idle connection stays open (node:http's keepAliveTimeout; Triton's is 60 s). */
+/** The body of a request the HTTP/1.1 lane read, placed as joinBody places any (its binary data aligned). */
+const laneBody = ({ body, headers }: LaneRequest): Buffer => joinBody([body], body.byteLength, headers);
+
+/** How long an idle connection stays open (node:http's keepAliveTimeout). */
 const KEEP_ALIVE_MS = 65_000;
 
 /** Bodies up to this size may take the one-step lane: a few socket reads at most. */
@@ -281,9 +288,7 @@ export class HttpFrontend {
       node: { req, res },
       lane: undefined,
     };
-    const route = this.#inferRoute(exchange);
-    if (route !== undefined) this.#serveInfer(exchange, route);
-    else void this.#answer(exchange, this.#dispatch(exchange));
+    this.#serve(exchange);
   }
 
   /** A request the HTTP/1.1 lane read whole. */
@@ -298,6 +303,11 @@ export class HttpFrontend {
       signal: request.connection.signal,
       lane: request,
     };
+    this.#serve(exchange);
+  }
+
+  /** An inference request takes #serveInfer; any other #dispatch. */
+  #serve(exchange: Exchange): void {
     const route = this.#inferRoute(exchange);
     if (route !== undefined) this.#serveInfer(exchange, route);
     else void this.#answer(exchange, this.#dispatch(exchange));
@@ -367,8 +377,7 @@ export class HttpFrontend {
       return;
     }
     if (trace === undefined && exchange.node === undefined) {
-      const { body } = exchange.lane;
-      this.#inferNow(exchange, route, joinBody([body], body.byteLength, exchange.headers));
+      this.#inferNow(exchange, route, laneBody(exchange.lane));
       return;
     }
     if (trace !== undefined || exchange.node === undefined || !isOneStepBody(exchange.headers, this.#options.maxInputBytes)) {
@@ -538,10 +547,7 @@ export class HttpFrontend {
    * 400 rather than a reset) until node closes it once the answer is out.
    */
   async #readBody(exchange: Exchange): Promise<Buffer> {
-    if (exchange.node === undefined) {
-      const { body } = exchange.lane;
-      return joinBody([body], body.byteLength, exchange.headers);
-    }
+    if (exchange.node === undefined) return laneBody(exchange.lane);
     const { req } = exchange.node;
     const limit = this.#options.maxInputBytes;
     // Triton's words (qa/L0_http/http_input_size_limit_test.py looks for them): "Request JSON size" for a

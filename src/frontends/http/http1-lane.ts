@@ -14,7 +14,8 @@ import type { Socket } from 'node:net';
  * 58,000 requests/s of the response cache's JSON mix, and a socket server doing the same through this
  * kind of parsing 133,000 (docs/benchmarks.md, "The HTTP/1.1 lane"). The parser is strict on purpose:
  * whatever it does not recognise as the plain case goes to node:http, so the errors and edge cases
- * (400s, 431s, timeouts of slow headers) stay node's.
+ * (400s, 431s, chunked bodies) stay node's; a head or body too slow to arrive gets node's 408 from the
+ * lane, after node's timeouts.
  */
 
 /** A request the lane read whole; the front end answers it with LaneConnection.respond. */
@@ -146,10 +147,13 @@ function replyHead(status: number, headers: OutgoingHttpHeaders, length: number,
 export class Http1Lane {
   readonly #options: Http1LaneOptions;
   readonly #connections = new Set<LaneConnection>();
+  /** The keep-alive headers of every reply, made once. */
+  readonly #keepAliveText: string;
   #isClosing = false;
 
   constructor(options: Http1LaneOptions) {
     this.#options = options;
+    this.#keepAliveText = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.keepAliveMs / 1000)}\r\n`;
   }
 
   /** Starts reading a connection that the listening server accepted. */
@@ -158,7 +162,7 @@ export class Http1Lane {
       socket.destroy();
       return;
     }
-    const connection = new LaneConnection(socket, this.#options, () => this.#connections.delete(connection));
+    const connection = new LaneConnection(socket, this.#options, this.#keepAliveText, () => this.#connections.delete(connection));
     this.#connections.add(connection);
   }
 
@@ -181,6 +185,7 @@ export class Http1Lane {
   }
 }
 
+/** node:http's headersTimeout and requestTimeout defaults, where the options give none. */
 const HEADERS_TIMEOUT_MS = 60_000;
 const REQUEST_TIMEOUT_MS = 300_000;
 /** node:http's answer to a request too slow to arrive. */
@@ -204,17 +209,22 @@ export class LaneConnection {
   #isClosing = false;
   #controller: AbortController | undefined;
   readonly #keepAliveText: string;
+  /** The lane's socket listeners, added at the start and removed at a hand-off. */
+  readonly #listeners: ReadonlyArray<readonly [string, (...args: Buffer[]) => void]>;
 
-  constructor(socket: Socket, options: Http1LaneOptions, release: () => void) {
+  constructor(socket: Socket, options: Http1LaneOptions, keepAliveText: string, release: () => void) {
     this.#socket = socket;
     this.#options = options;
+    this.#keepAliveText = keepAliveText;
     this.#release = release;
-    this.#keepAliveText = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.keepAliveMs / 1000)}\r\n`;
-    socket.on('data', this.#onData);
-    socket.on('end', this.#onEnd);
-    socket.on('error', this.#onError);
-    socket.on('close', this.#onClose);
-    socket.on('timeout', this.#onTimeout);
+    this.#listeners = [
+      ['data', this.#onData],
+      ['end', this.#onEnd],
+      ['error', this.#onError],
+      ['close', this.#onClose],
+      ['timeout', this.#onTimeout],
+    ];
+    for (const [event, listener] of this.#listeners) socket.on(event, listener);
     socket.setTimeout(options.keepAliveMs);
   }
 
@@ -402,11 +412,7 @@ export class LaneConnection {
   /** Gives the connection to node:http with the bytes not answered; the lane forgets it. A connection already gone is only forgotten. */
   #handOff(): void {
     const socket = this.#socket;
-    socket.off('data', this.#onData);
-    socket.off('end', this.#onEnd);
-    socket.off('error', this.#onError);
-    socket.off('close', this.#onClose);
-    socket.off('timeout', this.#onTimeout);
+    for (const [event, listener] of this.#listeners) socket.off(event, listener);
     socket.off('drain', this.#onDrain);
     socket.setTimeout(0);
     const unread = this.#unread;
