@@ -72,11 +72,19 @@ async function post(url: string, message: { body: Buffer; headerLength: number }
 
 const row = (label: string, figures: Figures, extra = ''): string =>
   `| ${label} | ${Math.round(figures.perSecond)} | ${figures.p50Ms.toFixed(2)} | ${figures.p99Ms.toFixed(2)} |${extra}`;
+/** The children a thread started, from /proc; none when the thread ended since its task was listed. */
+function childrenOf(pid: number, task: string): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
 /** The ids of a process's children and their children (the Python processes of a PyTorch model), from /proc. */
 function descendantsOf(pid: number): number[] {
-  const children = readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-    readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
-  );
+  const children = readdirSync(`/proc/${pid}/task`).flatMap((task) => childrenOf(pid, task));
   return children.flatMap((child) => [child, ...descendantsOf(child)]);
 }
 
