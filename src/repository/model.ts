@@ -10,7 +10,7 @@ import type { ModelSpec } from '../kernel/model-spec.js';
 import type { Tensor } from '../kernel/tensor.js';
 import { ModelStatistics, type StatisticsObserver } from '../metrics/model-statistics.js';
 import { CachingScheduler } from '../scheduling/caching-scheduler.js';
-import { type SequenceSchedulingOptions, createScheduler } from '../scheduling/create-scheduler.js';
+import { type SchedulingOptions, createScheduler } from '../scheduling/create-scheduler.js';
 import { loadStateSpecs } from '../scheduling/sequence-states.js';
 import { InstancePool } from '../scheduling/instance-pool.js';
 import { RateLimitedInstance } from '../scheduling/rate-limited-instance.js';
@@ -73,7 +73,7 @@ export class Model {
     backendModel: BackendModel,
     instances: readonly ModelInstance[],
     observer: StatisticsObserver | undefined,
-    sequence: SequenceSchedulingOptions,
+    scheduling: SchedulingOptions,
     responseCache: ResponseCacheStore | undefined,
   ) {
     this.config = config;
@@ -81,7 +81,7 @@ export class Model {
     this.statistics = new ModelStatistics(spec.name, spec.version, observer);
     this.#backendModel = backendModel;
     this.#instances = instances;
-    const scheduler = backendModel.createScheduler?.(this.statistics) ?? createScheduler(config, new InstancePool(instances), this.statistics, sequence);
+    const scheduler = backendModel.createScheduler?.(this.statistics) ?? createScheduler(config, new InstancePool(instances), this.statistics, scheduling);
     // Validation refuses the cache for decoupled models and sequence batching, as Triton does, and
     // `load` for an ensemble with a decoupled step.
     this.#scheduler =

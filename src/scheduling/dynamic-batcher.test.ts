@@ -347,6 +347,20 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
     assert.deepEqual(settled, [new NereidError('UNAVAILABLE', "model 'm' is unloading and takes no new requests")]);
   });
 
+  test('TRITONSERVER_DELAY_SCHEDULER: nothing leaves until that many requests are queued, then batching goes on as usual', async () => {
+    const { clock, instance, send } = setup({ maxBatchSize: 4, preferredBatchSizes: [4], maxQueueDelayUs: 0, delayUntilQueued: 6 });
+    for (let i = 0; i < 5; i++) void send(request(`r${i}`));
+    clock.advance(1_000_000);
+    assert.deepEqual(instance.batches, [], 'five queued of six: the delay holds, whatever the queue delay says');
+    void send(request('r5'));
+    assert.deepEqual(instance.batches, [['r0', 'r1', 'r2', 'r3']], 'the sixth ends the delay: a full batch leaves');
+    await instance.finish();
+    assert.deepEqual(instance.batches[1], ['r4', 'r5']);
+    await instance.finish();
+    void send(request('r6'));
+    assert.deepEqual(instance.batches[2], ['r6'], 'the delay does not come back once ended');
+  });
+
   test('without preserve_ordering a finished batch is answered at once', async () => {
     const { clock, instances, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1] }, 2);
     void send(request('r1'));

@@ -23,6 +23,8 @@ export interface DynamicBatcherOptions extends PriorityQueueOptions {
   readonly preferredBatchSizes: readonly number[];
   readonly maxQueueDelayUs: number;
   readonly preserveOrdering: boolean;
+  /** TRITONSERVER_DELAY_SCHEDULER (scheduler-delay.ts): nothing is sent until this many requests are queued; 0, none. */
+  readonly delayUntilQueued?: number;
 }
 
 interface Entry extends QueuedRequest, QueueEntry {
@@ -77,9 +79,12 @@ export class DynamicBatcher implements Scheduler {
   #timerAtUs = 0;
   readonly #delivery = new OrderedDelivery();
   readonly #inflight: InflightRequests;
+  /** Requests that must be queued before the first batch leaves (0 once they were). */
+  #delayUntilQueued: number;
 
   constructor(options: DynamicBatcherOptions) {
     this.#options = options;
+    this.#delayUntilQueued = options.delayUntilQueued ?? 0;
     this.#clock = options.clock ?? systemClock;
     this.#inflight = new InflightRequests(options.modelName, this.#clock);
     this.#queue = new PriorityQueue(options);
@@ -180,7 +185,8 @@ export class DynamicBatcher implements Scheduler {
     const nowUs = this.#clock.nowUs();
     this.#queue.expire(nowUs, this.#rejectTimedOut);
     let wakeUs = Number.POSITIVE_INFINITY;
-    while (this.#options.pool.idleCount > 0) {
+    if (this.#delayUntilQueued > 0 && this.#queue.size >= this.#delayUntilQueued) this.#delayUntilQueued = 0;
+    while (this.#delayUntilQueued === 0 && this.#options.pool.idleCount > 0) {
       const decision = this.#formBatch(nowUs);
       if (decision === undefined) break;
       if ('waitUntilUs' in decision) {

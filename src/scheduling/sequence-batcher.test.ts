@@ -112,6 +112,7 @@ interface SetupOptions {
   readonly states?: readonly StateSpec[];
   readonly batching?: typeof BATCHING;
   readonly isIterative?: boolean;
+  readonly delayUntilQueued?: number;
 }
 
 function setup(options: SetupOptions = {}) {
@@ -130,6 +131,7 @@ function setup(options: SetupOptions = {}) {
     controls: new SequenceControls(options.batching ?? BATCHING, maxBatchSize > 0),
     states: new SequenceStates(options.states ?? [], maxBatchSize > 0),
     isIterative: options.isIterative ?? false,
+    delayUntilQueued: options.delayUntilQueued ?? 0,
   });
   const outcomes = new Map<string, string>();
   const send = (id: string, sequenceId: number | string, value: number, flags: { start?: boolean; end?: boolean; batch?: number; signal?: AbortSignal } = {}): void => {
@@ -175,6 +177,28 @@ describe('SequenceBatcher, direct', () => {
     await instance.finish();
     assert.equal(outcomes.get('b1'), 'OUT=4');
     assert.deepEqual(statistics.snapshot().failuresByReason, { REJECTED: 0, CANCELED: 2, BACKEND: 0, OTHER: 0 });
+  });
+
+  test('TRITONSERVER_DELAY_SCHEDULER: nothing runs until that many requests are queued across the instances, then every slot fills', async () => {
+    const { instances, send, outcomes } = setup({ instanceCount: 2, delayUntilQueued: 4 });
+    send('a1', 11, 1, { start: true });
+    send('b1', 22, 2, { start: true });
+    send('c1', 33, 3, { start: true });
+    await flush();
+    assert.deepEqual(
+      instances.map((instance) => instance.executions.length),
+      [0, 0],
+      'three queued of four: no instance runs',
+    );
+    send('d1', 44, 4, { start: true, end: true });
+    await flush();
+    assert.deepEqual(
+      instances.map((instance) => instance.executions.map((execution) => execution.map((slot) => slot.id))),
+      [[['a1', 'c1']], [['b1', 'd1']]],
+      'the fourth ends the delay: both instances run full batches',
+    );
+    await instances[1]!.finish();
+    assert.equal(outcomes.get('d1'), 'OUT=4');
   });
 
   test('each sequence gets a slot, the lowest slot first across instances; START, END, READY and CORRID fill every slot', async () => {

@@ -51,6 +51,11 @@ export interface SequenceBatcherOptions {
    * request is released without it.
    */
   readonly isIterative?: boolean;
+  /**
+   * TRITONSERVER_DELAY_SCHEDULER (scheduler-delay.ts): nothing is sent until this many requests are
+   * queued, across every instance's slots as in Triton (and, here, the backlog's); 0, none.
+   */
+  readonly delayUntilQueued?: number;
 }
 
 interface Entry extends QueuedRequest {
@@ -122,9 +127,12 @@ export class SequenceBatcher implements Scheduler {
   readonly #initialStatesKey: string;
   /** The correlation id of the next iterative request that comes without one (Triton counts from 1). */
   #nextIterativeId = 1n;
+  /** Requests that must be queued before the first batch leaves (0 once they were). */
+  #delayUntilQueued: number;
 
   constructor(options: SequenceBatcherOptions) {
     this.#options = options;
+    this.#delayUntilQueued = options.delayUntilQueued ?? 0;
     this.#clock = options.clock ?? systemClock;
     this.#inflight = new InflightRequests(options.modelName, this.#clock);
     const { strategy } = options;
@@ -257,8 +265,9 @@ export class SequenceBatcher implements Scheduler {
     const { reaped, nextUs } = this.#slots.reapIdle(nowUs, this.#options.maxSequenceIdleUs);
     for (const key of reaped) this.#options.logger?.verbose(1, 'sequence-batcher', `Reaper: CORRID ${key.slice(2)}: max sequence idle exceeded`);
     let wakeUs = nextUs;
+    if (this.#delayUntilQueued > 0 && this.#queuedCount >= this.#delayUntilQueued) this.#delayUntilQueued = 0;
     for (const runner of this.#slots.runners) {
-      if (runner.isBusy) continue;
+      if (runner.isBusy || this.#delayUntilQueued > 0) continue;
       const decision = this.#options.strategy.kind === 'direct' ? this.#formDirect(runner, nowUs) : this.#formOldest(runner, nowUs);
       if (decision === undefined) continue;
       if ('waitUntilUs' in decision) wakeUs = Math.min(wakeUs, decision.waitUntilUs);
