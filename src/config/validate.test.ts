@@ -386,7 +386,7 @@ describe('validateModelConfig: instance groups', () => {
   test('KIND_GPU needs GPUs this server has', () => {
     expectError(
       `${SIMPLE}\ninstance_group [ { kind: KIND_GPU } ]`,
-      "instance_group[0] 'simple_0' has kind KIND_GPU but this server has no GPUs; expected KIND_CPU, KIND_AUTO or KIND_MODEL",
+      "instance group simple_0 of model simple has kind KIND_GPU but server does not support GPUs (instance_group[0] 'simple_0': Nereid runs models on the CPU; use KIND_CPU, KIND_AUTO or KIND_MODEL)",
     );
     expectError(`${SIMPLE}\ninstance_group [ { kind: KIND_GPU gpus: [ 0, 2 ] } ]`, 'instance_group[0].gpus[1] is 2, which is not available; expected one of 0, 1', {
       gpuIds: [0, 1],

@@ -130,7 +130,11 @@ function validateInstanceGroups(config: ModelConfig, options: ValidateOptions): 
         throw new NereidError('INTERNAL', `${file}: ${named} still has kind KIND_AUTO; expected normalizeModelConfig to resolve it first`);
       case ModelInstanceGroup_Kind.GPU:
         if (gpuIds.length === 0) {
-          throw invalid(file, `${named} has kind KIND_GPU but this server has no GPUs; expected KIND_CPU, KIND_AUTO or KIND_MODEL`);
+          // Triton's sentence for a server built without GPU support (core src/model_config_utils.cc), then how.
+          throw invalid(
+            file,
+            `instance group ${group.name} of model ${config.name} has kind KIND_GPU but server does not support GPUs (${named}: Nereid runs models on the CPU; use KIND_CPU, KIND_AUTO or KIND_MODEL)`,
+          );
         }
         group.gpus.forEach((gpu, gpuIndex) => {
           if (!gpuIds.includes(gpu)) {

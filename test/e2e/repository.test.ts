@@ -138,7 +138,7 @@ describe('model repository: versions, auto-complete and broken models', () => {
     assert.equal(response.status, 503);
     assert.equal(
       ((await response.json()) as { error: string }).error,
-      `Request for unknown model: 'kind_gpu' has no available versions: ${FIXTURES}/kind_gpu/config.pbtxt: instance_group[0] 'kind_gpu_0' has kind KIND_GPU but this server has no GPUs; expected KIND_CPU, KIND_AUTO or KIND_MODEL`,
+      `Request for unknown model: 'kind_gpu' has no available versions: ${FIXTURES}/kind_gpu/config.pbtxt: instance group kind_gpu_0 of model kind_gpu has kind KIND_GPU but server does not support GPUs (instance_group[0] 'kind_gpu_0': Nereid runs models on the CPU; use KIND_CPU, KIND_AUTO or KIND_MODEL)`,
     );
   });
 
