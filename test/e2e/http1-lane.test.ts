@@ -238,6 +238,36 @@ describe('the HTTP/1.1 lane over raw sockets', () => {
     await reader.closed();
   });
 
+  test('a Content-Length with a tab after its digits goes to node:http, which refuses it', async () => {
+    const reader = await open();
+    reader.socket.write(`GET /v2/health/live HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 0\t\r\n\r\n`);
+    assert.equal((await reader.next()).status, 400);
+    await reader.closed();
+  });
+
+  test("a head that goes wrong before its end gets node:http's 400 at once, not a timeout", async () => {
+    for (const start of [
+      // A body longer than its Content-Length: the byte left over begins no request.
+      `GET /v2/health/live HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 1\r\n\r\n{}`,
+      `GET /v2/health/live HTTP/1.1\r\nHost: ${host}\r\nX-Note: a\nb`,
+      `GET /v2/health/live HTTP/1.1\r\nHost: ${host}\rX`,
+      `GET /v2/health/\x80live HTTP/1.1\r\n`,
+      `GET /v2/health/live HTTP/1.1\r\nHost : ${host}`,
+      '\x16\x03\x01\x02\x00\x01',
+    ]) {
+      const reader = await open();
+      reader.socket.write(Buffer.from(start, 'latin1'));
+      const statuses: number[] = [];
+      for (;;) {
+        const { status } = await reader.next();
+        statuses.push(status);
+        if (status === 400) break;
+      }
+      assert.deepEqual(statuses, start.includes('{}') ? [200, 400] : [400], JSON.stringify(start));
+      await reader.closed();
+    }
+  });
+
   test('a request without Host gets node:http\'s 400', async () => {
     const reader = await open();
     reader.socket.write('GET /v2/health/live HTTP/1.1\r\n\r\n');

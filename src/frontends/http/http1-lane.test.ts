@@ -94,6 +94,35 @@ test("a body that trickles in past the request timeout gets node:http's 408", as
   assert.equal(served.length, 0);
 });
 
+test("a head that stops arriving gets node:http's 408 when the socket goes quiet, not a silent close", async () => {
+  const { server, port, served } = await laneServer(10, { headersTimeoutMs: 100, keepAliveMs: 300 });
+  servers.push(server);
+  const socket = await client(port);
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  const closed = once(socket, 'close');
+  socket.write('GET /x HTTP/1.1\r\nHost: h\r\n');
+  await closed;
+  assert.equal(received, 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+  assert.equal(served.length, 0);
+});
+
+test("a body that stops arriving gets node:http's 408 once the request timeout has passed, the socket quiet meanwhile", async () => {
+  const { server, port, served } = await laneServer(10, { requestTimeoutMs: 700, keepAliveMs: 300 });
+  servers.push(server);
+  const socket = await client(port);
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  const closed = once(socket, 'close');
+  const startMs = Date.now();
+  socket.write('POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\nab');
+  await closed;
+  // The socket's quiet timeout fires at 300 and 600 ms, within the request timeout, and at 900 ms, past it.
+  assert.ok(Date.now() - startMs >= 700, `closed after ${Date.now() - startMs} ms`);
+  assert.equal(received, 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+  assert.equal(served.length, 0);
+});
+
 test('a body written a byte at a time is joined once, whole', async () => {
   const { server, port, served } = await laneServer(2);
   servers.push(server);

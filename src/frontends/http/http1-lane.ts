@@ -55,7 +55,6 @@ const MAX_READ_AHEAD_BYTES = 256 * 1024;
 const SMALL_REPLY_BYTES = 16 * 1024;
 
 const HEAD_END = Buffer.from('\r\n\r\n');
-const BARE_HEAD_END = Buffer.from('\n\n');
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 const DECIMAL = /^[0-9]{1,15}$/;
 /** Headers whose meaning the lane does not implement: a request with one goes to node:http. */
@@ -113,10 +112,33 @@ function parseHead(text: string): Head | undefined {
     while (valueEnd > valueStart && isBlank(text.charCodeAt(valueEnd - 1))) valueEnd--;
     const value = text.slice(valueStart, valueEnd);
     if (!TOKEN.test(name) || hasControlCharacter(value) || name in headers || HANDED_OFF_HEADERS.has(name)) return undefined;
+    // NOTE: llhttp takes spaces after a Content-Length's digits but answers 400 to a tab there.
+    if (name === 'content-length' && valueEnd < end && text.slice(valueEnd, end).includes('\t')) return undefined;
     headers[name] = value;
     start = end + 2;
   }
   return { method, url, headers };
+}
+
+/** Whether a request line still arriving may become one the lane serves (GET or POST, a path, HTTP/1.1). */
+function mayBeginRequestLine(line: string): boolean {
+  const methodEnd = line.indexOf(' ');
+  if (methodEnd < 0) return 'GET'.startsWith(line) || 'POST'.startsWith(line);
+  const urlEnd = line.indexOf(' ', methodEnd + 1);
+  const url = line.slice(methodEnd + 1, urlEnd < 0 ? undefined : urlEnd);
+  return (
+    (line.startsWith('GET ') || line.startsWith('POST ')) &&
+    (url === '' || url.charCodeAt(0) === 0x2f) &&
+    isVisibleAscii(url) &&
+    (urlEnd < 0 || 'HTTP/1.1'.startsWith(line.slice(urlEnd + 1)))
+  );
+}
+
+/** Whether a header line, whole or still arriving, may be one the lane reads: a token, a colon, a value without control characters. */
+function mayBeHeaderLine(line: string, isWhole: boolean): boolean {
+  const colon = line.indexOf(':');
+  if (colon < 0) return !isWhole && (line === '' || TOKEN.test(line.toLowerCase()));
+  return colon > 0 && TOKEN.test(line.slice(0, colon).toLowerCase()) && !hasControlCharacter(line.slice(colon + 1));
 }
 
 /** The Date header's value, made once a second. */
@@ -202,6 +224,8 @@ export class LaneConnection {
   #incomplete: { readonly head: Head; readonly length: number; readonly parts: Buffer[]; size: number } | undefined;
   /** When the lane started reading the request it reads now (Date.now()), for node:http's two timeouts. */
   #requestStartMs: number | undefined;
+  /** Bytes at the start of #unread whose whole lines #mayBecomePlainHead has judged. */
+  #judgedBytes = 0;
   #isBusy = false;
   #isParsing = false;
   /** A reply is waiting in the socket's buffer: the next request is parsed once it drains. */
@@ -347,8 +371,7 @@ export class LaneConnection {
     this.#requestStartMs ??= Date.now();
     const headEnd = bytes.indexOf(HEAD_END);
     if (headEnd < 0) {
-      // A head ended by bare line feeds never gets its CRLF CRLF: node:http's parser judges it.
-      if (bytes.byteLength > MAX_HEAD_BYTES || bytes.indexOf(BARE_HEAD_END) >= 0) this.#handOff();
+      if (bytes.byteLength > MAX_HEAD_BYTES || !this.#mayBecomePlainHead(bytes)) this.#handOff();
       else this.#timeOutAfter(this.#options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS);
       return false;
     }
@@ -373,8 +396,29 @@ export class LaneConnection {
 
   #serve(head: Head, body: Buffer): void {
     this.#isBusy = true;
+    this.#judgedBytes = 0;
     this.#requestStartMs = undefined;
     this.#options.serve({ method: head.method, url: head.url, headers: head.headers, body, receivedNs: process.hrtime.bigint(), connection: this });
+  }
+
+  /**
+   * Whether the head being read, its end not here yet, may still become one the lane serves. NOTE:
+   * node:http answers 400 at a head's first bad byte, not at its end: a head that the lane would hand
+   * over anyway goes over at once, or its client would wait for the head timeout instead. Each whole
+   * line is judged once (#judgedBytes), so a head that trickles in costs no more than its length.
+   */
+  #mayBecomePlainHead(bytes: Buffer): boolean {
+    const text = bytes.toString('latin1', this.#judgedBytes);
+    let start = 0;
+    for (let end = text.indexOf('\r\n'); end >= 0; end = text.indexOf('\r\n', start)) {
+      const line = text.slice(start, end);
+      if (this.#judgedBytes + start === 0 ? parseHead(line) === undefined : !mayBeHeaderLine(line, true)) return false;
+      start = end + 2;
+    }
+    this.#judgedBytes += start;
+    // The line still arriving, less a last CR that may begin its CRLF.
+    const line = text.slice(start, text.endsWith('\r') ? -1 : undefined);
+    return this.#judgedBytes === 0 ? mayBeginRequestLine(line) : mayBeHeaderLine(line, false);
   }
 
   /** Answers 408 and closes, as node:http does, when the request being read started more than `limitMs` ago. */
@@ -451,7 +495,19 @@ export class LaneConnection {
     this.#options.abandoned(incomplete.head.method, incomplete.head.url);
   }
 
+  /**
+   * The socket went quiet: an idle connection closes (node:http's keepAliveTimeout); a request whose
+   * head or body stopped arriving gets node's 408 once node's timeout for it has passed, the socket
+   * being watched again until then.
+   */
   readonly #onTimeout = (): void => {
-    if (!this.#isBusy) this.#socket.destroy();
+    if (this.#isBusy) return;
+    if (this.#requestStartMs === undefined) {
+      this.#socket.destroy();
+      return;
+    }
+    const { headersTimeoutMs = HEADERS_TIMEOUT_MS, requestTimeoutMs = REQUEST_TIMEOUT_MS, keepAliveMs } = this.#options;
+    this.#timeOutAfter(this.#incomplete === undefined ? headersTimeoutMs : requestTimeoutMs);
+    if (!this.#socket.writableEnded) this.#socket.setTimeout(keepAliveMs);
   };
 }
