@@ -182,7 +182,9 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       modelControl,
     },
     logger,
-    ...(metrics !== undefined ? { observerFor: (name: string, version: number) => metrics.observerFor(name, version) } : {}),
+    ...(metrics !== undefined
+      ? { observerFor: (name: string, version: number, isResponseCacheEnabled: boolean) => metrics.observerFor(name, version, isResponseCacheEnabled) }
+      : {}),
   });
   await repository.loadAll();
   if (options.modelControlMode === 'poll') repository.startPolling(options.repositoryPollMs);

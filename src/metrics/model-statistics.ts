@@ -12,6 +12,12 @@ export const FAILURE_REASONS: readonly FailureReason[] = ['REJECTED', 'CANCELED'
 export interface StatisticsObserver {
   onRequest(isSuccess: boolean, durationNs: number): void;
   onExecution(execution: Execution): void;
+  /** A request answered from the response cache; the lookup took `lookupNs`. */
+  onCacheHit(lookupNs: number): void;
+  /** A successful request that missed the cache; its lookup and insertion took `missNs`. */
+  onCacheMiss(missNs: number): void;
+  /** The model version unloaded: nothing more is observed, and what was shown of it goes. */
+  close(): void;
 }
 
 /** One model execution, as the scheduler that ran it reports it. */
@@ -93,9 +99,11 @@ export class ModelStatistics {
    * the model does), and a cache hit taking `lookupNs`; no inference or execution is counted.
    */
   recordCacheHit(requestNs: number, lookupNs: number): void {
+    const ns = Math.max(0, Math.round(lookupNs));
     add(this.#success, Math.max(0, Math.round(requestNs)));
     add(this.#queue, 0);
-    add(this.#cacheHit, Math.max(0, Math.round(lookupNs)));
+    add(this.#cacheHit, ns);
+    this.#observer?.onCacheHit(ns);
   }
 
   /**
@@ -106,6 +114,7 @@ export class ModelStatistics {
     const ns = Math.max(0, Math.round(missNs));
     this.#success.ns += ns;
     add(this.#cacheMiss, ns);
+    this.#observer?.onCacheMiss(ns);
   }
 
   /** An execution with at least one successful request finished. */
@@ -128,6 +137,11 @@ export class ModelStatistics {
     add(batch.computeInfer, timing.inferNs);
     add(batch.computeOutput, timing.outputNs);
     this.#observer?.onExecution(execution);
+  }
+
+  /** The version unloaded: its observer shows nothing more of it (the statistics stay readable). */
+  close(): void {
+    this.#observer?.close();
   }
 
   snapshot(): ModelStatisticsSnapshot {

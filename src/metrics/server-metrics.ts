@@ -1,8 +1,9 @@
-import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { CpuSampler } from './cpu-metrics.js';
 import { CustomMetrics } from './custom-metrics.js';
 import { type Execution, FAILURE_REASONS, type ModelStatistics, type StatisticsObserver } from './model-statistics.js';
 import type { ResponseCacheStatistics } from './response-cache-statistics.js';
+import { SeriesSummary, type SummarySeries } from './series-summary.js';
 
 /** `--metrics-config` settings, with Triton's defaults. */
 export interface MetricsConfig {
@@ -49,6 +50,7 @@ export interface ServerMetricsOptions {
 }
 
 const LABELS = ['model', 'version'] as const;
+type Summaries = Record<'request' | 'queue' | 'computeInput' | 'computeInfer' | 'computeOutput' | 'cacheHit' | 'cacheMiss', SeriesSummary>;
 const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 
 /**
@@ -63,7 +65,7 @@ export class ServerMetrics {
   readonly customMetrics = new CustomMetrics(this.registry);
   readonly #options: ServerMetricsOptions;
   readonly #batchSize: Histogram<'model' | 'version'>;
-  readonly #summaries: Record<'request' | 'queue' | 'computeInput' | 'computeInfer' | 'computeOutput', Summary<'model' | 'version'>> | undefined;
+  readonly #summaries: Summaries | undefined;
   readonly #cpu = new CpuSampler();
   #timer: NodeJS.Timeout | undefined;
   /** Counts each load (by why it was loaded: startup, api, poll, on_demand) and each eviction. */
@@ -126,19 +128,10 @@ export class ServerMetrics {
       counter('nv_inference_compute_input_duration_us', 'Cumulative compute input duration in microseconds', (s) => us(s.inferenceStats.computeInput.ns));
       counter('nv_inference_compute_infer_duration_us', 'Cumulative compute inference duration in microseconds', (s) => us(s.inferenceStats.computeInfer.ns));
       counter('nv_inference_compute_output_duration_us', 'Cumulative compute output duration in microseconds', (s) => us(s.inferenceStats.computeOutput.ns));
+      if (source.responseCache !== undefined) this.#addCacheCounters();
     }
-    if (options.config.summaryLatencies) {
-      const summary = (name: string, help: string): Summary<'model' | 'version'> =>
-        new Summary({ name, help, labelNames: LABELS, registers, percentiles: [...options.config.summaryQuantiles], maxAgeSeconds: 60, ageBuckets: 5 });
-      this.#summaries = {
-        request: summary('nv_inference_request_summary_us', 'Summary of inference request durations in microseconds'),
-        queue: summary('nv_inference_queue_summary_us', 'Summary of inference queuing durations in microseconds'),
-        computeInput: summary('nv_inference_compute_input_summary_us', 'Summary of compute input durations in microseconds'),
-        computeInfer: summary('nv_inference_compute_infer_summary_us', 'Summary of compute inference durations in microseconds'),
-        computeOutput: summary('nv_inference_compute_output_summary_us', 'Summary of compute output durations in microseconds'),
-      };
-    }
-    if (source.responseCache !== undefined) this.#addCacheMetrics(source.responseCache.bind(source));
+    if (options.config.summaryLatencies) this.#summaries = this.#addSummaries(options.config.summaryQuantiles);
+    if (source.responseCache !== undefined) this.#addCacheGauges(source.responseCache.bind(source));
     this.#batchSize = new Histogram({
       name: 'nereid_inference_batch_size',
       help: 'Batch sizes executed (inferences per model execution): what the batching settings actually do',
@@ -184,12 +177,36 @@ export class ServerMetrics {
   }
 
   /**
-   * The response cache's metrics (docs/user_guide/metrics.md, "Response Cache Metrics"): per model with
-   * the cache enabled, hit and miss counts and their cumulative microseconds (the statistics' cache_hit
-   * and cache_miss); for the whole cache, the gauges Triton's local cache reports (with Redis, those about
-   * lookups and insertions). Beyond Triton: nereid_cache_insertion_failures, responses not stored.
+   * The latency summaries (`--metrics-config summary_latencies=true`), with Triton's names and help
+   * texts (core src/metrics.cc). Their series are added per model version by `observerFor`.
    */
-  #addCacheMetrics(read: () => ResponseCacheStatistics): void {
+  #addSummaries(quantiles: readonly number[]): Summaries {
+    const window = { percentiles: quantiles, maxAgeSeconds: 60, ageBuckets: 5 };
+    const summary = (name: string, help: string): SeriesSummary => {
+      const family = new SeriesSummary(name, help, window);
+      // NOTE: prom-client types registerMetric for its own four classes; the registry reads only
+      // `name` and `get`, which SeriesSummary has (as custom-metrics.ts's families do).
+      this.registry.registerMetric(family as never);
+      return family;
+    };
+    return {
+      request: summary('nv_inference_request_summary_us', 'Summary of inference request duration in microseconds (includes cached requests)'),
+      queue: summary('nv_inference_queue_summary_us', 'Summary of inference queuing duration in microseconds (includes cached requests)'),
+      computeInput: summary('nv_inference_compute_input_summary_us', 'Cumulative compute input duration in microseconds (does not include cached requests)'),
+      computeInfer: summary('nv_inference_compute_infer_summary_us', 'Cumulative compute inference duration in microseconds (does not include cached requests)'),
+      computeOutput: summary('nv_inference_compute_output_summary_us', 'Cumulative inference compute output duration in microseconds (does not include cached requests)'),
+      cacheHit: summary('nv_cache_hit_summary_per_model', 'Summary of cache hit counts/durations per model, in microseconds.'),
+      cacheMiss: summary('nv_cache_miss_summary_per_model', 'Summary of cache miss counts/durations per model, in microseconds.'),
+    };
+  }
+
+  /**
+   * The per-model response cache counters, for the models whose requests go through the cache: the
+   * statistics' cache_hit and cache_miss, with Triton's names and help texts (core src/metrics.cc).
+   * Triton makes them only with counter latencies on and the model's cache on (core
+   * src/metric_model_reporter.cc, InitializeCounters).
+   */
+  #addCacheCounters(): void {
     const registers = [this.registry];
     const source = this.#options.source;
     const perModel = (name: string, help: string, value: (stats: ReturnType<ModelStatistics['snapshot']>) => number): void => {
@@ -209,18 +226,19 @@ export class ServerMetrics {
       });
     };
     const us = (ns: number): number => Math.round(ns / 1000);
-    perModel('nv_cache_num_hits_per_model', 'Number of response cache hits per model', (s) => s.inferenceStats.cacheHit.count);
-    perModel('nv_cache_num_misses_per_model', 'Number of response cache misses per model', (s) => s.inferenceStats.cacheMiss.count);
-    perModel(
-      'nv_cache_hit_duration_per_model',
-      'Cumulative time requests spend retrieving a cached response per model on cache hits (microseconds)',
-      (s) => us(s.inferenceStats.cacheHit.ns),
-    );
-    perModel(
-      'nv_cache_miss_duration_per_model',
-      'Cumulative time requests spend looking up and inserting responses into the cache on a cache miss (microseconds)',
-      (s) => us(s.inferenceStats.cacheMiss.ns),
-    );
+    perModel('nv_cache_num_hits_per_model', 'Number of cache hits per model', (s) => s.inferenceStats.cacheHit.count);
+    perModel('nv_cache_num_misses_per_model', 'Number of cache misses per model', (s) => s.inferenceStats.cacheMiss.count);
+    perModel('nv_cache_hit_duration_per_model', 'Total cache hit duration per model, in microseconds', (s) => us(s.inferenceStats.cacheHit.ns));
+    perModel('nv_cache_miss_duration_per_model', 'Total cache miss (insert+lookup) duration per model, in microseconds', (s) => us(s.inferenceStats.cacheMiss.ns));
+  }
+
+  /**
+   * The whole cache's gauges (with Redis, those about lookups and insertions). Beyond Triton:
+   * nereid_cache_insertion_failures, responses not stored.
+   */
+  #addCacheGauges(read: () => ResponseCacheStatistics): void {
+    const registers = [this.registry];
+    const us = (ns: number): number => Math.round(ns / 1000);
     const gauge = (name: string, help: string, value: (stats: ResponseCacheStatistics) => number): void => {
       new Gauge({
         name,
@@ -270,30 +288,62 @@ export class ServerMetrics {
     this.#timer.unref();
   }
 
-  /** The observer for one model version's statistics. */
-  observerFor(model: string, version: number): StatisticsObserver {
+  /**
+   * The observer for one model version's statistics. With summaries on, the version's series are
+   * shown from now (count 0) until it unloads, as Triton's InitializeSummaries makes them: the request
+   * summary only without the response cache, the cache hit and miss summaries only with it.
+   */
+  observerFor(model: string, version: number, isResponseCacheEnabled: boolean): StatisticsObserver {
     const labels = { model, version: String(version) };
+    const summaries = this.#summaries;
+    const held: SeriesSummary[] = [];
+    const add = (family: SeriesSummary | undefined): SummarySeries | undefined => {
+      if (family === undefined) return undefined;
+      held.push(family);
+      return family.add(labels);
+    };
+    const request = isResponseCacheEnabled ? undefined : add(summaries?.request);
+    const queue = add(summaries?.queue);
+    const computeInput = add(summaries?.computeInput);
+    const computeInfer = add(summaries?.computeInfer);
+    const computeOutput = add(summaries?.computeOutput);
+    const cacheHit = isResponseCacheEnabled ? add(summaries?.cacheHit) : undefined;
+    const cacheMiss = isResponseCacheEnabled ? add(summaries?.cacheMiss) : undefined;
     return {
       onRequest: (isSuccess, durationNs) => {
-        if (isSuccess) this.#summaries?.request.observe(labels, durationNs / 1000);
+        if (isSuccess) request?.observe(durationNs / 1000);
       },
       onExecution: ({ batchSize, queueNs, timing }: Execution) => {
         this.#batchSize.observe(labels, batchSize);
-        const summaries = this.#summaries;
-        if (summaries === undefined) return;
         for (const ns of queueNs) {
-          summaries.queue.observe(labels, ns / 1000);
-          summaries.computeInput.observe(labels, timing.inputNs / 1000);
-          summaries.computeInfer.observe(labels, timing.inferNs / 1000);
-          summaries.computeOutput.observe(labels, timing.outputNs / 1000);
+          queue?.observe(ns / 1000);
+          computeInput?.observe(timing.inputNs / 1000);
+          computeInfer?.observe(timing.inferNs / 1000);
+          computeOutput?.observe(timing.outputNs / 1000);
         }
+      },
+      // A hit's queue time is 0: the lookup is the first thing the model does (recordCacheHit).
+      onCacheHit: (lookupNs) => {
+        queue?.observe(0);
+        cacheHit?.observe(lookupNs / 1000);
+      },
+      onCacheMiss: (missNs) => cacheMiss?.observe(missNs / 1000),
+      close: () => {
+        for (const family of held.splice(0)) family.remove(labels);
       },
     };
   }
 
-  /** The Prometheus text exposition of every metric. */
-  text(): Promise<string> {
-    return this.registry.metrics();
+  /**
+   * The Prometheus text exposition of every family that has a series. prometheus-cpp, Triton's
+   * serializer, leaves out a family with none (core/src/family.cc, Family::Collect returns nothing for
+   * it), and Triton's QA asserts the absence of the families a setting turns off
+   * (qa/L0_metrics/metrics_config_test.py); prom-client would print their HELP and TYPE lines.
+   */
+  async text(): Promise<string> {
+    const families = await Promise.all(this.registry.getMetricsAsArray().map((metric) => this.registry.getSingleMetricAsString(metric.name)));
+    const shown = families.filter((family) => family.split('\n').some((line) => !line.startsWith('#')));
+    return `${shown.join('\n\n')}\n`;
   }
 
   close(): void {

@@ -26,8 +26,12 @@ export interface LoadModelOptions {
   readonly config: ModelConfig;
   readonly backend: Backend;
   readonly context: LoadContext;
-  /** Receives every request and execution of this version (the metrics' summaries and histograms). */
-  readonly observer?: StatisticsObserver;
+  /**
+   * Makes what receives every request and execution of this version (the metrics' summaries and
+   * histograms), once the load knows whether its requests go through the response cache (Triton's
+   * MetricModelReporter::Create takes response_cache_enabled, and shows other series with it).
+   */
+  readonly observerFor?: (isResponseCacheEnabled: boolean) => StatisticsObserver;
   /** The largest request a client may send (`--http-max-input-size`); no warmup sample may be larger. */
   readonly maxInputBytes: number;
   /**
@@ -72,22 +76,22 @@ export class Model {
     spec: ModelSpec,
     backendModel: BackendModel,
     instances: readonly ModelInstance[],
-    observer: StatisticsObserver | undefined,
+    observerFor: ((isResponseCacheEnabled: boolean) => StatisticsObserver) | undefined,
     scheduling: SchedulingOptions,
     responseCache: ResponseCacheStore | undefined,
   ) {
     this.config = config;
     this.spec = spec;
-    this.statistics = new ModelStatistics(spec.name, spec.version, observer);
+    const isResponseCacheEnabled = responseCache !== undefined && config.responseCache?.enable === true;
+    this.statistics = new ModelStatistics(spec.name, spec.version, observerFor?.(isResponseCacheEnabled));
     this.#backendModel = backendModel;
     this.#instances = instances;
     const scheduler = backendModel.createScheduler?.(this.statistics) ?? createScheduler(config, new InstancePool(instances), this.statistics, scheduling);
     // Validation refuses the cache for decoupled models and sequence batching, as Triton does, and
     // `load` for an ensemble with a decoupled step.
-    this.#scheduler =
-      responseCache !== undefined && config.responseCache?.enable === true
-        ? new CachingScheduler({ scheduler, cache: responseCache, statistics: this.statistics, version: spec.version, loadId: responseCache.isShared ? 0 : nextLoadId++ })
-        : scheduler;
+    this.#scheduler = isResponseCacheEnabled
+      ? new CachingScheduler({ scheduler, cache: responseCache, statistics: this.statistics, version: spec.version, loadId: responseCache.isShared ? 0 : nextLoadId++ })
+      : scheduler;
   }
 
   get name(): string {
@@ -99,7 +103,7 @@ export class Model {
   }
 
   /** Loads the backend model, starts every instance of every instance group, and warms them up. */
-  static async load({ files, config, backend, context, observer, maxInputBytes, signal, responseCache, rateLimiter }: LoadModelOptions): Promise<Model> {
+  static async load({ files, config, backend, context, observerFor, maxInputBytes, signal, responseCache, rateLimiter }: LoadModelOptions): Promise<Model> {
     const spec = await loadModelSpec(config, files.version, files.modelDir);
     const stateSpecs = await loadStateSpecs(config, files.modelDir);
     const loading = backend.loadModel(files, config, backendSpecOf(config, spec), context);
@@ -171,9 +175,9 @@ export class Model {
       // An ensemble with a decoupled step: Triton fills in its model_transaction_policy, and the config shows it.
       const decoupled = clone(ModelConfigSchema, config);
       decoupled.modelTransactionPolicy = create(ModelTransactionPolicySchema, { decoupled: true });
-      return new Model(decoupled, { ...spec, isDecoupled: true }, backendModel, scheduled, observer, { stateSpecs, logger: context.logger }, responseCache);
+      return new Model(decoupled, { ...spec, isDecoupled: true }, backendModel, scheduled, observerFor, { stateSpecs, logger: context.logger }, responseCache);
     }
-    return new Model(config, spec, backendModel, scheduled, observer, { stateSpecs, logger: context.logger }, responseCache);
+    return new Model(config, spec, backendModel, scheduled, observerFor, { stateSpecs, logger: context.logger }, responseCache);
   }
 
   /** Whether its requests go through the response cache (the per-model nv_cache_* metrics are shown then). */
@@ -223,7 +227,12 @@ export class Model {
 
   /** Waits for accepted requests to finish (unless forced; at most `drainTimeoutMs`), then stops the instances. */
   async unload(options?: CloseOptions): Promise<void> {
-    await this.#scheduler.close(options);
-    await this.#backendModel.unload();
+    try {
+      await this.#scheduler.close(options);
+      await this.#backendModel.unload();
+    } finally {
+      // Its series leave /metrics, as Triton's ~MetricModelReporter removes them.
+      this.statistics.close();
+    }
   }
 }

@@ -43,7 +43,7 @@ export interface RepositoryOptions {
   readonly context: BackendContext;
   readonly logger: Logger;
   /** Who else sees each loaded version's requests and executions (the metrics). */
-  readonly observerFor?: (modelName: string, version: number) => StatisticsObserver;
+  readonly observerFor?: (modelName: string, version: number, isResponseCacheEnabled: boolean) => StatisticsObserver;
   /** Times the POLL mode's passes; the system clock unless a test drives it. */
   readonly clock?: Clock;
   /**
@@ -444,6 +444,7 @@ export class RepositoryManager {
     const timeoutReason = `model '${name}' did not finish loading within ${loadTimeoutMs / 1000} s (--model-load-timeout-secs); its instances were stopped`;
     const timer = setTimeout(() => timeout.abort(new NereidError('UNAVAILABLE', timeoutReason)), loadTimeoutMs);
     const { signal } = timeout;
+    const { observerFor } = this.#options;
     try {
       const available = await findVersions(modelDir, (folder) =>
         logger.warning('repository', `model '${name}': ignoring folder '${folder}', which is not a version (version folders are named 1, 2, ... without leading zeros)`),
@@ -487,7 +488,7 @@ export class RepositoryManager {
               config,
               backend,
               context: this.#loadContext(name),
-              observer: this.#options.observerFor?.(name, version),
+              ...(observerFor !== undefined ? { observerFor: (isResponseCacheEnabled: boolean) => observerFor(name, version, isResponseCacheEnabled) } : {}),
               maxInputBytes: this.#options.maxInputBytes,
               signal,
               ...(this.#options.responseCache !== undefined ? { responseCache: this.#options.responseCache } : {}),

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_METRICS_CONFIG } from '../../src/metrics/server-metrics.js';
 import { EXAMPLES, FIXTURES, type TestServer, startTestServer } from '../helpers/server.js';
 
 /** The value of one sample line, e.g. metric('nv_inference_count', { model: 'simple', version: '1' }). */
@@ -76,4 +81,90 @@ describe('Prometheus metrics on the metrics port', () => {
     assert.equal((await fetch(`${server.metricsUrl}/metrics`, { method: 'POST' })).status, 405);
     assert.equal((await fetch(`${server.metricsUrl}/other`)).status, 404);
   });
+});
+
+const JS_ADD = fileURLToPath(new URL('../fixtures/js_repository/js_add', import.meta.url));
+
+/** The families a page shows, by their TYPE lines, in order. */
+const familiesOf = (text: string): string[] => text.split('\n').filter((line) => line.startsWith('# TYPE ')).map((line) => line.split(' ')[2]!);
+
+/**
+ * Triton's qa/L0_metrics/metrics_config_test.py, for each --metrics-config setting, on a server with the
+ * response cache and two models, `adder` without the cache and `cached_adder` with it: which families
+ * exist before any request (Triton makes a model's series when it loads), and which series afterwards.
+ */
+describe('which metric families and series exist, by counter_latencies and summary_latencies, with and without the response cache', () => {
+  let repository: string;
+  before(async () => {
+    repository = await mkdtemp(join(tmpdir(), 'nereid-metrics-'));
+    await cp(JS_ADD, join(repository, 'adder'), { recursive: true });
+    await cp(JS_ADD, join(repository, 'cached_adder'), { recursive: true });
+    const config = await readFile(join(JS_ADD, 'config.pbtxt'), 'utf8');
+    await writeFile(join(repository, 'cached_adder', 'config.pbtxt'), `${config}\nresponse_cache { enable: true }\n`);
+  });
+  after(() => rm(repository, { recursive: true, force: true }));
+
+  const ALWAYS = ['nv_inference_request_success', 'nv_inference_request_failure', 'nv_inference_count', 'nv_inference_exec_count', 'nv_inference_pending_request_count'];
+  const COUNTERS = ['nv_inference_request_duration_us', 'nv_inference_queue_duration_us', 'nv_inference_compute_input_duration_us', 'nv_inference_compute_infer_duration_us', 'nv_inference_compute_output_duration_us'];
+  const CACHE_COUNTERS = ['nv_cache_num_hits_per_model', 'nv_cache_num_misses_per_model', 'nv_cache_hit_duration_per_model', 'nv_cache_miss_duration_per_model'];
+  const SUMMARIES = ['nv_inference_request_summary_us', 'nv_inference_queue_summary_us', 'nv_inference_compute_input_summary_us', 'nv_inference_compute_infer_summary_us', 'nv_inference_compute_output_summary_us'];
+  const CACHE_SUMMARIES = ['nv_cache_hit_summary_per_model', 'nv_cache_miss_summary_per_model'];
+  const CACHE_GAUGES = ['nv_cache_num_lookups', 'nv_cache_num_hits', 'nv_cache_num_misses', 'nv_cache_lookup_duration', 'nv_cache_insertion_duration', 'nv_cache_num_entries', 'nv_cache_num_evictions', 'nv_cache_util', 'nereid_cache_insertion_failures'];
+  const NEREID = ['nereid_model_loads_total', 'nereid_loaded_models', 'nereid_model_memory_bytes'];
+  const request = (base: number) => ({ inputs: ['INPUT0', 'INPUT1'].map((name) => ({ name, datatype: 'FP32', shape: [1, 4], data: [base, base, base, base] })) });
+
+  for (const counterLatencies of [true, false]) {
+    for (const summaryLatencies of [true, false]) {
+      test(`counter_latencies=${counterLatencies} summary_latencies=${summaryLatencies}`, async (t) => {
+        const server = await startTestServer({
+          modelRepositories: [repository],
+          responseCacheBytes: 1 << 20,
+          isCpuMetricsAllowed: false,
+          metricsConfig: { ...DEFAULT_METRICS_CONFIG, counterLatencies, summaryLatencies, summaryQuantiles: [0.5] },
+        });
+        t.after(() => server.close());
+        const scrape = async (): Promise<string> => (await fetch(`${server.metricsUrl}/metrics`)).text();
+
+        // Before any request: a family with no series is not on the page at all (prometheus-cpp).
+        const before = await scrape();
+        assert.deepEqual(familiesOf(before), [
+          ...ALWAYS,
+          ...(counterLatencies ? [...COUNTERS, ...CACHE_COUNTERS] : []),
+          ...(summaryLatencies ? [...SUMMARIES, ...CACHE_SUMMARIES] : []),
+          ...CACHE_GAUGES,
+          ...NEREID,
+        ]);
+
+        // cached_adder misses, then hits; adder runs once.
+        for (const [model, base] of [['cached_adder', 1], ['cached_adder', 1], ['adder', 1]] as const) {
+          assert.equal((await server.post(`/v2/models/${model}/infer`, request(base))).status, 200);
+        }
+        const text = await scrape();
+        const COUNTED = /^(nv_cache_num_(hits|misses)_per_model|nv_inference_(request|queue)_summary_us_count|nv_cache_(hit|miss)_summary_per_model_count)\{/;
+        const cached = 'model="cached_adder",version="1"';
+        const plain = 'model="adder",version="1"';
+        assert.deepEqual(
+          text.split('\n').filter((line) => COUNTED.test(line)).sort(),
+          [
+            ...(counterLatencies ? [`nv_cache_num_hits_per_model{${cached}} 1`, `nv_cache_num_misses_per_model{${cached}} 1`] : []),
+            // The request summary of a model with the cache is not shown (Triton's DLIS-4762); a hit's queue time is counted.
+            ...(summaryLatencies
+              ? [
+                  `nv_inference_request_summary_us_count{${plain}} 1`,
+                  `nv_inference_queue_summary_us_count{${plain}} 1`,
+                  `nv_inference_queue_summary_us_count{${cached}} 2`,
+                  `nv_cache_hit_summary_per_model_count{${cached}} 1`,
+                  `nv_cache_miss_summary_per_model_count{${cached}} 1`,
+                ]
+              : []),
+          ].sort(),
+        );
+        for (const family of ['nv_cache_hit_duration_per_model', 'nv_cache_miss_duration_per_model']) {
+          const series = text.split('\n').filter((line) => line.startsWith(`${family}{`));
+          assert.deepEqual(series.map((line) => line.slice(0, line.indexOf('}') + 1)), counterLatencies ? [`${family}{${cached}}`] : [], family);
+        }
+        assert.equal(text.includes(`nv_inference_request_summary_us_count{${cached}}`), false);
+      });
+    }
+  }
 });
