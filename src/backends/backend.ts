@@ -63,7 +63,10 @@ export interface InstanceSpec {
 export interface Backend {
   /** The config `backend:` name. */
   readonly name: string;
-  /** The file a version folder holds when the config names no `default_model_filename`. */
+  /**
+   * The file a version folder holds when the config names no `default_model_filename`; '' for a
+   * backend that reads no model file (identity), which is then never picked by a file it finds.
+   */
   readonly defaultModelFilename: string;
   /**
    * Whether loading the model runs its files as code (a module, a script, a pickle), so that files

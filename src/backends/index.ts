@@ -1,6 +1,7 @@
 import type { Backend } from './backend.js';
 import { ENSEMBLE_PLATFORM, ensembleBackend } from './ensemble/ensemble-backend.js';
 import { filBackend } from './fil/fil-backend.js';
+import { identityBackend } from './identity/identity-backend.js';
 import { javascriptBackend } from './javascript/javascript-backend.js';
 import { onnxRuntimeBackend } from './onnxruntime/onnxruntime-backend.js';
 import { pythonBackend } from './python/python-backend.js';
@@ -13,6 +14,7 @@ export const BACKENDS: ReadonlyMap<string, Backend> = new Map([
   [pythonBackend.name, pythonBackend],
   [pytorchBackend.name, pytorchBackend],
   [filBackend.name, filBackend],
+  [identityBackend.name, identityBackend],
 ]);
 
 /** Config `platform:` values and the backend that serves each (Triton's platform → backend mapping). */

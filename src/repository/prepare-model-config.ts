@@ -37,7 +37,7 @@ const fileExists = (path: string): Promise<boolean> =>
 async function detectBackend(versionDir: string | undefined): Promise<Backend | undefined> {
   if (versionDir === undefined) return undefined;
   for (const backend of BACKENDS.values()) {
-    if (await fileExists(join(versionDir, backend.defaultModelFilename))) return backend;
+    if (backend.defaultModelFilename !== '' && (await fileExists(join(versionDir, backend.defaultModelFilename)))) return backend;
   }
   return undefined;
 }
@@ -84,7 +84,7 @@ export async function prepareModelConfig(options: PrepareOptions): Promise<{ con
       'INVALID_ARG',
       named !== undefined
         ? `${file}: unknown ${named}; Nereid serves backends ${[...BACKENDS.keys()].map((n) => `'${n}'`).join(', ')} and platforms ${[...PLATFORMS.keys()].map((n) => `'${n}'`).join(', ')}`
-        : `model '${options.name}' has no config.pbtxt naming a backend or platform, and no version folder holds a file a backend recognises (${[...BACKENDS.values()].map((b) => b.defaultModelFilename).join(', ')})`,
+        : `model '${options.name}' has no config.pbtxt naming a backend or platform, and no version folder holds a file a backend recognises (${[...BACKENDS.values()].flatMap((b) => (b.defaultModelFilename === '' ? [] : [b.defaultModelFilename])).join(', ')})`,
     );
   }
   if (options.isModelCodeRefused === true && backend.isModelFileCode) {
