@@ -1,8 +1,10 @@
 -- wrk script for the response cache (issue 16): a share of the requests (BENCH_REPEAT, default 0.9) is one of
 -- the ten digits images of test/fixtures/digits_samples.json (written out below as JSON bodies), the rest a
 -- fresh random image (pixels 0 to 16), for the input BENCH_INPUT_NAME (default INPUT; digits_torch: INPUT__0).
--- BENCH_REPEAT=1 sends only the ten images: once each is cached, every request is a hit. BENCH_FIXED=1 sends
--- the first image only, as wrk's fixed body (no Lua call per request: what wrk costs without the mix).
+-- BENCH_BINARY=1 sends them with the binary data extension (BENCH_OUTPUT_NAME, default PROBABILITIES, asked
+-- for as binary data). BENCH_REPEAT=1 sends only the ten images: once each is cached, every request is a hit.
+-- BENCH_FIXED=1 sends the first image only, as wrk's fixed body (no Lua call per request: what wrk costs
+-- without the mix).
 --
 --   wrk -t1 -c8 -d5s -s bench/response-cache-mix.lua http://127.0.0.1:8000/v2/models/digits/infer
 --
@@ -31,8 +33,48 @@ urandom:close()
 math.randomseed(seed)
 local input_name = os.getenv("BENCH_INPUT_NAME") or "INPUT"
 for i = 1, #bodies do bodies[i] = bodies[i]:gsub('"name":"INPUT"', '"name":"' .. input_name .. '"', 1) end
+local fresh_body
+-- BENCH_BINARY=1 sends the same images with the binary data extension, as perf_analyzer and tritonclient do
+-- by default: a JSON header naming the input's 256 bytes and asking for the output as binary data.
+if os.getenv("BENCH_BINARY") == "1" then
+  local output_name = os.getenv("BENCH_OUTPUT_NAME") or "PROBABILITIES"
+  local header = '{"inputs":[{"name":"' .. input_name .. '","shape":[1,64],"datatype":"FP32","parameters":{"binary_data_size":256}}],'
+    .. '"outputs":[{"name":"' .. output_name .. '","parameters":{"binary_data":true}}]}'
+  -- The little-endian FP32 bytes of the pixel values 0 to 16.
+  local pixel_bytes = {}
+  for value = 0, 16 do
+    local exponent, bits = 0, 0
+    if value > 0 then
+      exponent = math.floor(math.log(value) / math.log(2))
+      bits = (127 + exponent) * 8388608 + (value / 2 ^ exponent - 1) * 8388608
+    end
+    pixel_bytes[value] = string.char(bits % 256, math.floor(bits / 256) % 256, math.floor(bits / 65536) % 256, math.floor(bits / 16777216) % 256)
+  end
+  local binary_body = function(pixels)
+    local parts = {}
+    for i = 1, 64 do parts[i] = pixel_bytes[pixels[i]] end
+    return header .. table.concat(parts)
+  end
+  for i = 1, #bodies do
+    local pixels = {}
+    for number in bodies[i]:match('"data":%[([^%]]*)%]'):gmatch("[0-9]+") do pixels[#pixels + 1] = tonumber(number) end
+    bodies[i] = binary_body(pixels)
+  end
+  wrk.headers["Inference-Header-Content-Length"] = tostring(#header)
+  fresh_body = function()
+    local pixels = {}
+    for i = 1, 64 do pixels[i] = math.random(0, 16) end
+    return binary_body(pixels)
+  end
+else
+  wrk.headers["Content-Type"] = "application/json"
+  fresh_body = function()
+    local pixels = {}
+    for i = 1, 64 do pixels[i] = tostring(math.random(0, 16)) end
+    return '{"inputs":[{"name":"' .. input_name .. '","shape":[1,64],"datatype":"FP32","data":[' .. table.concat(pixels, ",") .. ']}]}'
+  end
+end
 wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
 if os.getenv("BENCH_FIXED") == "1" then
   wrk.body = bodies[1]
 else
@@ -40,9 +82,7 @@ else
     if math.random() < repeat_share then
       return wrk.format(nil, nil, nil, bodies[math.random(#bodies)])
     end
-    local pixels = {}
-    for i = 1, 64 do pixels[i] = tostring(math.random(0, 16)) end
-    return wrk.format(nil, nil, nil, '{"inputs":[{"name":"' .. input_name .. '","shape":[1,64],"datatype":"FP32","data":[' .. table.concat(pixels, ",") .. ']}]}')
+    return wrk.format(nil, nil, nil, fresh_body())
   end
 end
 

@@ -1,14 +1,15 @@
 /**
  * The response cache and the rate limiter (issue 16), each against the same server without it.
  *
- * 1. Cache: wrk (bench/response-cache-mix.lua, JSON bodies) against two servers of the same repository,
+ * 1. Cache: wrk (bench/response-cache-mix.lua) against two servers of the same repository,
  *    one with `--cache-config local,size=16777216` and one without a cache (its models then log that
  *    nothing is cached), measured in turn (off, on) for CACHE_ROUNDS rounds. Each model of CACHE_MODELS
  *    has `response_cache { enable: true }`: digits (the ONNX MLP of examples/, the issue's figure) and
  *    digits_torch (the same kind of MLP on the PyTorch backend, whose executions cost more: a model for
  *    which a cache matters more). For each model and each concurrency of CACHE_CONCURRENCY: the 90 %
- *    mix (one of ten images, or a fresh random one), then a diagnostic of the hit path alone, the same
- *    first image as wrk's fixed body (no Lua per request). Figures: requests/s, p50/p99, and the
+ *    mix (one of ten images, or a fresh random one) as JSON, the same mix with the binary data extension
+ *    (perf_analyzer's and tritonclient's default), then a diagnostic of the hit path alone, the same
+ *    first image as wrk's fixed JSON body (no Lua per request). Figures: requests/s, p50/p99, and the
  *    server's own CPU time per request (all threads of the Node.js process, and its main thread alone,
  *    from /proc: a figure the shared machine's noise hurts less than the rates). Each server first
  *    serves the mix for WARM_UP_SECONDS, not measured.
@@ -43,6 +44,7 @@ const WARM_UP_SECONDS = 2;
 const CACHE_MODELS = (process.env.CACHE_MODELS ?? 'digits,digits_torch').split(',');
 const MIX_SCRIPT = join(ROOT, 'bench/response-cache-mix.lua');
 const INPUT_NAMES: Readonly<Record<string, string>> = { digits: 'INPUT', digits_torch: 'INPUT__0' };
+const OUTPUT_NAMES: Readonly<Record<string, string>> = { digits: 'PROBABILITIES', digits_torch: 'OUTPUT__0' };
 const HEAVY_MS = Number(process.env.HEAVY_MS ?? 20);
 const PARTS = (process.env.BENCH_PARTS ?? 'cache,rate-limit').split(',');
 
@@ -116,7 +118,7 @@ function runMix(server: ServerProcess, model: string, concurrency: number, env: 
   const before = cpuUs(server.pid);
   const args = ['-t1', `-c${concurrency}`, `-d${seconds}s`, '--timeout', '60s', '-s', MIX_SCRIPT, `${server.baseUrl}/v2/models/${model}/infer`];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.env.BENCH_WRK ?? 'wrk', args, { env: { ...process.env, BENCH_INPUT_NAME: INPUT_NAMES[model] ?? 'INPUT', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.env.BENCH_WRK ?? 'wrk', args, { env: { ...process.env, BENCH_INPUT_NAME: INPUT_NAMES[model] ?? 'INPUT', BENCH_OUTPUT_NAME: OUTPUT_NAMES[model] ?? 'PROBABILITIES', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.once('error', (error) => reject(new Error(`cannot run wrk (${error.message}); install it: apt-get install -y wrk`)));
@@ -160,7 +162,7 @@ async function benchCache(): Promise<string[]> {
   const off = await serve('cache-off', repository, []);
   const on = await serve('cache-on', repository, ['--cache-config=local,size=16777216']);
   const lines = [
-    `wrk -t1, JSON bodies, ${SECONDS} s each, the two servers in turn; load average at the start ${loadavg()[0]!.toFixed(1)}:`,
+    `wrk -t1, ${SECONDS} s each, the two servers in turn; load average at the start ${loadavg()[0]!.toFixed(1)}:`,
     '',
     '| model | clients | requests | round | off: req/s | on: req/s | on / off | off: server µs/req (main) | on: server µs/req (main) | on: p50 / p99 ms | on: hits / successes | on: µs per hit |',
     '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -170,7 +172,11 @@ async function benchCache(): Promise<string[]> {
     for (const model of CACHE_MODELS) for (const server of [off, on]) await runMix(server, model, CONCURRENCIES[0]!, {}, WARM_UP_SECONDS);
     for (const model of CACHE_MODELS) {
       for (const concurrency of CONCURRENCIES) {
-        for (const [label, env] of [['90 % repeating', {}], ['one image, fixed body', { BENCH_FIXED: '1' }]] as const) {
+        for (const [label, env] of [
+          ['90 % repeating', {}],
+          ['90 % repeating, binary data', { BENCH_BINARY: '1' }],
+          ['one image, fixed body', { BENCH_FIXED: '1' }],
+        ] as const) {
           for (let round = 1; round <= ROUNDS; round++) {
             const a = await runMix(off, model, concurrency, env);
             const b = await runMix(on, model, concurrency, env);
