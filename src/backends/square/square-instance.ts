@@ -1,0 +1,88 @@
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import { NereidError } from '../../kernel/errors.js';
+import type { InferRequest } from '../../kernel/infer-request.js';
+import type { ExecuteResult, ModelInstance } from '../../kernel/model-instance.js';
+import type { ModelSpec } from '../../kernel/model-spec.js';
+import type { Tensor } from '../../kernel/tensor.js';
+import { epochMs, msToNs } from '../worker-thread.js';
+import type { SquareSettings } from './square-config.js';
+
+export interface SquareInstanceOptions {
+  /** `<group name>_<index>`. */
+  readonly name: string;
+  readonly spec: ModelSpec;
+  readonly settings: SquareSettings;
+}
+
+/** 2^64: a negative IN is read as size_t, which wraps it to 2^64 + IN. */
+const SIZE_T_WRAP = 2 ** 64;
+
+/**
+ * One instance of a square model, on the main thread. For each request (those of one execution at
+ * the same time, as Triton's backend gives each its own thread), IN's value n gives n responses, each
+ * with OUT = n, shaped [1] (or [1, 1] when the request has a batch dimension); then the request ends
+ * with no response of its own, as Triton's TRITONBACKEND_ResponseFactorySendFlags(FINAL) ends it. n = 0
+ * sends none. A negative n counts as 2^64 + n, as Triton's size_t does: the responses, each with
+ * OUT = n, go on until the request is cancelled or the instance closes. Each response waits the infer
+ * delay, then the output delay (timers); the last CUSTOM_EMPTY_COUNT are not sent, their infer delay
+ * still waited. Without delays the instance yields to the event loop between responses.
+ *
+ * Where Nereid differs: Triton's backend releases the request at once and its instance takes the next
+ * execution while the responses go on; here the execution lasts until its requests end. A cancelled
+ * request stops at its next response (Triton's backend goes on; its responses then go nowhere), so
+ * that the instance is free again. Closing the instance fails its executions with UNAVAILABLE.
+ */
+export class SquareInstance implements ModelInstance {
+  readonly name: string;
+  readonly #options: SquareInstanceOptions;
+  readonly #closing = new AbortController();
+
+  constructor(options: SquareInstanceOptions) {
+    this.name = options.name;
+    this.#options = options;
+  }
+
+  async execute(requests: readonly InferRequest[]): Promise<ExecuteResult> {
+    const startMs = epochMs();
+    const responses = await Promise.all(requests.map((request) => this.#stream(request)));
+    return { responses, timing: { inputNs: 0, inferNs: msToNs(epochMs() - startMs), outputNs: 0 } };
+  }
+
+  async close(): Promise<void> {
+    this.#closing.abort();
+  }
+
+  /** Sends a request's responses; resolves with [] once it is done, or with its error (ModelInstanceState::ProcessRequest). */
+  async #stream(request: InferRequest): Promise<readonly Tensor[] | NereidError> {
+    const input = request.inputs.find((tensor) => tensor.name === 'IN')!;
+    if (input.shape.length === 2 && input.shape[0] !== 1) return new NereidError('INVALID_ARG', 'unexpected shape for IN input');
+    const value = (input.data as Int32Array)[0]!;
+    const count = value >= 0 ? value : SIZE_T_WRAP + value;
+    const { inferDelayNs, outputDelayNs, emptyCount } = this.#options.settings;
+    const shape = input.shape.map(() => 1);
+    const isCancelled = (): boolean => request.signal?.aborted === true;
+    for (let index = 0; index < count; index++) {
+      if (isCancelled()) break;
+      await this.#wait(inferDelayNs);
+      if (index + emptyCount < count) {
+        const outputs: Tensor[] = [{ name: 'OUT', dataType: 'INT32', shape, data: new Int32Array([value]) }];
+        await this.#wait(outputDelayNs);
+        if (isCancelled()) break;
+        request.onResponse?.(outputs);
+      }
+      if (inferDelayNs === 0 && outputDelayNs === 0) await this.#wait(0);
+    }
+    return [];
+  }
+
+  /** Waits `delayNs` (a timer; 0: the next turn of the event loop); throws UNAVAILABLE once the instance closes. */
+  async #wait(delayNs: number): Promise<void> {
+    const signal = this.#closing.signal;
+    try {
+      if (delayNs > 0) await sleep(delayNs / 1e6, undefined, { signal });
+      else await nextTurn(undefined, { signal });
+    } catch {
+      throw new NereidError('UNAVAILABLE', `instance '${this.name}' of model '${this.#options.spec.name}' was stopped before the request finished`);
+    }
+  }
+}
