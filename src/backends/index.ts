@@ -6,6 +6,7 @@ import { javascriptBackend } from './javascript/javascript-backend.js';
 import { onnxRuntimeBackend } from './onnxruntime/onnxruntime-backend.js';
 import { pythonBackend } from './python/python-backend.js';
 import { pytorchBackend } from './pytorch/pytorch-backend.js';
+import { repeatBackend } from './repeat/repeat-backend.js';
 import { squareBackend } from './square/square-backend.js';
 
 /** Every backend, by its config `backend:` name. */
@@ -16,6 +17,7 @@ export const BACKENDS: ReadonlyMap<string, Backend> = new Map([
   [pytorchBackend.name, pytorchBackend],
   [filBackend.name, filBackend],
   [identityBackend.name, identityBackend],
+  [repeatBackend.name, repeatBackend],
   [squareBackend.name, squareBackend],
 ]);
 

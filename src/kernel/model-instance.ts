@@ -28,6 +28,15 @@ export interface ExecuteResult {
    */
   readonly rescheduled?: ReadonlySet<number>;
   /**
+   * The requests the model released before their last response, by index: a decoupled model that
+   * goes on responding after its execution returns (Triton's repeat backend releases each request
+   * once WAIT has passed). Each promise resolves, never rejects, with what the request's entry would
+   * otherwise hold: [] after its last response (the outputs, for a model that is not decoupled), or
+   * its error. The execution counts as done, and the instance free, when `execute` settles; the
+   * request stays in flight until its promise does. Their `responses` entry is [].
+   */
+  readonly unfinished?: ReadonlyMap<number, Promise<readonly Tensor[] | NereidError>>;
+  /**
    * Time the execution waited for the rate limiter's resources after leaving the scheduler's queue
    * (scheduling/rate-limited-instance.ts); the statistics count it as queue time, as Triton does.
    */
@@ -48,7 +57,8 @@ export interface ModelInstance {
    * config `reshape` undone (backends/tensor-io.ts); one bad request fails only itself.
    * The instance reads the requests' input tensors and keeps no reference after the promise settles.
    * A decoupled model sends each response through its request's `onResponse` and settles the
-   * request with an empty list (or its error) once it has sent the last.
+   * request with an empty list (or its error) once it has sent the last, or lists it in
+   * `ExecuteResult.unfinished` when it goes on responding after the execution returns.
    */
   execute(requests: readonly InferRequest[]): Promise<ExecuteResult>;
   /**

@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import type { ExecuteResult, ModelInstance } from '../kernel/model-instance.js';
 import { NereidError } from '../kernel/errors.js';
 import type { InferRequest } from '../kernel/infer-request.js';
+import type { Tensor } from '../kernel/tensor.js';
+import { deferred } from '../util/deferred.js';
 import { ModelStatistics } from '../metrics/model-statistics.js';
 import { DirectScheduler } from './direct-scheduler.js';
 import { InstancePool } from './instance-pool.js';
@@ -19,6 +21,11 @@ class ManualInstance implements ModelInstance {
   finish(): void {
     const { resolve, requests } = this.#running.shift()!;
     resolve({ responses: requests.map((r) => r.inputs), timing: { inputNs: 1, inferNs: 2, outputNs: 3 } });
+  }
+  /** Releases the request it runs before its last response (ExecuteResult.unfinished), which comes with `last`. */
+  release(last: Promise<readonly Tensor[] | NereidError>): void {
+    const { resolve } = this.#running.shift()!;
+    resolve({ responses: [[]], unfinished: new Map([[0, last]]), timing: { inputNs: 0, inferNs: 5, outputNs: 0 } });
   }
   async close(): Promise<void> {
     for (const running of this.#running.splice(0)) running.reject(new NereidError('UNAVAILABLE', 'instance stopped'));
@@ -95,4 +102,42 @@ test('a request cancelled while it waits for an instance leaves unexecuted; one 
   assert.equal(snapshot.inferenceStats.success.count, 2, 'the request cancelled while running was executed: a success for its backend');
   await assert.rejects(scheduler.enqueue({ ...request('r3'), signal: AbortSignal.abort() }), { status: 'CANCELLED' });
   assert.deepEqual(instance.ran, ['r0', 'r2'], 'a request cancelled before it was enqueued never runs');
+});
+
+test('a request released before its last response frees the instance and settles with its promise, counted at its release', async () => {
+  const instance = new ManualInstance();
+  const statistics = new ModelStatistics('m', 1);
+  const scheduler = new DirectScheduler({ modelName: 'm', pool: new InstancePool([instance]), statistics, isBatching: false });
+  const cancel = new AbortController();
+  const firstLast = deferred<readonly Tensor[] | NereidError>();
+  const secondLast = deferred<readonly Tensor[] | NereidError>();
+  const first = scheduler.enqueue(request('r0'));
+  const second = scheduler.enqueue({ ...request('r1'), signal: cancel.signal });
+  const third = scheduler.enqueue(request('r2'));
+  await flush();
+  instance.release(firstLast.promise);
+  await flush();
+  assert.deepEqual(instance.ran, ['r0', 'r1'], 'the next request runs while the first still responds');
+  assert.deepEqual([scheduler.inflightCount, scheduler.queuedCount], [3, 1], 'a responding request is in flight, not queued');
+  assert.equal(statistics.snapshot().inferenceStats.success.count, 1, 'counted at its release');
+  instance.release(secondLast.promise);
+  await flush();
+  cancel.abort();
+  secondLast.resolve([]);
+  await assert.rejects(second, { status: 'CANCELLED' });
+  firstLast.resolve([]);
+  assert.deepEqual(await first, []);
+  instance.finish();
+  assert.deepEqual(await third, request('r2').inputs);
+  await scheduler.close();
+  assert.equal(scheduler.inflightCount, 0);
+});
+
+test('a request released before its last response fails with the error its promise brings', async () => {
+  const instance = new ManualInstance();
+  const scheduler = new DirectScheduler({ modelName: 'm', pool: new InstancePool([instance]), statistics: new ModelStatistics('m', 1), isBatching: false });
+  const answer = scheduler.enqueue(request('r0'));
+  await flush();
+  instance.release(Promise.resolve(new NereidError('UNAVAILABLE', 'stopped before its last response')));
+  await assert.rejects(answer, { status: 'UNAVAILABLE', message: 'stopped before its last response' });
 });

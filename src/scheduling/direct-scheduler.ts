@@ -3,6 +3,7 @@ import type { InferRequest } from '../kernel/infer-request.js';
 import type { ModelInstance } from '../kernel/model-instance.js';
 import type { Tensor } from '../kernel/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
+import { type Deferred, deferred } from '../util/deferred.js';
 import { type Clock, systemClock } from './clock.js';
 import { batchSizeOf } from './batch.js';
 import { cancelledError } from './cancellation.js';
@@ -30,6 +31,8 @@ export class DirectScheduler implements Scheduler {
   readonly #clock: Clock;
   readonly #inflight: InflightRequests;
   #executingCount = 0;
+  /** Requests their model released before their last response (ExecuteResult.unfinished). */
+  #respondingCount = 0;
 
   constructor(options: DirectSchedulerOptions) {
     this.#options = options;
@@ -42,7 +45,7 @@ export class DirectScheduler implements Scheduler {
   }
 
   get queuedCount(): number {
-    return this.#inflight.count - this.#executingCount;
+    return this.#inflight.count - this.#executingCount - this.#respondingCount;
   }
 
   async enqueue(request: InferRequest): Promise<readonly Tensor[]> {
@@ -53,21 +56,36 @@ export class DirectScheduler implements Scheduler {
       const idle = request.signal?.aborted === true ? undefined : this.#options.pool.tryAcquire();
       const instance = idle ?? (await this.#acquire(request, enqueuedUs));
       this.#executingCount++;
+      let result: readonly Tensor[] | NereidError | undefined;
+      let unfinished: Deferred<readonly Tensor[] | NereidError> | undefined;
+      const settle = (settled: readonly Tensor[] | NereidError): void => {
+        if (unfinished === undefined) result = settled;
+        else unfinished.resolve(settled);
+      };
       try {
-        let result: readonly Tensor[] | NereidError | undefined;
         await executeBatch({
           instance,
-          batch: [{ request, batchSize: batchSizeOf(request, this.#options.isBatching), enqueuedUs, settle: (settled) => (result = settled) }],
+          batch: [{ request, batchSize: batchSizeOf(request, this.#options.isBatching), enqueuedUs, settle }],
           statistics: this.#options.statistics,
           clock: this.#clock,
           startUs: this.#clock.nowUs(),
         });
-        if (result instanceof NereidError) throw result;
-        return result!;
       } finally {
         this.#executingCount--;
         this.#options.pool.release(instance);
       }
+      if (result === undefined) {
+        // Released before its last response (ExecuteResult.unfinished): the instance serves others meanwhile.
+        unfinished = deferred();
+        this.#respondingCount++;
+        try {
+          result = await unfinished.promise;
+        } finally {
+          this.#respondingCount--;
+        }
+      }
+      if (result instanceof NereidError) throw result;
+      return result;
     } finally {
       this.#inflight.settle();
     }

@@ -48,6 +48,8 @@ export interface ExecuteBatchOptions {
  * CANCELLED error instead of its result: nobody wants that any more.
  * A request the model released with RESCHEDULE counts as this execution's success, as Triton's
  * backends report each execution of a request, and goes back to its scheduler (`reschedule`).
+ * A request released before its last response (ExecuteResult.unfinished) counts when the execution
+ * returns, as Triton's backends report it at its release, and is settled when its promise resolves.
  */
 export async function executeBatch(options: ExecuteBatchOptions): Promise<void> {
   const { instance, batch } = options;
@@ -98,7 +100,9 @@ export function settleBatch({ instance, batch, statistics, clock, startUs }: Exe
     const response = responses[index]!;
     if (queued.isPadding !== true) statistics.recordRequest(response instanceof NereidError ? 'BACKEND' : 'SUCCESS', (endUs - queued.enqueuedUs) * 1000);
     const isCancelled = queued.request.signal?.aborted === true;
+    const unfinished = response instanceof NereidError ? undefined : result.unfinished?.get(index);
     if (rescheduled.has(index) && queued.reschedule !== undefined && !isCancelled) queued.reschedule();
+    else if (unfinished !== undefined) void unfinished.then((final) => queued.settle(queued.request.signal?.aborted === true ? cancelledError(queued.request, 'executing') : final));
     else queued.settle(isCancelled ? cancelledError(queued.request, 'executing') : response);
   });
 }

@@ -202,7 +202,7 @@ describe("Triton's identity backend", () => {
     const index = (await (await server.post('/v2/repository/index', '')).json()) as Array<{ name: string; state: string; reason?: string }>;
     const reasons = Object.fromEntries(index.filter((entry) => entry.state === 'UNAVAILABLE').map((entry) => [entry.name, entry.reason]));
     assert.deepEqual(reasons, {
-      bad_backend: `${join(repository, 'bad_backend', 'config.pbtxt')}: unknown backend 'identiti'; Nereid serves backends 'onnxruntime', 'javascript', 'python', 'pytorch', 'fil', 'identity', 'square' and platforms 'onnxruntime_onnx', 'pytorch_libtorch'`,
+      bad_backend: `${join(repository, 'bad_backend', 'config.pbtxt')}: unknown backend 'identiti'; Nereid serves backends 'onnxruntime', 'javascript', 'python', 'pytorch', 'fil', 'identity', 'repeat', 'square' and platforms 'onnxruntime_onnx', 'pytorch_libtorch'`,
       bad_delay: `model 'bad_delay': parameters 'execute_delay_ms' must be an integer from 0 to 2147483647, got "ten"`,
       bad_name: "model 'bad_name': expected input name to follow INPUT<index> pattern, got 'IN0'",
       bad_pairs: "model 'bad_pairs': model configuration must have equal input/output pairs",
