@@ -194,7 +194,11 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     metrics?.close();
     await responseCache?.close();
     await repositories.close();
-    throw new NereidError('UNAVAILABLE', `${failed.length} model(s) failed to load: ${failed.map((entry) => `'${entry.name}' (${entry.reason})`).join('; ')}`);
+    // Triton's words (core ModelRepositoryManager::Create, then main's "error: creating server: Internal - "), then which and why.
+    throw new NereidError(
+      'UNAVAILABLE',
+      `error: creating server: Internal - failed to load all models (${failed.length} model(s) failed to load: ${failed.map((entry) => `'${entry.name}' (${entry.reason})`).join('; ')}; --exit-on-error=false serves the others)`,
+    );
   }
   const core = new InferenceServer({
     repository,

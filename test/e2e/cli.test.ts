@@ -16,9 +16,18 @@ function runNereid(args: readonly string[]): { child: ChildProcess; output: () =
   return { child, output: () => output };
 }
 
-/** Starts `nereid serve` on a free port and resolves with its URL once it listens. */
+/**
+ * Starts `nereid serve` on a free port and resolves with its URL once it listens. The fixtures hold models
+ * that fail to load on purpose: the server keeps serving the others (`--exit-on-error=false`).
+ */
 async function serveFixtures(extra: readonly string[] = []): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const run = runNereid(['serve', '--model-repository', FIXTURES, '--http-port=0', '--http-address', '127.0.0.1', '--metrics-port=0', '--grpc-port=0', ...extra]);
+  const run = runNereid([
+    'serve',
+    '--model-repository', FIXTURES,
+    '--exit-on-error=false',
+    '--http-port=0', '--http-address', '127.0.0.1', '--metrics-port=0', '--grpc-port=0',
+    ...extra,
+  ]);
   const url = await new Promise<string>((resolve, reject) => {
     const onData = (): void => {
       const match = /started HTTP service at 127\.0\.0\.1:(\d+)/.exec(run.output());

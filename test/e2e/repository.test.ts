@@ -176,10 +176,14 @@ describe('server options around the repository', () => {
     }
   });
 
-  test('--exit-on-error=true: start-up fails and names the failed models', async () => {
+  test('--exit-on-error (Triton\'s default, true): start-up fails in Triton\'s words and names the failed models', async () => {
     await assert.rejects(
-      startServer({ modelRepositories: [FIXTURES], httpPort: 0, metricsPort: 0, grpcPort: 0, isExitOnError: true, logger: { info() {}, warning() {}, error() {}, verbose() {} } }),
-      (error: Error) => /model\(s\) failed to load: .*'bad_config'/.test(error.message) && /'broken_model'/.test(error.message),
+      startServer({ modelRepositories: [FIXTURES], httpPort: 0, metricsPort: 0, grpcPort: 0, logger: { info() {}, warning() {}, error() {}, verbose() {} } }),
+      (error: Error) =>
+        error.message.startsWith('error: creating server: Internal - failed to load all models (4 model(s) failed to load: ') &&
+        /'bad_config'/.test(error.message) &&
+        /'broken_model'/.test(error.message) &&
+        error.message.endsWith('; --exit-on-error=false serves the others)'),
     );
   });
 

@@ -14,7 +14,11 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Starts the real server on a free port of 127.0.0.1 with the given repositories, logging nothing. */
+/**
+ * Starts the real server on a free port of 127.0.0.1 with the given repositories, logging nothing. It
+ * keeps serving when a model fails to load (`--exit-on-error=false`): the fixtures hold models that fail
+ * on purpose, which the tests ask about.
+ */
 export async function startTestServer(options: Partial<StartOptions> & { modelRepositories: readonly string[] }): Promise<TestServer> {
   const server = await startServer({
     httpPort: 0,
@@ -23,6 +27,7 @@ export async function startTestServer(options: Partial<StartOptions> & { modelRe
     grpcAddress: '127.0.0.1',
     metricsPort: 0,
     logger: silentLogger,
+    isExitOnError: false,
     ...options,
   });
   const url = server.httpUrl!;
