@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { loadModelSpec } from '../../config/model-spec.js';
 import { parseModelConfig } from '../../config/parse-model-config.js';
-import { NereidError } from '../../kernel/errors.js';
+import { parametersText, refusalOf } from '../../../test/helpers/config-text.js';
 import { type IdentitySettings, instanceDelayMs, readIdentitySettings } from './identity-config.js';
 
 const FP32_PAIR = 'input [{ name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] }]\noutput [{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] }]';
@@ -12,21 +12,9 @@ async function read(text: string): Promise<IdentitySettings> {
   return readIdentitySettings(config, await loadModelSpec(config, 1, '/nonexistent'));
 }
 
-async function refusal(text: string): Promise<string> {
-  try {
-    await read(text);
-  } catch (error) {
-    assert.ok(error instanceof NereidError);
-    assert.equal(error.status, 'INVALID_ARG');
-    return error.message;
-  }
-  assert.fail('the configuration loaded');
-}
+const refusal = (text: string): Promise<string> => refusalOf(() => read(text));
 
-const parameters = (entries: Record<string, string>): string =>
-  `parameters [${Object.entries(entries)
-    .map(([key, value]) => `{ key: "${key}" value: { string_value: "${value}" } }`)
-    .join(', ')}]`;
+const parameters = parametersText;
 
 describe('the identity configuration', () => {
   test('pairs each OUTPUT<i> with INPUT<i> by the index, whatever the order', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { loadModelSpec } from '../../config/model-spec.js';
 import { parseModelConfig } from '../../config/parse-model-config.js';
-import { NereidError } from '../../kernel/errors.js';
+import { parametersText, refusalOf } from '../../../test/helpers/config-text.js';
 import { type SquareSettings, readSquareSettings } from './square-config.js';
 
 const DECOUPLED = 'model_transaction_policy { decoupled: true }';
@@ -14,21 +14,9 @@ async function read(text: string, logged: string[] = []): Promise<SquareSettings
   return readSquareSettings(config, await loadModelSpec(config, 1, '/nonexistent'), (message) => logged.push(message));
 }
 
-async function refusal(text: string): Promise<string> {
-  try {
-    await read(text);
-  } catch (error) {
-    assert.ok(error instanceof NereidError);
-    assert.equal(error.status, 'INVALID_ARG');
-    return error.message;
-  }
-  assert.fail('the configuration loaded');
-}
+const refusal = (text: string): Promise<string> => refusalOf(() => read(text));
 
-const parameters = (entries: Record<string, string>): string =>
-  `parameters [${Object.entries(entries)
-    .map(([key, value]) => `{ key: "${key}" value: { string_value: "${value}" } }`)
-    .join(', ')}]`;
+const parameters = parametersText;
 
 describe('the square configuration', () => {
   test("reads QA's square_int32 (qa/L0_response_statistics) without its fail count, and the slow one's unread cancel delay", async () => {
