@@ -5,7 +5,7 @@
  */
 import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import { NereidError } from '../../kernel/errors.js';
-import { closestName } from '../../config/closest-name.js';
+import { refuseUnknownParameters } from '../triton-backend-common.js';
 import { MODEL_TYPES, type ModelType } from './read-forest.js';
 
 export interface FilSettings {
@@ -48,15 +48,7 @@ function parseBoolean(config: ModelConfig, key: string, text: string): boolean {
 
 export function readFilSettings(config: ModelConfig): FilSettings {
   const parameter = (key: string): string | undefined => config.parameters[key]?.stringValue;
-  for (const key of Object.keys(config.parameters)) {
-    if (!KNOWN.includes(key)) {
-      const near = closestName(key, KNOWN);
-      throw new NereidError(
-        'INVALID_ARG',
-        `model '${config.name}': parameter '${key}' is not one the fil backend knows${near === undefined ? '' : ` (did you mean '${near}'?)`}; it knows ${KNOWN.join(', ')}`,
-      );
-    }
-  }
+  refuseUnknownParameters(config, 'fil', KNOWN);
   const modelType = parameter('model_type') ?? 'xgboost';
   if (!(modelType in MODEL_TYPES)) {
     throw new NereidError('INVALID_ARG', `model '${config.name}': parameter model_type is '${modelType}'; expected one of ${Object.keys(MODEL_TYPES).join(', ')}`);

@@ -5,8 +5,8 @@
  * execution: identity-instance.ts. As Triton's backend with metrics enabled, each model counts the
  * bytes of the inputs it copies in `input_byte_size_counter{model,version}`.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Backend } from '../backend.js';
+import { sleepMs } from '../sleep-ms.js';
 import { instanceDelayMs, readIdentitySettings } from './identity-config.js';
 import { IdentityInstance } from './identity-instance.js';
 
@@ -21,7 +21,7 @@ export const identityBackend: Backend = {
     const settings = readIdentitySettings(config, spec);
     if (settings.creationDelaySec > 0) {
       context.logger.info('identity', `model '${spec.name}': Creation delay is set to: ${settings.creationDelaySec}`);
-      await sleep(settings.creationDelaySec * 1000);
+      await sleepMs(settings.creationDelaySec * 1000);
     }
     const metrics = context.customMetrics?.scope();
     let countInputBytes: ((bytes: number) => void) | undefined;

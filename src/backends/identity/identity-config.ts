@@ -22,9 +22,9 @@
  */
 import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import { dataTypeToConfig } from '../../protocol/data-type.js';
-import { closestName } from '../../config/closest-name.js';
 import { NereidError } from '../../kernel/errors.js';
 import type { ModelSpec, TensorSpec } from '../../kernel/model-spec.js';
+import { STOI_MAX, refuseUnknownParameters, shapeText } from '../triton-backend-common.js';
 
 export interface IdentitySettings {
   /** Each output's input, by name: OUTPUT<i> → INPUT<i>. */
@@ -39,17 +39,11 @@ export interface IdentitySettings {
 
 const KNOWN = ['execute_delay_ms', 'instance_wise_delay_multiplier', 'creation_delay_sec', 'enable_custom_tracing', 'nested_span_count', 'single_activity_frequency'];
 
-/** std::stoi's limit: a larger value throws std::out_of_range in Triton's backend. */
-const MAX_INT = 2_147_483_647;
-
 const INPUT_PREFIX = 'INPUT';
 const OUTPUT_PREFIX = 'OUTPUT';
 
 /** What std::stoi reads a number from: optional white space and sign, then a digit. */
 const STOI_NUMBER = /^[\t\n\v\f\r ]*[+-]?\d/;
-
-/** Triton's backend::ShapeToString: `[-1,4]`. */
-const shapeText = (shape: readonly number[]): string => `[${shape.join(',')}]`;
 
 /** Checks the configuration as Triton's identity backend does and reads its parameters; throws INVALID_ARG. */
 export function readIdentitySettings(config: ModelConfig, spec: ModelSpec): IdentitySettings {
@@ -61,16 +55,12 @@ export function readIdentitySettings(config: ModelConfig, spec: ModelSpec): Iden
   const outputs = config.output.map((output) => spec.outputByName.get(output.name)!);
   const inputOf = pairTensors(inputs, outputs, fail);
   const parameter = (key: string): string | undefined => config.parameters[key]?.stringValue;
-  for (const key of Object.keys(config.parameters)) {
-    if (KNOWN.includes(key)) continue;
-    const near = closestName(key, KNOWN);
-    fail(`parameter '${key}' is not one the identity backend knows${near === undefined ? '' : ` (did you mean '${near}'?)`}; it knows ${KNOWN.join(', ')}`);
-  }
+  refuseUnknownParameters(config, 'identity', KNOWN);
   const integer = (key: string): number | undefined => {
     const text = parameter(key);
     if (text === undefined) return undefined;
     const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-    if (!(value <= MAX_INT)) fail(`parameters '${key}' must be an integer from 0 to ${MAX_INT}, got "${text}"`);
+    if (!(value <= STOI_MAX)) fail(`parameters '${key}' must be an integer from 0 to ${STOI_MAX}, got "${text}"`);
     return value;
   };
   const executeDelayMs = integer('execute_delay_ms');

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { NereidError } from '../../kernel/errors.js';
 import type { InferRequest } from '../../kernel/infer-request.js';
 import type { ExecuteResult, ModelInstance } from '../../kernel/model-instance.js';
@@ -7,6 +6,7 @@ import { withResponseParameters } from '../../kernel/response-parameters.js';
 import type { Tensor } from '../../kernel/tensor.js';
 import type { Parameters } from '../../protocol/parameters.js';
 import { type FixedSizeArray, type TensorData, allocateFixedSize, elementCount } from '../../protocol/tensor-data.js';
+import { sleepMs } from '../sleep-ms.js';
 import { backendShape, checkOutputs } from '../tensor-io.js';
 import { epochMs, msToNs } from '../worker-thread.js';
 
@@ -56,12 +56,8 @@ export class IdentityInstance implements ModelInstance {
 
   async execute(requests: readonly InferRequest[]): Promise<ExecuteResult> {
     const startMs = epochMs();
-    if (this.#options.delayMs > 0) {
-      try {
-        await sleep(this.#options.delayMs, undefined, { signal: this.#closing.signal });
-      } catch {
-        throw new NereidError('UNAVAILABLE', `instance '${this.name}' of model '${this.#options.spec.name}' was stopped before the request finished`);
-      }
+    if (this.#options.delayMs > 0 && !(await sleepMs(this.#options.delayMs, this.#closing.signal))) {
+      throw new NereidError('UNAVAILABLE', `instance '${this.name}' of model '${this.#options.spec.name}' was stopped before the request finished`);
     }
     return this.#copy(requests, startMs);
   }

@@ -17,9 +17,7 @@ import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import { dataTypeToConfig } from '../../protocol/data-type.js';
 import { NereidError } from '../../kernel/errors.js';
 import type { ModelSpec, TensorSpec } from '../../kernel/model-spec.js';
-
-/** Triton's backend::ShapeToString: `[-1,4]`. */
-export const shapeText = (shape: readonly number[]): string => `[${shape.join(',')}]`;
+import { shapeText } from '../triton-backend-common.js';
 
 /** Checks the configuration as Triton's repeat backend does; throws INVALID_ARG. */
 export function checkRepeatConfig(config: ModelConfig, spec: ModelSpec): void {

@@ -5,8 +5,8 @@ import type { ModelSpec } from '../../kernel/model-spec.js';
 import type { Tensor } from '../../kernel/tensor.js';
 import { checkOutputs } from '../tensor-io.js';
 import { epochMs, msToNs } from '../worker-thread.js';
-import { shapeText } from './repeat-config.js';
-import { sleepMs } from './sleep-ms.js';
+import { shapeText } from '../triton-backend-common.js';
+import { sleepMs } from '../sleep-ms.js';
 
 export interface RepeatInstanceOptions {
   /** `<group name>_<index>`. */

@@ -23,9 +23,9 @@
  */
 import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import { dataTypeToConfig } from '../../protocol/data-type.js';
-import { closestName } from '../../config/closest-name.js';
 import { NereidError } from '../../kernel/errors.js';
 import type { ModelSpec } from '../../kernel/model-spec.js';
+import { STOI_MAX, refuseUnknownParameters, shapeText } from '../triton-backend-common.js';
 
 export interface SquareSettings {
   /** `CUSTOM_INFER_DELAY_NS`, 0 when unset. */
@@ -39,12 +39,6 @@ export interface SquareSettings {
 const READ = ['CUSTOM_INFER_DELAY_NS', 'CUSTOM_OUTPUT_DELAY_NS', 'CUSTOM_FAIL_COUNT', 'CUSTOM_EMPTY_COUNT'] as const;
 const KNOWN: readonly string[] = [...READ, 'CUSTOM_CANCEL_DELAY_NS'];
 
-/** std::stoi's limit: a larger value throws std::out_of_range in Triton's backend. */
-const MAX_INT = 2_147_483_647;
-
-/** Triton's backend::ShapeToString: `[1,2]`. */
-const shapeText = (shape: readonly number[]): string => `[${shape.join(',')}]`;
-
 /**
  * Checks the configuration as Triton's square backend does and reads its parameters; throws
  * INVALID_ARG. `log` gets the info lines Triton's backend writes about the values it leaves at 0.
@@ -53,11 +47,7 @@ export function readSquareSettings(config: ModelConfig, spec: ModelSpec, log: (m
   const fail = (message: string): never => {
     throw new NereidError('INVALID_ARG', `model '${spec.name}': ${message}`);
   };
-  for (const key of Object.keys(config.parameters)) {
-    if (KNOWN.includes(key)) continue;
-    const near = closestName(key, KNOWN);
-    fail(`parameter '${key}' is not one the square backend knows${near === undefined ? '' : ` (did you mean '${near}'?)`}; it knows ${KNOWN.join(', ')}`);
-  }
+  refuseUnknownParameters(config, 'square', KNOWN);
   const [inferDelayNs, outputDelayNs, failCount, emptyCount] = READ.map((key) => {
     const text = config.parameters[key]?.stringValue;
     if (text === undefined) return 0;
@@ -66,9 +56,9 @@ export function readSquareSettings(config: ModelConfig, spec: ModelSpec, log: (m
       log(`${text} string_value from ${key} parameter is not a number`);
       return 0;
     }
-    if (text === '' || Number(text) > MAX_INT) {
+    if (text === '' || Number(text) > STOI_MAX) {
       const got = text === '' ? 'is empty' : `is ${text}`;
-      return fail(`parameters '${key}' ${got}: Triton's square backend reads it with std::stoi, which throws and stops the server; give a whole number from 0 to ${MAX_INT}`);
+      return fail(`parameters '${key}' ${got}: Triton's square backend reads it with std::stoi, which throws and stops the server; give a whole number from 0 to ${STOI_MAX}`);
     }
     return Number(text);
   }) as [number, number, number, number];

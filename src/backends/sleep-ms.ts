@@ -1,12 +1,16 @@
 /** The longest delay one Node.js timer takes; a longer one fires after 1 ms (TimeoutOverflowWarning). */
 export const MAX_TIMER_MS = 2_147_483_647;
 
+/** A signal that never aborts, for a wait nothing cuts short. */
+const NEVER = new AbortController().signal;
+
 /**
- * Waits `ms` milliseconds on timers, in steps of at most MAX_TIMER_MS so that a UINT32 wait of up to
- * 49.7 days is honoured. Resolves true once the time has passed, false as soon as `signal` aborts
- * (at once when it already has); it never rejects, and leaves no timer or listener behind.
+ * Waits `ms` milliseconds on timers, in steps of at most MAX_TIMER_MS so that a wait past Node.js's
+ * timer limit (a UINT32 of milliseconds, a creation delay in seconds) is honoured, not cut to 1 ms.
+ * Resolves true once the time has passed, false as soon as `signal` aborts (at once when it already
+ * has); it never rejects, and leaves no timer or listener behind.
  */
-export function sleepMs(ms: number, signal: AbortSignal): Promise<boolean> {
+export function sleepMs(ms: number, signal: AbortSignal = NEVER): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     let leftMs = ms;
