@@ -376,12 +376,12 @@ export class HttpFrontend {
       void this.#answer(exchange, Promise.reject(error));
       return;
     }
-    if (trace === undefined && exchange.node === undefined) {
-      this.#inferNow(exchange, route, laneBody(exchange.lane));
+    if (trace !== undefined || (exchange.node !== undefined && !isOneStepBody(exchange.headers, this.#options.maxInputBytes))) {
+      void this.#answer(exchange, this.#traced(exchange, trace, (body, sampled) => this.#infer(exchange, route, body, sampled)));
       return;
     }
-    if (trace !== undefined || exchange.node === undefined || !isOneStepBody(exchange.headers, this.#options.maxInputBytes)) {
-      void this.#answer(exchange, this.#traced(exchange, trace, (body, sampled) => this.#infer(exchange, route, body, sampled)));
+    if (exchange.node === undefined) {
+      this.#inferNow(exchange, route, laneBody(exchange.lane));
       return;
     }
     readSmallBody(
@@ -613,23 +613,23 @@ export class HttpFrontend {
     }
     const { trace } = reply;
     if (trace !== undefined) trace.timestamp('HTTP_SEND_START');
-    const sent =
-      trace === undefined
-        ? undefined
-        : (): void => {
-            trace.timestamp('HTTP_SEND_END');
-            trace.end();
-          };
     if (exchange.node === undefined) {
       // The lane serves no path whose reply is streamed (generate_stream, the dashboard's events).
       if (reply.stream !== undefined) throw new Error(`a streamed reply to ${exchange.url} on the HTTP/1.1 lane`);
+      const sent =
+        trace === undefined
+          ? undefined
+          : (): void => {
+              trace.timestamp('HTTP_SEND_END');
+              trace.end();
+            };
       exchange.lane.connection.respond(reply.status, headers, chunks, sent);
       return;
     }
     const { req, res } = exchange.node;
-    if (sent !== undefined) {
-      res.once('finish', () => trace!.timestamp('HTTP_SEND_END'));
-      res.once('close', () => trace!.end());
+    if (trace !== undefined) {
+      res.once('finish', () => trace.timestamp('HTTP_SEND_END'));
+      res.once('close', () => trace.end());
     }
     if (reply.stream !== undefined) {
       await this.#sendStream(res, reply.status, headers, reply.stream);

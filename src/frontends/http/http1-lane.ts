@@ -165,16 +165,23 @@ function replyHead(status: number, headers: OutgoingHttpHeaders, length: number,
   return `${head}content-length: ${length}\r\nDate: ${httpDate()}\r\n${keepAliveText}\r\n`;
 }
 
+/** node:http's headersTimeout and requestTimeout defaults, where the options give none. */
+const HEADERS_TIMEOUT_MS = 60_000;
+const REQUEST_TIMEOUT_MS = 300_000;
+
+/** The lane's options with node:http's timeouts where they give none: what every connection reads. */
+type ConnectionOptions = Http1LaneOptions & { readonly headersTimeoutMs: number; readonly requestTimeoutMs: number };
+
 /** The connections the lane reads, and the hand-off of each to node:http. */
 export class Http1Lane {
-  readonly #options: Http1LaneOptions;
+  readonly #options: ConnectionOptions;
   readonly #connections = new Set<LaneConnection>();
   /** The keep-alive headers of every reply, made once. */
   readonly #keepAliveText: string;
   #isClosing = false;
 
   constructor(options: Http1LaneOptions) {
-    this.#options = options;
+    this.#options = { ...options, headersTimeoutMs: options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS, requestTimeoutMs: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS };
     this.#keepAliveText = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.keepAliveMs / 1000)}\r\n`;
   }
 
@@ -207,16 +214,13 @@ export class Http1Lane {
   }
 }
 
-/** node:http's headersTimeout and requestTimeout defaults, where the options give none. */
-const HEADERS_TIMEOUT_MS = 60_000;
-const REQUEST_TIMEOUT_MS = 300_000;
 /** node:http's answer to a request too slow to arrive. */
 const REQUEST_TIMEOUT_REPLY = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n';
 
 /** One connection of the lane: its requests one at a time, each answered before the next is parsed. */
 export class LaneConnection {
   readonly #socket: Socket;
-  readonly #options: Http1LaneOptions;
+  readonly #options: ConnectionOptions;
   readonly #release: () => void;
   /** Bytes read and not yet parsed: a request's head, or requests read ahead of the one being answered. */
   #unread: Buffer | undefined;
@@ -236,7 +240,7 @@ export class LaneConnection {
   /** The lane's socket listeners, added at the start and removed at a hand-off. */
   readonly #listeners: ReadonlyArray<readonly [string, (...args: Buffer[]) => void]>;
 
-  constructor(socket: Socket, options: Http1LaneOptions, keepAliveText: string, release: () => void) {
+  constructor(socket: Socket, options: ConnectionOptions, keepAliveText: string, release: () => void) {
     this.#socket = socket;
     this.#options = options;
     this.#keepAliveText = keepAliveText;
@@ -358,7 +362,7 @@ export class LaneConnection {
     const incomplete = this.#incomplete;
     if (incomplete !== undefined) {
       if (incomplete.size < incomplete.length) {
-        this.#timeOutAfter(this.#options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
+        this.#timeOutAfter(this.#options.requestTimeoutMs);
         return false;
       }
       const bytes = incomplete.parts.length === 1 ? incomplete.parts[0]! : Buffer.concat(incomplete.parts, incomplete.size);
@@ -372,7 +376,7 @@ export class LaneConnection {
     const headEnd = bytes.indexOf(HEAD_END);
     if (headEnd < 0) {
       if (bytes.byteLength > MAX_HEAD_BYTES || !this.#mayBecomePlainHead(bytes)) this.#handOff();
-      else this.#timeOutAfter(this.#options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS);
+      else this.#timeOutAfter(this.#options.headersTimeoutMs);
       return false;
     }
     const head = headEnd <= MAX_HEAD_BYTES ? parseHead(bytes.toString('latin1', 0, headEnd)) : undefined;
@@ -506,7 +510,7 @@ export class LaneConnection {
       this.#socket.destroy();
       return;
     }
-    const { headersTimeoutMs = HEADERS_TIMEOUT_MS, requestTimeoutMs = REQUEST_TIMEOUT_MS, keepAliveMs } = this.#options;
+    const { headersTimeoutMs, requestTimeoutMs, keepAliveMs } = this.#options;
     this.#timeOutAfter(this.#incomplete === undefined ? headersTimeoutMs : requestTimeoutMs);
     if (!this.#socket.writableEnded) this.#socket.setTimeout(keepAliveMs);
   };

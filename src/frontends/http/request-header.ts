@@ -196,12 +196,13 @@ function decodeOutputs(
     }
     if (!isObject(output) || typeof output.name !== 'string') throw new NereidError('INVALID_ARG', `outputs[${index}] needs a 'name' string`);
     const classification = parametersJson?.classification;
-    if (classification !== undefined && jsonUnsigned(classification) === undefined) throw new NereidError('INVALID_ARG', `Unable to set 'classification': ${NON_UNSIGNED}`);
+    const classCount = classification === undefined ? undefined : jsonUnsigned(classification);
+    if (classification !== undefined && classCount === undefined) throw new NereidError('INVALID_ARG', `Unable to set 'classification': ${NON_UNSIGNED}`);
     const region = parametersJson === undefined ? undefined : httpRegionReference(parametersJson);
     const isBinary = parametersJson?.binary_data;
     if (isBinary !== undefined && typeof isBinary !== 'boolean') throw unableToParse('binary_data', NON_BOOLEAN);
     // A classification of 0 asks for none.
-    const parameters = tensorParameters(parametersJson, (key) => OUTPUT_CONSUMED.includes(key) || (key === 'classification' && jsonUnsigned(classification) === 0));
+    const parameters = tensorParameters(parametersJson, (key) => OUTPUT_CONSUMED.includes(key) || (key === 'classification' && classCount === 0));
     // The first request of an output decides how it comes back, as in Triton (its output map keeps the first entry).
     const isFirst = !requested.has(output.name);
     requested.add(output.name);

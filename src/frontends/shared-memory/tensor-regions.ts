@@ -14,9 +14,6 @@ export interface RegionReference {
 
 const SHM_KEYS = ['shared_memory_region', 'shared_memory_offset', 'shared_memory_byte_size'] as const;
 
-/** A uint64 gRPC parameter: a safe integer as a number, a larger one as a bigint. */
-const asUnsigned = (value: ParameterValue): ByteCount | undefined => (typeof value === 'number' || typeof value === 'bigint' ? jsonUnsigned(value) : undefined);
-
 /**
  * The shared memory parameters of an HTTP tensor, read as Triton's HTTP server reads them
  * (CheckSharedMemoryData in src/http_server.cc), in its texts: each one given must be of its kind
@@ -47,8 +44,9 @@ export function takeGrpcRegionReference(tensorName: string, parameters: Record<s
   let offsetValue: ByteCount = 0;
   if (offset !== undefined) {
     if (!hasRegion) throw new NereidError('INVALID_ARG', `'shared_memory_offset' can not be specified without 'shared_memory_region' parameter for tensor '${tensorName}'`);
-    const value = asUnsigned(offset);
-    if (value === undefined || typeof offset === 'boolean' || typeof offset === 'string') {
+    // A uint64 parameter: a safe integer as a number, a larger one as a bigint; any other kind is undefined.
+    const value = jsonUnsigned(offset);
+    if (value === undefined) {
       throw new NereidError('INVALID_ARG', `invalid value type for 'shared_memory_offset' parameter for tensor '${tensorName}', expected int64_param.`);
     }
     offsetValue = value;
@@ -58,8 +56,8 @@ export function takeGrpcRegionReference(tensorName: string, parameters: Record<s
     return undefined;
   }
   if (!hasRegion) throw new NereidError('INVALID_ARG', `'shared_memory_byte_size' can not be specified without 'shared_memory_region' parameter for tensor '${tensorName}'`);
-  const sizeValue = asUnsigned(byteSize);
-  if (sizeValue === undefined || typeof byteSize === 'boolean' || typeof byteSize === 'string') {
+  const sizeValue = jsonUnsigned(byteSize);
+  if (sizeValue === undefined) {
     throw new NereidError('INVALID_ARG', `invalid value type for 'shared_memory_byte_size' parameter for tensor '${tensorName}', expected int64_param.`);
   }
   return { region: region as string, offset: offsetValue, byteSize: sizeValue };
