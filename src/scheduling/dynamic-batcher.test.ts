@@ -9,6 +9,8 @@ import { FakeClock } from '../../test/helpers/fake-clock.js';
 import { DynamicBatcher, type DynamicBatcherOptions } from './dynamic-batcher.js';
 import { InstancePool } from './instance-pool.js';
 import type { QueuePolicy } from './priority-queue.js';
+import { RateLimitedInstance } from './rate-limited-instance.js';
+import { RateLimiter } from './rate-limiter.js';
 
 /** An instance whose executions the test completes by hand; each request gets its own input back. */
 class FakeInstance implements ModelInstance {
@@ -48,13 +50,14 @@ const request = (id: string, options: { batch?: number; dims?: number[]; priorit
 
 const NO_POLICY: QueuePolicy = { timeoutAction: 'REJECT', defaultTimeoutUs: 0, allowTimeoutOverride: false, maxQueueSize: 0 };
 
-function setup(overrides: Partial<DynamicBatcherOptions> = {}, instanceCount = 1) {
+/** The batcher over `instanceCount` fake instances; `scheduled` wraps each as the model would (the rate limiter's). */
+function setup(overrides: Partial<DynamicBatcherOptions> = {}, instanceCount = 1, scheduled: (instance: FakeInstance) => ModelInstance = (instance) => instance) {
   const clock = new FakeClock();
   const instances = Array.from({ length: instanceCount }, (_, i) => new FakeInstance(`m_${i}`));
   const statistics = new ModelStatistics('m', 1);
   const batcher = new DynamicBatcher({
     modelName: 'm',
-    pool: new InstancePool([...instances].reverse()),
+    pool: new InstancePool([...instances].reverse().map(scheduled)),
     statistics,
     clock,
     maxBatchSize: 8,
@@ -390,5 +393,68 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
     assert.equal(snapshot.batchStats.reduce((sum, b) => sum + b.computeInfer.count, 0), executions);
     assert.ok(snapshot.batchStats.every((b) => b.batchSize <= 8));
     assert.ok(snapshot.batchStats.some((b) => b.batchSize > 1));
+  });
+
+  describe('with the rate limiter: two instances sharing one global resource R', () => {
+    const rateLimited = () => {
+      const limiter = new RateLimiter({ declared: [] });
+      const limit = { resources: [{ name: 'R', count: 1, isGlobal: true }], priority: 0, deviceId: 0 };
+      const registrations = limiter.register([
+        { label: 'm/m_0', limit },
+        { label: 'm/m_1', limit },
+      ]);
+      let index = 0;
+      return (instance: FakeInstance): ModelInstance => new RateLimitedInstance(instance, registrations[index++]!);
+    };
+
+    test("a due batch waits for an instance's resources and takes the requests that came meanwhile (Triton's payload grows)", async () => {
+      const { clock, instances, send, outcomes, statistics } = setup({ maxBatchSize: 4, preferredBatchSizes: [1, 2, 3, 4], maxQueueDelayUs: 5_000_000 }, 2, rateLimited());
+      const [first, second] = instances as [FakeInstance, FakeInstance];
+      void send(request('r0'));
+      await flush();
+      assert.deepEqual(first.batches, [['r0']], 'R is free: the first instance runs r0 at once');
+      for (let i = 1; i <= 5; i++) {
+        void send(request(`r${i}`));
+        clock.advance(0);
+        await flush();
+      }
+      assert.deepEqual(second.batches, [], 'the second instance waits for R, its batch not formed yet');
+      await first.finish();
+      await flush();
+      assert.deepEqual(second.batches, [['r1', 'r2', 'r3', 'r4']], 'given R, it takes a full batch of what came while it waited');
+      await second.finish();
+      await flush();
+      assert.deepEqual(first.batches, [['r0'], ['r5']]);
+      await first.finish();
+      assert.deepEqual([...outcomes.keys()].sort(), ['r0', 'r1', 'r2', 'r3', 'r4', 'r5']);
+      assert.deepEqual(
+        statistics.snapshot().batchStats.map((batch) => [batch.batchSize, batch.computeInfer.count]),
+        [
+          [1, 2],
+          [4, 1],
+        ],
+      );
+    });
+
+    test('an instance given R after its batch went away gives R back unused, and the next request still runs', async () => {
+      const { clock, instances, send, outcomes } = setup({ maxBatchSize: 4, preferredBatchSizes: [1, 2, 3, 4], maxQueueDelayUs: 5_000_000 }, 2, rateLimited());
+      const [first, second] = instances as [FakeInstance, FakeInstance];
+      void send(request('r0'));
+      await flush();
+      const cancel = new AbortController();
+      void send({ ...request('r1'), signal: cancel.signal });
+      clock.advance(0);
+      await flush();
+      cancel.abort();
+      await first.finish();
+      await flush();
+      assert.deepEqual(second.batches, [], 'nothing was left to run when R came');
+      assert.match(outcomes.get('r1')!, /cancelled while it waited in the queue/);
+      void send(request('r2'));
+      await flush();
+      assert.equal(first.batches.length + second.batches.length, 2, 'R was given back: r2 runs');
+      for (const instance of instances) if (instance.runningCount > 0) await instance.finish();
+      assert.equal(outcomes.get('r2'), 'ok:2,2');
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { NereidError } from '../kernel/errors.js';
+import type { ModelInstance } from '../kernel/model-instance.js';
 import type { InferRequest } from '../kernel/infer-request.js';
 import type { Tensor } from '../kernel/tensor.js';
 import type { ModelStatistics } from '../metrics/model-statistics.js';
@@ -11,6 +12,7 @@ import type { InstancePool } from './instance-pool.js';
 import { OrderedDelivery } from './ordered-delivery.js';
 import { requestIdPrefix as idPrefix } from './request-id-prefix.js';
 import { PriorityQueue, type PriorityQueueOptions, type QueueEntry } from './priority-queue.js';
+import { type AdmittedExecution, RateLimitedInstance } from './rate-limited-instance.js';
 import type { CloseOptions, Scheduler } from './scheduler.js';
 
 export interface DynamicBatcherOptions extends PriorityQueueOptions {
@@ -66,6 +68,11 @@ function haveSameShapes(a: InferRequest, b: InferRequest): boolean {
  * otherwise it waits for more requests until then. The queue, its priority levels and their
  * policies are the PriorityQueue's.
  *
+ * With the rate limiter, a batch that is due first waits for an idle instance's resources, one
+ * instance at a time, and is formed only once they are given: the requests that arrived meanwhile join
+ * it, as they join Triton's payload while it waits in the rate limiter (qa/L0_rate_limiter expects full
+ * batches from an instance whose resources another holds).
+ *
  *   level 1: [queue ...][delayed ...]   level 2: [queue ...][delayed ...]   ...   → batch → idle instance
  */
 export class DynamicBatcher implements Scheduler {
@@ -81,6 +88,8 @@ export class DynamicBatcher implements Scheduler {
   readonly #inflight: InflightRequests;
   /** Requests that must be queued before the first batch leaves (0 once they were). */
   #delayUntilQueued: number;
+  /** An instance is waiting for the rate limiter's resources, to take the batch that is due then. */
+  #isAdmitting = false;
 
   constructor(options: DynamicBatcherOptions) {
     this.#options = options;
@@ -186,14 +195,17 @@ export class DynamicBatcher implements Scheduler {
     this.#queue.expire(nowUs, this.#rejectTimedOut);
     let wakeUs = Number.POSITIVE_INFINITY;
     if (this.#delayUntilQueued > 0 && this.#queue.size >= this.#delayUntilQueued) this.#delayUntilQueued = 0;
-    while (this.#delayUntilQueued === 0 && this.#options.pool.idleCount > 0) {
-      const decision = this.#formBatch(nowUs);
+    const { pool } = this.#options;
+    while (this.#delayUntilQueued === 0 && !this.#isAdmitting && pool.idleCount > 0) {
+      const decision = this.#formBatch(nowUs, false);
       if (decision === undefined) break;
       if ('waitUntilUs' in decision) {
         wakeUs = decision.waitUntilUs;
         break;
       }
-      this.#dispatch(decision.batch, nowUs);
+      const instance = pool.tryAcquire()!;
+      if (instance instanceof RateLimitedInstance) this.#admit(instance);
+      else this.#dispatch(decision.batch, nowUs, instance, instance);
     }
     wakeUs = Math.min(wakeUs, this.#queue.nextDeadlineUs);
     if (wakeUs !== Number.POSITIVE_INFINITY) this.#armTimer(wakeUs, nowUs);
@@ -233,8 +245,40 @@ export class DynamicBatcher implements Scheduler {
     this.#schedule();
   }
 
-  /** Triton's GetDynamicBatch: which requests to send now, or until when to wait for more. */
-  #formBatch(nowUs: number): Decision {
+  /**
+   * Waits for the instance's resources, then sends it the batch due at that moment (what was due when
+   * it asked, grown by the requests that came since); gives them back when nothing is left to send.
+   */
+  #admit(instance: RateLimitedInstance): void {
+    this.#isAdmitting = true;
+    instance.admit().then(
+      (admitted: AdmittedExecution) => {
+        this.#isAdmitting = false;
+        const nowUs = this.#clock.nowUs();
+        this.#queue.expire(nowUs, this.#rejectTimedOut);
+        const decision = this.#formBatch(nowUs, true);
+        if (decision !== undefined && 'batch' in decision) {
+          this.#dispatch(decision.batch, nowUs, instance, admitted);
+        } else {
+          admitted.withdraw();
+          this.#options.pool.release(instance);
+        }
+        // Another idle instance may take what is still due.
+        this.#schedule();
+      },
+      () => {
+        // Unregistered while it waited: the model is unloading, and close() answers the queue.
+        this.#isAdmitting = false;
+        this.#options.pool.release(instance);
+      },
+    );
+  }
+
+  /**
+   * Triton's GetDynamicBatch: which requests to send now, or until when to wait for more; with `isDue`,
+   * what can go now, never a wait.
+   */
+  #formBatch(nowUs: number, isDue: boolean): Decision {
     // A model that does not batch (max_batch_size 0) still queues by priority, one request per execution.
     const maxBatchSize = Math.max(1, this.#options.maxBatchSize);
     const { maxQueueDelayUs } = this.#options;
@@ -260,15 +304,15 @@ export class DynamicBatcher implements Scheduler {
     if (chosen.length === 0) return undefined;
     const isDelayExceeded = maxQueueDelayUs > 0 && nowUs - oldestUs >= maxQueueDelayUs;
     if (preferredCount > 0 && !isDelayExceeded) return { batch: chosen.slice(0, preferredCount) };
-    if (cannotGrow || total >= this.#maxPreferred || isDelayExceeded || maxQueueDelayUs === 0) return { batch: chosen };
+    if (isDue || cannotGrow || total >= this.#maxPreferred || isDelayExceeded || maxQueueDelayUs === 0) return { batch: chosen };
     return { waitUntilUs: oldestUs + maxQueueDelayUs };
   }
 
-  #dispatch(batch: readonly Entry[], nowUs: number): void {
+  /** Runs the batch on `runner`: the reserved instance itself, or the execution the rate limiter admitted on it. */
+  #dispatch(batch: readonly Entry[], nowUs: number, instance: ModelInstance, runner: Pick<ModelInstance, 'name' | 'execute'>): void {
     this.#queue.remove(batch);
     for (const entry of batch) entry.sequence = this.#delivery.next();
-    const instance = this.#options.pool.tryAcquire()!;
-    void executeBatch({ instance, batch, statistics: this.#options.statistics, clock: this.#clock, startUs: nowUs }).finally(() => {
+    void executeBatch({ instance: runner, batch, statistics: this.#options.statistics, clock: this.#clock, startUs: nowUs }).finally(() => {
       this.#options.pool.release(instance);
       this.#schedule();
     });

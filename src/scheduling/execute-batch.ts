@@ -28,8 +28,8 @@ export interface QueuedRequest {
 }
 
 export interface ExecuteBatchOptions {
-  /** Reserved by the caller for this batch. */
-  readonly instance: ModelInstance;
+  /** Reserved by the caller for this batch (or one execution the rate limiter admitted on it). */
+  readonly instance: Pick<ModelInstance, 'name' | 'execute'>;
   readonly batch: readonly QueuedRequest[];
   readonly statistics: ModelStatistics;
   readonly clock: Clock;

@@ -61,6 +61,8 @@ export interface RateLimiterRegistration {
   acquire(): Promise<void>;
   /** Gives the resources back after the execution (and counts the execution). */
   release(): void;
+  /** Gives the resources back unused (what they were for went away meanwhile): no execution counted. */
+  giveBack(): void;
   /** Forgets the instance (its model unloads); a pending `acquire` rejects with UNAVAILABLE. */
   unregister(): void;
 }
@@ -151,9 +153,9 @@ export class RateLimiter {
       },
       release: () => {
         instance.executionCount++;
-        for (const [pool, names] of instance.needs) for (const [name, count] of names) addTo(this.#allocated, pool, name, -count, (a, b) => a + b);
-        this.#defer(() => this.#allocate());
+        this.#free(instance);
       },
+      giveBack: () => this.#free(instance),
       unregister: () => {
         if (!this.#instances.delete(instance)) return;
         const refused = this.#staged.filter((staged) => staged.instance === instance);
@@ -164,6 +166,11 @@ export class RateLimiter {
         this.#allocate();
       },
     };
+  }
+
+  #free(instance: Registered): void {
+    for (const [pool, names] of instance.needs) for (const [name, count] of names) addTo(this.#allocated, pool, name, -count, (a, b) => a + b);
+    this.#defer(() => this.#allocate());
   }
 
   /** Allocates to the first staged instance in priority order while its resources are free (Triton's AttemptAllocation). */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -106,3 +106,64 @@ describe('the rate limiter (--rate-limit=execution_count)', () => {
     }
   });
 });
+
+/**
+ * qa/L0_rate_limiter's dynamic batching case, with shorter delays: custom_zero_1_float32 (the identity
+ * backend) in two instance groups whose resources only one can hold at a time, preferred batch sizes 1
+ * to 4, and TRITONSERVER_DELAY_SCHEDULER=8. Whichever instance waits for the resources takes a full
+ * batch when it gets them, since the requests that came meanwhile join its batch.
+ */
+const ZERO_CONFIG = `name: "zero"
+backend: "identity"
+max_batch_size: 4
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+instance_group [ { kind: KIND_CPU count: 1 rate_limiter { resources [ { name: "resource1" count: 4 } ] } } ]
+instance_group [ { kind: KIND_CPU count: 1 rate_limiter { resources [ { name: "resource1" count: 2 }, { name: "resource2" global: true count: 2 } ] priority: 2 } } ]
+parameters [ { key: "execute_delay_ms" value: { string_value: "300" } } ]
+dynamic_batching { preferred_batch_size: [ 1, 2, 3, 4 ] max_queue_delay_microseconds: 5000000 }
+`;
+
+test('with the rate limiter, a batch waiting for resources grows to full while they are held (qa/L0_rate_limiter, dynamic batching)', async () => {
+  const root = await mkdtemp(join(tmpdir(), 'nereid-rate-limit-batching-'));
+  await mkdir(join(root, 'zero', '1'), { recursive: true });
+  await writeFile(join(root, 'zero', 'config.pbtxt'), ZERO_CONFIG);
+  process.env.TRITONSERVER_DELAY_SCHEDULER = '8';
+  let server: TestServer;
+  try {
+    server = await startTestServer({ modelRepositories: [root], rateLimit: 'execution_count' });
+  } finally {
+    delete process.env.TRITONSERVER_DELAY_SCHEDULER;
+  }
+  try {
+    // As the QA client: 24 requests, one every 20 ms, never more than 8 waiting for their answer.
+    const count = 24;
+    const maxInflight = 8;
+    let inflight = 0;
+    let wake = (): void => {};
+    const answers: Array<Promise<number[]>> = [];
+    for (let index = 0; index < count; index++) {
+      while (inflight >= maxInflight) await new Promise<void>((resolve) => (wake = resolve));
+      inflight++;
+      const answer = server.post('/v2/models/zero/infer', { inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 1], data: [index] }] }).then(async (response) => {
+        const json = (await response.json()) as { outputs?: Array<{ data: number[] }>; error?: string };
+        inflight--;
+        wake();
+        assert.equal(response.status, 200, json.error);
+        return json.outputs![0]!.data;
+      });
+      answers.push(answer);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.deepEqual(await Promise.all(answers), Array.from({ length: count }, (_, index) => [index]));
+    const stats = (await (await server.get('/v2/models/zero/stats')).json()) as { model_stats: Array<{ batch_stats: Array<{ batch_size: number; compute_infer: { count: number } }> }> };
+    assert.deepEqual(
+      stats.model_stats[0]!.batch_stats.map((batch) => [batch.batch_size, batch.compute_infer.count]),
+      [[4, count / 4]],
+    );
+  } finally {
+    await server.close();
+    await rm(root, { recursive: true, force: true });
+  }
+});
+
