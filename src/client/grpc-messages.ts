@@ -40,6 +40,19 @@ export function statisticsFromGrpc(response: ModelStatisticsResponse): ModelStat
         computeInfer: durationOf(batch.computeInfer),
         computeOutput: durationOf(batch.computeOutput),
       })),
+      responseStats: Object.fromEntries(
+        Object.entries(stats.responseStats).map(([index, response]) => [
+          index,
+          {
+            computeInfer: durationOf(response.computeInfer),
+            computeOutput: durationOf(response.computeOutput),
+            success: durationOf(response.success),
+            fail: durationOf(response.fail),
+            emptyResponse: durationOf(response.emptyResponse),
+            cancel: durationOf(response.cancel),
+          },
+        ]),
+      ),
     };
   });
 }

@@ -49,6 +49,22 @@ export function statisticsFromWire(message: unknown): ModelStatistics[] {
           computeOutput: durationOf(wire.compute_output),
         };
       }),
+      responseStats: Object.fromEntries(
+        Object.entries((stats.response_stats ?? {}) as Wire).map(([index, value]) => {
+          const wire = value as Wire;
+          return [
+            index,
+            {
+              computeInfer: durationOf(wire.compute_infer),
+              computeOutput: durationOf(wire.compute_output),
+              success: durationOf(wire.success),
+              fail: durationOf(wire.fail),
+              emptyResponse: durationOf(wire.empty_response),
+              cancel: durationOf(wire.cancel),
+            },
+          ];
+        }),
+      ),
     };
   });
 }

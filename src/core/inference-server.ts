@@ -243,12 +243,13 @@ export class InferenceServer {
   }
 
   /**
-   * Runs a request and delivers each of its responses: one, or any number from a decoupled model.
+   * Runs a request and delivers each of its responses: one, or any number from a decoupled model,
+   * whose responses may be errors that fail themselves alone (Triton's responses sent with an error).
    * `onAccepted` is called once the request has passed validation and goes to its model's scheduler
    * (Triton's TRITONSERVER_ServerInferAsync returning success): a failure before it refuses the
    * request, a failure after it is the request's last response.
    */
-  async inferStream(request: InferRequest, onResponse: (response: InferResponse) => void, onAccepted?: () => void): Promise<void> {
+  async inferStream(request: InferRequest, onResponse: (response: InferResponse | NereidError) => void, onAccepted?: () => void): Promise<void> {
     this.#admit(request);
     return this.#options.router.inferStream(request, onResponse, onAccepted);
   }

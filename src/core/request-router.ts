@@ -115,7 +115,7 @@ export class RequestRouter implements ModelCaller {
   }
 
   /** Every response of the request as it comes; `onAccepted` once it is validated and goes to its model (InferenceServer.inferStream). */
-  async inferStream(request: InferRequest, onResponse: (response: InferResponse) => void, onAccepted?: () => void): Promise<void> {
+  async inferStream(request: InferRequest, onResponse: (response: InferResponse | NereidError) => void, onAccepted?: () => void): Promise<void> {
     const { trace } = request;
     trace?.timestamp('REQUEST_START');
     try {
@@ -143,7 +143,7 @@ export class RequestRouter implements ModelCaller {
     return model.infer(request);
   }
 
-  async #inferStream(request: InferRequest, onResponse: (response: InferResponse) => void, onAccepted: (() => void) | undefined): Promise<void> {
+  async #inferStream(request: InferRequest, onResponse: (response: InferResponse | NereidError) => void, onAccepted: (() => void) | undefined): Promise<void> {
     await this.#models.prepare(request.modelName);
     const { model, validated, counts } = this.#prepare(request);
     onAccepted?.();
@@ -153,10 +153,10 @@ export class RequestRouter implements ModelCaller {
     }
     // A response the router cannot shape (classification of a bad output) fails the request once it ends.
     let failure: unknown;
-    const deliver = (outputs: readonly Tensor[]): void => {
+    const deliver = (response: readonly Tensor[] | NereidError): void => {
       if (failure !== undefined) return;
       try {
-        onResponse(this.#respond(model.spec, request, counts, outputs));
+        onResponse(response instanceof NereidError ? response : this.#respond(model.spec, request, counts, response));
       } catch (error) {
         failure = error;
       }

@@ -22,7 +22,19 @@ export function statisticsMessage(stats: ModelStatistics): ModelStatisticsJson {
       cache_hit: inference.cacheHit,
       cache_miss: inference.cacheMiss,
     },
-    response_stats: {},
+    response_stats: Object.fromEntries(
+      Object.entries(stats.responseStats).map(([index, response]) => [
+        index,
+        {
+          compute_infer: response.computeInfer,
+          compute_output: response.computeOutput,
+          success: response.success,
+          fail: response.fail,
+          empty_response: response.emptyResponse,
+          cancel: response.cancel,
+        },
+      ]),
+    ),
     batch_stats: stats.batchStats.map((batch) => ({
       batch_size: batch.batchSize,
       compute_input: batch.computeInput,

@@ -1,5 +1,6 @@
 import type { Parameters } from '../protocol/parameters.js';
 import type { CutElement } from './bytes-slices.js';
+import type { NereidError } from './errors.js';
 import type { RequestTrace } from './request-trace.js';
 import type { ResponseMemo } from './response-memo.js';
 import type { Tensor } from './tensor.js';
@@ -32,9 +33,16 @@ export interface InferRequest {
   readonly cutBytesInputs?: ReadonlyMap<string, CutElement>;
   /**
    * Receives the responses of a decoupled model as the model sends them (set by the core for such
-   * models only). The request is complete when its scheduler settles it.
+   * models only): outputs, or an error, which, as Triton's response sent with an error, fails that
+   * response alone; the request goes on. The request is complete when its scheduler settles it.
    */
-  readonly onResponse?: (outputs: readonly Tensor[]) => void;
+  readonly onResponse?: (response: readonly Tensor[] | NereidError) => void;
+  /**
+   * Set by the scheduler on a decoupled model's request: a backend that times its responses (Triton's
+   * TRITONBACKEND_ModelInstanceReportResponseStatistics) reports each here in turn, sent or empty; the
+   * statistics extension's `response_stats` count them by their index in the request.
+   */
+  readonly reportResponse?: (report: ResponseReport) => void;
   /** Set when the request was sampled for tracing (the trace extension); its creator ends it. */
   readonly trace?: RequestTrace;
   /**
@@ -45,6 +53,16 @@ export interface InferRequest {
    * already executing is reported to its backend, and its result is replaced by the CANCELLED error.
    */
   readonly signal?: AbortSignal;
+}
+
+/** One response of a decoupled model as its backend timed it (process.hrtime, in nanoseconds). */
+export interface ResponseReport {
+  readonly startNs: number;
+  /** When its outputs started to be written; undefined for a response with none (an empty one). */
+  readonly outputStartNs?: number;
+  readonly endNs: number;
+  /** It was sent with an error. */
+  readonly isError: boolean;
 }
 
 export interface InferResponse {

@@ -1,3 +1,4 @@
+import type { NereidError } from './errors.js';
 import type { InferRequest, InferResponse } from './infer-request.js';
 
 /**
@@ -10,9 +11,10 @@ export interface ModelCaller {
   infer(request: InferRequest): Promise<InferResponse>;
   /**
    * Every response of the request as it comes: one for an ordinary model, zero or more for a
-   * decoupled one. Resolves once the last has been delivered; rejects with the request's error.
+   * decoupled one, whose responses may be errors that fail themselves alone. Resolves once the last
+   * has been delivered; rejects with the request's error.
    * `onAccepted` is called once the request is validated and goes to its model: an error before it
    * refused the request, one after it ended the request's responses.
    */
-  inferStream(request: InferRequest, onResponse: (response: InferResponse) => void, onAccepted?: () => void): Promise<void>;
+  inferStream(request: InferRequest, onResponse: (response: InferResponse | NereidError) => void, onAccepted?: () => void): Promise<void>;
 }

@@ -1,5 +1,6 @@
+import type { ResponseReport } from '../kernel/infer-request.js';
 import type { ComputeTiming } from '../kernel/model-instance.js';
-import type { Duration, ModelStatistics as ReportedStatistics } from '../protocol/statistics.js';
+import type { Duration, ModelStatistics as ReportedStatistics, ResponseStatistics } from '../protocol/statistics.js';
 
 /** A Duration that records add to. */
 type RunningDuration = { -readonly [K in keyof Duration]: Duration[K] };
@@ -31,6 +32,8 @@ export interface Execution {
   readonly timing: ComputeTiming;
 }
 
+type RunningResponseStatistics = { readonly [K in keyof ResponseStatistics]: RunningDuration };
+
 /** A snapshot of one model version's statistics: what the extension reports, and what only the metrics read. */
 export interface ModelStatisticsSnapshot extends ReportedStatistics {
   /** The failed requests by reason (nv_inference_request_failure); they add up to `inferenceStats.fail.count`. */
@@ -52,7 +55,8 @@ const copy = (duration: Duration): Duration => ({ ...duration });
  * - compute_input/infer/output: per request, the time of the execution it ran in (a batch of n
  *   requests adds n counts of the batch's durations);
  * - inference_count: inferences executed (a request of batch size n counts n); execution_count: executions;
- * - batch_stats: per executed batch size, one count per execution.
+ * - batch_stats: per executed batch size, one count per execution;
+ * - response_stats: per response index, what the backend reported of each response (recordResponse).
  */
 export class ModelStatistics {
   readonly #name: string;
@@ -70,6 +74,7 @@ export class ModelStatistics {
   readonly #cacheHit = zero();
   readonly #cacheMiss = zero();
   readonly #batches = new Map<number, { computeInput: RunningDuration; computeInfer: RunningDuration; computeOutput: RunningDuration }>();
+  readonly #responses = new Map<string, RunningResponseStatistics>();
 
   readonly #observer: StatisticsObserver | undefined;
 
@@ -139,6 +144,31 @@ export class ModelStatistics {
     this.#observer?.onExecution(execution);
   }
 
+  /**
+   * The `index`-th response of a request (0 for its first), as its backend timed it: Triton's
+   * UpdateResponseSuccess, UpdateResponseFail and UpdateResponseEmpty (core src/infer_stats.cc).
+   * compute_infer runs from the response's start to its outputs' start (to its end for a response
+   * without outputs), compute_output from there to its end, and success, fail or empty_response the
+   * whole of it. A report whose times run backwards is dropped, as Triton refuses it.
+   */
+  recordResponse(index: number, report: ResponseReport): void {
+    const { startNs, outputStartNs, endNs, isError } = report;
+    const hasOutputs = outputStartNs !== undefined;
+    if (startNs > endNs || (hasOutputs && (startNs > outputStartNs || outputStartNs > endNs))) return;
+    const key = String(index);
+    let response = this.#responses.get(key);
+    if (response === undefined) {
+      response = { computeInfer: zero(), computeOutput: zero(), success: zero(), fail: zero(), emptyResponse: zero(), cancel: zero() };
+      this.#responses.set(key, response);
+    }
+    const totalNs = Math.round(endNs - startNs);
+    add(response.computeInfer, Math.round((hasOutputs ? outputStartNs : endNs) - startNs));
+    if (hasOutputs && (!isError || endNs > outputStartNs)) add(response.computeOutput, Math.round(endNs - outputStartNs));
+    if (isError) add(response.fail, totalNs);
+    else if (hasOutputs) add(response.success, totalNs);
+    else add(response.emptyResponse, totalNs);
+  }
+
   /** The version unloaded: its observer shows nothing more of it (the statistics stay readable). */
   close(): void {
     this.#observer?.close();
@@ -169,6 +199,19 @@ export class ModelStatistics {
           computeInfer: copy(batch.computeInfer),
           computeOutput: copy(batch.computeOutput),
         })),
+      responseStats: Object.fromEntries(
+        [...this.#responses].map(([key, response]) => [
+          key,
+          {
+            computeInfer: copy(response.computeInfer),
+            computeOutput: copy(response.computeOutput),
+            success: copy(response.success),
+            fail: copy(response.fail),
+            emptyResponse: copy(response.emptyResponse),
+            cancel: copy(response.cancel),
+          },
+        ]),
+      ),
       failuresByReason: { ...this.#failuresByReason },
     };
   }

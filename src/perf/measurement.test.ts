@@ -76,6 +76,7 @@ describe('measurement', () => {
         cacheMiss: { count: 0, ns: 0 },
       },
       batchStats: [],
+      responseStats: {},
     });
     const before = serverCountersOf([stats(1, 1000)]);
     const after = serverCountersOf([stats(3, 5000), stats(2, 4000)]);

@@ -30,6 +30,16 @@ export interface BatchStatistics {
   readonly computeOutput: Duration;
 }
 
+/** A decoupled model's responses at one index of their request: Triton's InferResponseStatistics. */
+export interface ResponseStatistics {
+  readonly computeInfer: Duration;
+  readonly computeOutput: Duration;
+  readonly success: Duration;
+  readonly fail: Duration;
+  readonly emptyResponse: Duration;
+  readonly cancel: Duration;
+}
+
 /** One model version's statistics, the same whichever protocol carried them. */
 export interface ModelStatistics {
   readonly name: string;
@@ -43,6 +53,8 @@ export interface ModelStatistics {
   readonly inferenceStats: InferenceStatistics;
   /** By batch size, ascending. */
   readonly batchStats: readonly BatchStatistics[];
+  /** By response index ("0" for each request's first response...): what backends that time their responses report (the square test backend). */
+  readonly responseStats: Readonly<Record<string, ResponseStatistics>>;
 }
 
 /** A decoupled model's responses at one index: Triton's InferResponseStatistics. */

@@ -50,6 +50,8 @@ export interface ExecuteBatchOptions {
  * backends report each execution of a request, and goes back to its scheduler (`reschedule`).
  * A request released before its last response (ExecuteResult.unfinished) counts when the execution
  * returns, as Triton's backends report it at its release, and is settled when its promise resolves.
+ * A decoupled model's request (one with `onResponse`) runs with `reportResponse` set, for a backend
+ * that times its responses.
  */
 export async function executeBatch(options: ExecuteBatchOptions): Promise<void> {
   const { instance, batch } = options;
@@ -57,13 +59,19 @@ export async function executeBatch(options: ExecuteBatchOptions): Promise<void> 
   const isTraced = batch.some((queued) => queued.request.trace !== undefined);
   const computeStartNs = isTraced ? process.hrtime.bigint() : 0n;
   try {
-    result = await instance.execute(batch.map((queued) => queued.request));
+    result = await instance.execute(batch.map((queued) => (queued.request.onResponse === undefined ? queued.request : withResponseReports(queued.request, options.statistics))));
     if (isTraced) traceCompute(batch, result, computeStartNs);
   } catch (error) {
     failBatch(options, error);
     return;
   }
   settleBatch(options, result);
+}
+
+/** A decoupled model's request whose backend may report each response's times: its response_stats, by index in the request. */
+function withResponseReports(request: InferRequest, statistics: ModelStatistics): InferRequest {
+  let index = 0;
+  return { ...request, reportResponse: (report) => statistics.recordResponse(index++, report) };
 }
 
 /** Fails every request of a batch whose execution threw: counted as the backend's failures. */

@@ -6,6 +6,7 @@ import { NereidError } from '../../src/core/index.js';
 import { loadGrpcServices } from '../helpers/plain-grpc-clients.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { type RunningServer, startServer } from '../../src/server.js';
+import { successful } from '../helpers/stream-responses.js';
 import { PYTHON_FIXTURES } from '../helpers/python-models.js';
 
 const repeatRequest = (values: number[], id = ''): InferRequest => ({
@@ -45,7 +46,7 @@ describe('Python backend: a decoupled model streams its responses', () => {
 
   test('each response the model sends from its thread arrives in order, then the request completes', async () => {
     const responses: InferResponse[] = [];
-    await server.core.inferStream(repeatRequest([4, 5, 6], 'stream-1'), (response) => responses.push(response));
+    await server.core.inferStream(repeatRequest([4, 5, 6], 'stream-1'), (response) => responses.push(successful(response)));
     assert.deepEqual(valuesOf(responses), [
       [4, 0],
       [5, 1],
@@ -59,25 +60,33 @@ describe('Python backend: a decoupled model streams its responses', () => {
 
   test('a request may have no responses at all, only the final flag', async () => {
     const responses: InferResponse[] = [];
-    await server.core.inferStream(repeatRequest([]), (response) => responses.push(response));
+    await server.core.inferStream(repeatRequest([]), (response) => responses.push(successful(response)));
     assert.deepEqual(responses, []);
   });
 
   test('an error response ends the request with its error, after the responses before it', async () => {
     const responses: InferResponse[] = [];
     await assert.rejects(
-      server.core.inferStream(repeatRequest([7, -1, 9]), (response) => responses.push(response)),
+      server.core.inferStream(repeatRequest([7, -1, 9]), (response) => responses.push(successful(response))),
       (error: unknown) => error instanceof NereidError && error.status === 'INVALID_ARG' && error.message === 'element 1 is negative (-1)',
     );
     assert.deepEqual(valuesOf(responses), [[7, 0]]);
+  });
+
+  test('an error response sent without the final flag fails itself alone: the responses after it still come and the request completes', async () => {
+    const received: Array<[number, number] | string> = [];
+    await server.core.inferStream({ ...repeatRequest([7, -1, 9]), parameters: { errors_go_on: true } }, (response) =>
+      received.push(response instanceof NereidError ? `${response.status}: ${response.message}` : valuesOf([response])[0]!),
+    );
+    assert.deepEqual(received, [[7, 0], 'INVALID_ARG: element 1 is negative (-1)', [9, 2]]);
   });
 
   test('requests stream side by side, each with its own responses', async () => {
     const first: InferResponse[] = [];
     const second: InferResponse[] = [];
     await Promise.all([
-      server.core.inferStream(repeatRequest([1, 2]), (response) => first.push(response)),
-      server.core.inferStream(repeatRequest([3, 4, 5]), (response) => second.push(response)),
+      server.core.inferStream(repeatRequest([1, 2]), (response) => first.push(successful(response))),
+      server.core.inferStream(repeatRequest([3, 4, 5]), (response) => second.push(successful(response))),
     ]);
     assert.deepEqual(valuesOf(first), [
       [1, 0],

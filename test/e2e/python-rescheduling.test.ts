@@ -6,6 +6,7 @@ import { NereidError } from '../../src/core/index.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { loadGrpcServices } from '../helpers/plain-grpc-clients.js';
+import { successful } from '../helpers/stream-responses.js';
 import { PYTHON_FIXTURES } from '../helpers/python-models.js';
 
 interface StreamReply {
@@ -91,7 +92,7 @@ describe('Python backend: request rescheduling (set_release_flags) and iterative
     const responses: InferResponse[] = [];
     await server.core.inferStream(
       { modelName: 'iterative_sequence', id: '', parameters: { sequence_id: 42, sequence_start: true }, inputs: [inputOf(2)] },
-      (response) => responses.push(response),
+      (response) => responses.push(successful(response)),
     );
     const valueOf = (response: InferResponse, name: string): number => Number((response.outputs.find((output) => output.name === name)!.data as ArrayLike<number | bigint>)[0]);
     assert.deepEqual(
@@ -107,8 +108,8 @@ describe('Python backend: request rescheduling (set_release_flags) and iterative
     const first: InferResponse[] = [];
     const second: InferResponse[] = [];
     await Promise.all([
-      server.core.inferStream({ modelName: 'iterative_sequence', id: '', parameters: { final_then_reschedule: true }, inputs: [inputOf(3)] }, (response) => first.push(response)),
-      server.core.inferStream({ modelName: 'iterative_sequence', id: '', parameters: {}, inputs: [inputOf(1)] }, (response) => second.push(response)),
+      server.core.inferStream({ modelName: 'iterative_sequence', id: '', parameters: { final_then_reschedule: true }, inputs: [inputOf(3)] }, (response) => first.push(successful(response))),
+      server.core.inferStream({ modelName: 'iterative_sequence', id: '', parameters: {}, inputs: [inputOf(1)] }, (response) => second.push(successful(response))),
     ]);
     const outOf = (response: InferResponse): number => (response.outputs.find((output) => output.name === 'OUT')!.data as Int32Array)[0]!;
     assert.deepEqual([first.map(outOf), second.map(outOf)], [[2], [0]]);
@@ -144,7 +145,7 @@ describe('Python backend: request rescheduling (set_release_flags) and iterative
   test("a model that reschedules without iterative_sequence fails the request with Triton's error, after the responses it sent", async () => {
     const responses: InferResponse[] = [];
     await assert.rejects(
-      server.core.inferStream({ modelName: 'reschedule_unsupported', id: 'r1', parameters: {}, inputs: [inputOf(7)] }, (response) => responses.push(response)),
+      server.core.inferStream({ modelName: 'reschedule_unsupported', id: 'r1', parameters: {}, inputs: [inputOf(7)] }, (response) => responses.push(successful(response))),
       (error: unknown) =>
         error instanceof NereidError &&
         error.status === 'INVALID_ARG' &&

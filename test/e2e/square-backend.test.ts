@@ -20,6 +20,15 @@ output [{ name: "OUT"
 
 const parameter = (key: string, value: string): string => `parameters [{ key: "${key}" \n value: { string_value: "${value}" } }]`;
 
+/** QA's square_int32 of qa/L0_response_statistics with its delays shortened: of n responses, the last is empty and the 2 before it fail. */
+const FAIL_CONFIG = [
+  QA_BASE,
+  parameter('CUSTOM_INFER_DELAY_NS', '40000000'),
+  parameter('CUSTOM_OUTPUT_DELAY_NS', '20000000'),
+  parameter('CUSTOM_FAIL_COUNT', '2'),
+  parameter('CUSTOM_EMPTY_COUNT', '1'),
+].join('\n');
+
 const MODELS: Record<string, string> = {
   square_int32: QA_BASE,
   // QA's square_int32 with its delays shortened and without CUSTOM_FAIL_COUNT: 2 infer, then 1 output delays and the last response left out.
@@ -27,14 +36,9 @@ const MODELS: Record<string, string> = {
   // QA's square_int32_slow, verbatim: CUSTOM_CANCEL_DELAY_NS, which Triton's backend never reads, loads.
   square_int32_slow: [QA_BASE, parameter('CUSTOM_INFER_DELAY_NS', '1200000000'), parameter('CUSTOM_OUTPUT_DELAY_NS', '800000000'), parameter('CUSTOM_CANCEL_DELAY_NS', '400000000')].join('\n'),
   square_int32_batching: QA_BASE.replace('max_batch_size: 0', 'max_batch_size: 4\ndynamic_batching { }'),
-  // QA's square_int32 verbatim, whose CUSTOM_FAIL_COUNT Nereid cannot serve.
-  square_int32_fail: [
-    QA_BASE,
-    parameter('CUSTOM_INFER_DELAY_NS', '400000000'),
-    parameter('CUSTOM_OUTPUT_DELAY_NS', '200000000'),
-    parameter('CUSTOM_FAIL_COUNT', '2'),
-    parameter('CUSTOM_EMPTY_COUNT', '1'),
-  ].join('\n'),
+  square_int32_fail: FAIL_CONFIG,
+  // The same, for the HTTP test: the QA test's statistics stay its own.
+  square_int32_fail_sse: FAIL_CONFIG,
   not_decoupled: QA_BASE.replace('model_transaction_policy { decoupled: True }\n', ''),
   bad_name: QA_BASE.replace('name: "IN"', 'name: "INPUT0"'),
   bad_shape: QA_BASE.replace('dims: [ 1 ] }]\noutput', 'dims: [ 2 ] }]\noutput'),
@@ -183,6 +187,60 @@ describe("Triton's square backend", () => {
     assert.deepEqual({ status: zero.status, body: await zero.text() }, { status: 200, body: '' });
   });
 
+  test('HTTP generate_stream sends a failed response as an error event and goes on; a first response that failed sets the status', async () => {
+    const four = await server.post('/v2/models/square_int32_fail_sse/generate_stream', { IN: [4] });
+    assert.equal(four.status, 200);
+    assert.equal(await four.text(), `data: {"OUT":4,"model_name":"square_int32_fail_sse","model_version":"1"}\n\n${'data: {"error":"simulated failure"}\n\n'.repeat(2)}`);
+    const three = await server.post('/v2/models/square_int32_fail_sse/generate_stream', { IN: [3] });
+    assert.deepEqual({ status: three.status, body: await three.text() }, { status: 400, body: 'data: {"error":"simulated failure"}\n\n'.repeat(2) });
+  });
+
+  test('qa/L0_response_statistics: failed responses arrive as errors and the request goes on; response_stats count every response by index, the same over HTTP and gRPC', async () => {
+    const failure: Reply = ['', 'empty', undefined, 'simulated failure'];
+    const success = (value: number): Reply => ['', `OUT INT32 [1] ${value}`, false, ''];
+    // As the QA test: requests of 4, 6 and 3 responses, one stream each.
+    assert.deepEqual(await stream([{ model: 'square_int32_fail', id: '', value: 4 }]), [success(4), failure, failure]);
+    assert.deepEqual(await stream([{ model: 'square_int32_fail', id: '', value: 6 }]), [success(6), success(6), success(6), failure, failure]);
+    assert.deepEqual(await stream([{ model: 'square_int32_fail', id: '', value: 3 }]), [failure, failure]);
+
+    type Durations = Record<'compute_infer' | 'compute_output' | 'success' | 'fail' | 'empty_response' | 'cancel', { count: number; ns: number }>;
+    const http = ((await (await server.get('/v2/models/square_int32_fail/stats')).json()) as { model_stats: Array<{ response_stats: Record<string, Durations> }> }).model_stats[0]!.response_stats;
+    const grpcStats = await new Promise<{ model_stats: Array<{ response_stats: Record<string, Record<string, { count: string; ns: string }>> }> }>((resolve, reject) =>
+      (client as unknown as { ModelStatistics: (request: object, callback: (error: Error | null, reply: never) => void) => void }).ModelStatistics({ name: 'square_int32_fail' }, (error, reply) =>
+        error === null ? resolve(reply) : reject(error),
+      ),
+    );
+    const grpc = grpcStats.model_stats[0]!.response_stats;
+    const counts = (stats: Record<string, Record<string, { count: number | string }>>): Record<string, Record<string, number>> =>
+      Object.fromEntries(Object.entries(stats).map(([index, durations]) => [index, Object.fromEntries(Object.entries(durations).map(([name, duration]) => [name, Number(duration.count)]))]));
+    const expected = (computeInfer: number, computeOutput: number, success: number, fail: number, emptyResponse: number) => ({
+      compute_infer: computeInfer,
+      compute_output: computeOutput,
+      success,
+      fail,
+      empty_response: emptyResponse,
+      cancel: 0,
+    });
+    // Index by index over the three requests (success, fail or empty): 0: S S F; 1: F S F; 2: F S E; 3: E F; 4: F; 5: E.
+    assert.deepEqual(counts(http), {
+      0: expected(3, 3, 2, 1, 0),
+      1: expected(3, 3, 1, 2, 0),
+      2: expected(3, 2, 1, 1, 1),
+      3: expected(2, 1, 0, 1, 1),
+      4: expected(1, 1, 0, 1, 0),
+      5: expected(1, 0, 0, 0, 1),
+    });
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(grpc).map(([index, durations]) => [index, Object.fromEntries(Object.entries(durations).map(([name, d]) => [name, { count: Number(d.count), ns: Number(d.ns) }]))])),
+      http,
+    );
+    // Each part holds its timer's wait, 40 ms computing and 20 ms writing the output (at 0.9 of it, as the QA test reads it: a timer may fire a little early).
+    for (const durations of Object.values(http)) {
+      assert.ok(durations.compute_infer.ns >= 0.9 * durations.compute_infer.count * 40e6, JSON.stringify(durations));
+      assert.ok(durations.compute_output.ns >= 0.9 * durations.compute_output.count * 20e6, JSON.stringify(durations));
+    }
+  });
+
   test("fails the load of a configuration it cannot serve, with Triton's words", async () => {
     const index = (await (await server.post('/v2/repository/index', '')).json()) as Array<{ name: string; state: string; reason?: string }>;
     const reasons = Object.fromEntries(index.filter((entry) => entry.state === 'UNAVAILABLE').map((entry) => [entry.name, entry.reason]));
@@ -192,13 +250,11 @@ describe("Triton's square backend", () => {
       bad_type: "model 'bad_type': expected IN datatype to be INT32, got TYPE_INT64",
       not_decoupled:
         "model 'not_decoupled': the square backend sends as many responses to a request as its IN value (none for 0), so the model needs model_transaction_policy { decoupled: true }",
-      square_int32_fail:
-        "model 'square_int32_fail': parameters 'CUSTOM_FAIL_COUNT' is 2: Triton's square backend then sends responses with an error in the middle of a request's stream, which goes on, but a Nereid decoupled response carries outputs only and an error ends its request; set it to 0 or remove it",
       two_outputs: "model 'two_outputs': expected 1 output, got 2",
     });
     assert.deepEqual(
       index.filter((entry) => entry.state === 'READY').map((entry) => entry.name),
-      ['square_int32', 'square_int32_batching', 'square_int32_delayed', 'square_int32_slow'],
+      ['square_int32', 'square_int32_batching', 'square_int32_delayed', 'square_int32_fail', 'square_int32_fail_sse', 'square_int32_slow'],
     );
   });
 });

@@ -112,8 +112,11 @@ test('a decoupled step: the step after it runs once per response, and each ensem
     caller,
     statistics: new ModelStatistics('pipe', 1),
   });
-  const responses: Array<[number, number]> = [];
-  const done = scheduler.enqueue({ ...request('r0'), onResponse: (outputs) => void responses.push([outputs[0]!.data[0] as number, outputs[1]!.data[0] as number]) });
+  const responses: Array<[number, number] | NereidError> = [];
+  const done = scheduler.enqueue({
+    ...request('r0'),
+    onResponse: (outputs) => void responses.push(outputs instanceof NereidError ? outputs : [outputs[0]!.data[0] as number, outputs[1]!.data[0] as number]),
+  });
   await flush();
   assert.equal(later.length, 3);
   // The step after the decoupled one finishes out of order: each response still pairs its own tensors.

@@ -234,7 +234,11 @@ export class EnsembleScheduler implements Scheduler {
       if (request.signal?.aborted === true) throw cancelledError(request, 'executing');
       if (step.isDecoupled) {
         let index = 0;
-        await caller.inferStream(stepRequest, (response) => deliver(response, index++));
+        // An error response of the step fails the ensemble's request, once the step is done (the router defers it).
+        await caller.inferStream(stepRequest, (response) => {
+          if (response instanceof NereidError) throw response;
+          deliver(response, index++);
+        });
       } else {
         deliver(await caller.infer(stepRequest), 0);
       }

@@ -157,7 +157,9 @@ export class JsInstance implements ModelInstance {
       modelVersion: response.modelVersion,
       outputs: response.outputs.map((output) => toWire(output, transfer)),
     });
-    const respond = (response: InferResponse): void => {
+    // An error response of a decoupled callee ends the call with that error once the callee is done (the router defers it).
+    const respond = (response: InferResponse | NereidError): void => {
+      if (response instanceof NereidError) throw response;
       const transfer: ArrayBuffer[] = [];
       send({ type: 'call-response', callId, response: answerOf(response, transfer) }, transfer);
     };

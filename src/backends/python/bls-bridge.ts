@@ -52,7 +52,7 @@ export function runBlsRequest(reader: FrameReader, { caller, send, cancel, reque
   };
   const toResponse = (response: InferResponse): StubResponse => ({ outputs: response.outputs, parameters: response.parameters });
   const call = isStream
-    ? caller.inferStream(request, (response) => reply(false, toResponse(response))).then(() => reply(true, undefined))
+    ? caller.inferStream(request, (response) => reply(false, response instanceof NereidError ? { error: response } : toResponse(response))).then(() => reply(true, undefined))
     : caller.infer(request).then((response) => reply(true, toResponse(response)));
   call
     .catch((error: unknown) => {

@@ -92,16 +92,18 @@ export class PendingExecution {
   onResponse(index: number, flags: number, response: StubResponse | undefined): void {
     const request = this.#requests[index];
     if (request === undefined || this.#results[index] !== undefined) return;
+    const isFinal = (flags & RESPONSE_COMPLETE_FINAL) !== 0;
     if (response !== undefined) {
       const outputs = this.#outputsOf(index, response);
-      if (outputs instanceof NereidError) {
+      // An error response (InferenceResponse(error=...)) fails itself alone, as in Triton, unless it ends the request.
+      if (outputs instanceof NereidError && (isFinal || !('error' in response))) {
         this.#settle(index, outputs);
         this.#finishIfDone();
         return;
       }
       request.onResponse?.(outputs);
     }
-    if ((flags & RESPONSE_COMPLETE_FINAL) !== 0) {
+    if (isFinal) {
       this.#settle(index, []);
       this.#finishIfDone();
     }

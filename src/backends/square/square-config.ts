@@ -8,13 +8,11 @@
  *
  * Parameters (string values): `CUSTOM_INFER_DELAY_NS` (each response waits this long first),
  * `CUSTOM_OUTPUT_DELAY_NS` (then this long after its output is filled), `CUSTOM_EMPTY_COUNT` (the
- * last that many responses of a request are not sent), `CUSTOM_FAIL_COUNT` (see below). As in Triton, a
+ * last that many responses of a request are not sent), `CUSTOM_FAIL_COUNT` (that many responses before
+ * those are sent with the error "simulated failure", and the request goes on). As in Triton, a
  * value that is not all digits is left at its default, 0, with an info line in Triton's words; what
  * Triton's std::stoi throws on and so stops the server (an empty value, one past 2147483647) fails the
  * load instead. Nereid's own refusals, where Triton has no such case:
- * - `CUSTOM_FAIL_COUNT` above 0: Triton then sends responses that carry both OUT and the error
- *   "simulated failure" in the middle of a request's stream, which goes on; a Nereid decoupled
- *   response is outputs only, and an error ends the request;
  * - a parameter the backend does not know. `CUSTOM_CANCEL_DELAY_NS`, which QA's square_int32_slow sets
  *   (qa/L0_response_statistics) and Triton's backend never reads, is accepted and changes nothing;
  * - a model that is not decoupled: the backend sends any number of responses to a request, from 0,
@@ -32,6 +30,8 @@ export interface SquareSettings {
   readonly inferDelayNs: number;
   /** `CUSTOM_OUTPUT_DELAY_NS`, 0 when unset. */
   readonly outputDelayNs: number;
+  /** `CUSTOM_FAIL_COUNT`, 0 when unset. */
+  readonly failCount: number;
   /** `CUSTOM_EMPTY_COUNT`, 0 when unset. */
   readonly emptyCount: number;
 }
@@ -63,15 +63,10 @@ export function readSquareSettings(config: ModelConfig, spec: ModelSpec, log: (m
     return Number(text);
   }) as [number, number, number, number];
   checkTensors(config, spec, fail);
-  if (failCount > 0) {
-    fail(
-      `parameters 'CUSTOM_FAIL_COUNT' is ${failCount}: Triton's square backend then sends responses with an error in the middle of a request's stream, which goes on, but a Nereid decoupled response carries outputs only and an error ends its request; set it to 0 or remove it`,
-    );
-  }
   if (!spec.isDecoupled) {
     fail('the square backend sends as many responses to a request as its IN value (none for 0), so the model needs model_transaction_policy { decoupled: true }');
   }
-  return { inferDelayNs, outputDelayNs, emptyCount };
+  return { inferDelayNs, outputDelayNs, failCount, emptyCount };
 }
 
 /** ModelState::ValidateModelConfig's checks, in its order and words. */

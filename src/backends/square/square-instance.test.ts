@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { NereidError } from '../../kernel/errors.js';
-import type { InferRequest } from '../../kernel/infer-request.js';
+import type { InferRequest, ResponseReport } from '../../kernel/infer-request.js';
 import type { ModelSpec } from '../../kernel/model-spec.js';
 import type { Tensor } from '../../kernel/tensor.js';
 import type { SquareSettings } from './square-config.js';
@@ -23,7 +23,7 @@ const SPEC: ModelSpec = {
 };
 
 const makeInstance = (settings: Partial<SquareSettings> = {}): SquareInstance =>
-  new SquareInstance({ name: 'square_int32_0', spec: SPEC, settings: { inferDelayNs: 0, outputDelayNs: 0, emptyCount: 0, ...settings } });
+  new SquareInstance({ name: 'square_int32_0', spec: SPEC, settings: { inferDelayNs: 0, outputDelayNs: 0, failCount: 0, emptyCount: 0, ...settings } });
 
 /** A request for IN = value, shaped `shape`, whose responses are pushed to `sent` as [shape, OUT value]. */
 function request(value: number, sent: Array<[number[], number]>, options: { shape?: number[]; signal?: AbortSignal } = {}): InferRequest {
@@ -33,7 +33,8 @@ function request(value: number, sent: Array<[number[], number]>, options: { shap
     id: '',
     parameters: {},
     inputs: [{ name: 'IN', dataType: 'INT32', shape, data: new Int32Array(shape.reduce((a, b) => a * b, 1)).fill(value) }],
-    onResponse: (outputs: readonly Tensor[]) => {
+    onResponse: (outputs: readonly Tensor[] | NereidError) => {
+      assert.ok(!(outputs instanceof NereidError), 'a response without an error');
       assert.deepEqual(
         outputs.map((output) => [output.name, output.dataType]),
         [['OUT', 'INT32']],
@@ -78,6 +79,33 @@ describe('a square instance', () => {
     assert.deepEqual(sent, [[[1], 3]]);
     // 3 infer delays and 1 output delay: 70 ms.
     assert.ok(elapsedMs >= 68 && elapsedMs < 1000, `${elapsedMs} ms`);
+  });
+
+  test('sends CUSTOM_FAIL_COUNT responses before the empty ones as the error "simulated failure", the request going on; reports every response with its times', async () => {
+    const sent: Array<string | number> = [];
+    const reports: ResponseReport[] = [];
+    const executed = await makeInstance({ failCount: 2, emptyCount: 1, inferDelayNs: 2_000_000, outputDelayNs: 1_000_000 }).execute([
+      {
+        modelName: 'square_int32',
+        id: '',
+        parameters: {},
+        inputs: [{ name: 'IN', dataType: 'INT32', shape: [1], data: new Int32Array([4]) }],
+        onResponse: (response) => sent.push(response instanceof NereidError ? `${response.status}: ${response.message}` : (response[0]!.data as Int32Array)[0]!),
+        reportResponse: (report) => reports.push(report),
+      },
+    ]);
+    assert.deepEqual(executed.responses, [[]]);
+    assert.deepEqual(sent, [4, 'UNKNOWN: simulated failure', 'UNKNOWN: simulated failure']);
+    assert.deepEqual(
+      reports.map((report) => [report.isError, report.outputStartNs !== undefined]),
+      [
+        [false, true],
+        [true, true],
+        [true, true],
+        [false, false],
+      ],
+    );
+    for (const { startNs, outputStartNs, endNs } of reports) assert.ok(startNs <= (outputStartNs ?? startNs) && (outputStartNs ?? startNs) <= endNs);
   });
 
   test('streams a negative IN (2^64 + IN as size_t) with OUT = IN until the request is cancelled, never blocking the event loop', async () => {

@@ -14,6 +14,8 @@ export interface SquareInstanceOptions {
   readonly settings: SquareSettings;
 }
 
+const nowNs = (): number => Number(process.hrtime.bigint());
+
 /** 2^64: a negative IN is read as size_t, which wraps it to 2^64 + IN. */
 const SIZE_T_WRAP = 2 ** 64;
 
@@ -25,7 +27,10 @@ const SIZE_T_WRAP = 2 ** 64;
  * sends none. A negative n counts as 2^64 + n, as Triton's size_t does: the responses, each with
  * OUT = n, go on until the request is cancelled or the instance closes. Each response waits the infer
  * delay, then the output delay (timers); the last CUSTOM_EMPTY_COUNT are not sent, their infer delay
- * still waited. Without delays the instance yields to the event loop between responses.
+ * still waited, and the CUSTOM_FAIL_COUNT before them are sent as the error "simulated failure"
+ * (UNKNOWN), the request going on. Each response, sent or not, is reported with its times
+ * (`reportResponse`: the statistics' response_stats), as Triton's backend reports it. Without delays
+ * the instance yields to the event loop between responses.
  *
  * Where Nereid differs: Triton's backend releases the request at once and its instance takes the next
  * execution while the responses go on; here the execution lasts until its requests end. A cancelled
@@ -58,18 +63,25 @@ export class SquareInstance implements ModelInstance {
     if (input.shape.length === 2 && input.shape[0] !== 1) return new NereidError('INVALID_ARG', 'unexpected shape for IN input');
     const value = (input.data as Int32Array)[0]!;
     const count = value >= 0 ? value : SIZE_T_WRAP + value;
-    const { inferDelayNs, outputDelayNs, emptyCount } = this.#options.settings;
+    const { inferDelayNs, outputDelayNs, failCount, emptyCount } = this.#options.settings;
     const shape = input.shape.map(() => 1);
     const isCancelled = (): boolean => request.signal?.aborted === true;
     for (let index = 0; index < count; index++) {
       if (isCancelled()) break;
+      const startNs = nowNs();
       await this.#wait(inferDelayNs);
-      if (index + emptyCount < count) {
+      // ModelParameters::InferResult: successes, then the failures, then the empty ones.
+      const isEmpty = index + emptyCount >= count;
+      const isFailure = !isEmpty && index + emptyCount + failCount >= count;
+      let outputStartNs: number | undefined;
+      if (!isEmpty) {
+        outputStartNs = nowNs();
         const outputs: Tensor[] = [{ name: 'OUT', dataType: 'INT32', shape, data: new Int32Array([value]) }];
         await this.#wait(outputDelayNs);
         if (isCancelled()) break;
-        request.onResponse?.(outputs);
+        request.onResponse?.(isFailure ? new NereidError('UNKNOWN', 'simulated failure') : outputs);
       }
+      request.reportResponse?.({ startNs, ...(outputStartNs !== undefined ? { outputStartNs } : {}), endNs: nowNs(), isError: isFailure });
       if (inferDelayNs === 0 && outputDelayNs === 0) await this.#wait(0);
     }
     return [];

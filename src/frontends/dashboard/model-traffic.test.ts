@@ -25,6 +25,7 @@ function statistics(requests: number, batchSize: number, ns: { queue: number; in
       cacheMiss: d(0, 0),
     },
     batchStats: executions > 0 ? [{ batchSize, computeInput: d(executions, executions * ns.input), computeInfer: d(executions, executions * ns.infer), computeOutput: d(executions, executions * ns.output) }] : [],
+    responseStats: {},
   };
 }
 

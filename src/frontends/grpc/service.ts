@@ -69,6 +69,19 @@ function statisticsMessage(stats: ReportedStatistics): ModelStatistics {
       computeInfer: durationMessage(batch.computeInfer),
       computeOutput: durationMessage(batch.computeOutput),
     })),
+    responseStats: Object.fromEntries(
+      Object.entries(stats.responseStats).map(([index, response]) => [
+        index,
+        {
+          computeInfer: durationMessage(response.computeInfer),
+          computeOutput: durationMessage(response.computeOutput),
+          success: durationMessage(response.success),
+          fail: durationMessage(response.fail),
+          emptyResponse: durationMessage(response.emptyResponse),
+          cancel: durationMessage(response.cancel),
+        },
+      ]),
+    ),
   });
 }
 
@@ -302,6 +315,14 @@ const streamInfer = (
     admitted
       .then(async (request) => {
         await server.inferStream(request, (response) => {
+          if (response instanceof NereidError) {
+            // A response the model sent with an error: its message, and the request goes on (ends the stream with `triton_grpc_error`).
+            written = written.then(() => {
+              if (isErrorStatusWanted) endWithStatus(response);
+              else traced(() => write(create(ModelStreamInferResponseSchema, { errorMessage: grpcError(response, logger).details, inferResponse: header })));
+            });
+            return;
+          }
           const final = { ...response, parameters: { ...response.parameters, triton_final_response: !isDecoupled } };
           written = written.then(async () => {
             const reply = create(ModelStreamInferResponseSchema, { inferResponse: await encodeModelInferResponse(final, regions) });

@@ -72,9 +72,10 @@ export async function handleGenerate(server: InferenceServer, target: GenerateTa
 /**
  * `POST .../generate_stream`: each response as a server-sent event as soon as the model sends it. A
  * request refused before it runs (a bad body, a missing input) gets an ordinary JSON error. Once it
- * runs, the reply is a stream of events, `data: {"error": ...}` for an error, whose status the first
- * of them decides: 200 after a response (or when the model sent none), the error's status when the
- * model failed at once (Triton's GenerateRequestClass::InferResponseComplete). A client that goes
+ * runs, the reply is a stream of events, `data: {"error": ...}` for an error (a response the model
+ * sent with an error, after which the stream goes on, or the request's failure, which ends it), whose
+ * status the first of them decides: 200 after a response (or when the model sent none), the error's
+ * status when the first was an error (Triton's GenerateRequestClass::InferResponseComplete). A client that goes
  * away cancels the request (`signal`): a decoupled model is told, and what it still sends is dropped.
  */
 export async function handleGenerateStream(server: InferenceServer, target: GenerateTarget, body: Buffer, trace: RequestTrace | undefined, signal?: AbortSignal): Promise<Reply> {
@@ -88,9 +89,10 @@ export async function handleGenerateStream(server: InferenceServer, target: Gene
     .inferStream(
       request,
       (response) => {
-        events.push(sseEvent(encodeGenerateResponse(response)));
+        const isError = response instanceof NereidError;
+        events.push(sseEvent(isError ? errorJson(response) : encodeGenerateResponse(response)));
+        if (!hasResponded) status.resolve(isError ? HTTP_STATUS[response.status] : 200);
         hasResponded = true;
-        status.resolve(200);
       },
       () => (isAccepted = true),
     )
