@@ -154,10 +154,17 @@ describe('JavaScript models (backend "javascript")', () => {
     assert.deepEqual(await readEvents(response), ['one', 'two', 'three'].map((word) => ({ model_name: 'js_words', model_version: '1', WORD: word })));
   });
 
-  test("generate_stream: a model's error is an error event, whose status is the reply's when it comes first; a refused request is a JSON error", async () => {
+  test("generate_stream: a model's error is an error event, whose status is the reply's when it comes first, and the stream goes on after an error response not marked final; a refused request is a JSON error", async () => {
     const midway = await server.post('/v2/models/js_words/generate_stream', { TEXT: 'one fail two' });
     assert.equal(midway.status, 200);
     assert.deepEqual(await readEvents(midway), [{ model_name: 'js_words', model_version: '1', WORD: 'one' }, { error: 'the text said fail' }]);
+    const skipped = await server.post('/v2/models/js_words/generate_stream', { TEXT: 'one skip two' });
+    assert.equal(skipped.status, 200);
+    assert.deepEqual(await readEvents(skipped), [
+      { model_name: 'js_words', model_version: '1', WORD: 'one' },
+      { error: 'the text said skip' },
+      { model_name: 'js_words', model_version: '1', WORD: 'two' },
+    ]);
     const early = await server.post('/v2/models/js_words/generate_stream', { TEXT: 'fail' });
     assert.equal(early.status, 500);
     assert.equal(early.headers.get('content-type'), 'text/event-stream; charset=utf-8');

@@ -124,7 +124,8 @@ export class JsInstance implements ModelInstance {
         const request = this.#supervisor.peek(message.id)?.requests[message.index];
         if (request === undefined) break;
         try {
-          request.onResponse?.(checkOutputs(this.#options.spec, this.#fromWorker(message.outputs), { requested: undefined }));
+          const { outputs } = message;
+          request.onResponse?.('status' in outputs ? new NereidError(outputs.status, outputs.message) : checkOutputs(this.#options.spec, this.#fromWorker(outputs), { requested: undefined }));
         } catch (error) {
           this.#options.logger.error('javascript', `${this.#supervisor.label}: a streamed response was dropped: ${(error as Error).message}`);
         }

@@ -73,8 +73,8 @@ export type FromWorker =
       readonly startMs: number;
       readonly endMs: number;
     }
-  /** A decoupled model's response to request `index` of execution `id`. */
-  | { readonly type: 'response'; readonly id: number; readonly index: number; readonly outputs: readonly WireTensor[] }
+  /** A decoupled model's response to request `index` of execution `id`: outputs, or an error that fails it alone. */
+  | { readonly type: 'response'; readonly id: number; readonly index: number; readonly outputs: readonly WireTensor[] | WireError }
   | { readonly type: 'call'; readonly callId: number; readonly isStream: boolean; readonly request: WireCallRequest }
   | { readonly type: 'log'; readonly level: 'info' | 'warning' | 'error' | 'verbose'; readonly message: string };
 

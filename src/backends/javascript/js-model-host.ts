@@ -221,8 +221,9 @@ export function hostModel(init: JsWorkerInit, port: ModelHostPort, query = ''): 
         if (isFinal) throw new Error(`request '${wire.id}' already sent its final response`);
         isFinal = options?.final === true;
         if (response instanceof Error) {
-          isFinal = true;
-          finished.resolve(wireError(response));
+          // With the final flag the error ends the request; without it, it fails this response alone (Triton's response sent with an error).
+          if (isFinal) finished.resolve(wireError(response));
+          else post({ type: 'response', id: executionId, index, outputs: wireError(response) });
           return;
         }
         if (response !== undefined) {

@@ -34,7 +34,11 @@ export interface ModelResponse {
   readonly outputs: readonly OutputTensor[];
 }
 
-/** Sends a decoupled model's responses: any number, the last one marked final (it may carry no response). */
+/**
+ * Sends a decoupled model's responses: any number, the last one marked final (it may carry no response).
+ * An Error is a response that fails alone, the request going on (Triton's response sent with an error);
+ * marked final, it ends the request with that error.
+ */
 export interface ResponseSender {
   send(response?: ModelResponse | Error, options?: { readonly final?: boolean }): void;
 }
