@@ -196,7 +196,7 @@ describe("Triton's square backend", () => {
   });
 
   test('qa/L0_response_statistics: failed responses arrive as errors and the request goes on; response_stats count every response by index, the same over HTTP and gRPC', async () => {
-    const failure: Reply = ['', 'empty', undefined, 'simulated failure'];
+    const failure: Reply = ['', 'empty', false, 'simulated failure'];
     const success = (value: number): Reply => ['', `OUT INT32 [1] ${value}`, false, ''];
     // As the QA test: requests of 4, 6 and 3 responses, one stream each.
     assert.deepEqual(await stream([{ model: 'square_int32_fail', id: '', value: 4 }]), [success(4), failure, failure]);

@@ -316,10 +316,12 @@ const streamInfer = (
       .then(async (request) => {
         await server.inferStream(request, (response) => {
           if (response instanceof NereidError) {
-            // A response the model sent with an error: its message, and the request goes on (ends the stream with `triton_grpc_error`).
+            // A response the model sent with an error: its message, not final, and the request goes on (Triton's
+            // StreamInferResponseComplete); with `triton_grpc_error` it ends the stream.
+            const inferResponse = { ...header, parameters: { triton_final_response: { parameterChoice: { case: 'boolParam' as const, value: false } } } };
             written = written.then(() => {
               if (isErrorStatusWanted) endWithStatus(response);
-              else traced(() => write(create(ModelStreamInferResponseSchema, { errorMessage: grpcError(response, logger).details, inferResponse: header })));
+              else traced(() => write(create(ModelStreamInferResponseSchema, { errorMessage: grpcError(response, logger).details, inferResponse })));
             });
             return;
           }
