@@ -396,15 +396,15 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
   });
 
   describe('with the rate limiter: two instances sharing one global resource R', () => {
-    const rateLimited = () => {
+    /** Wraps each instance as the model does, its group's priority by instance name (0 when not given). */
+    const rateLimited = (priorities: Record<string, number> = {}) => {
       const limiter = new RateLimiter({ declared: [] });
-      const limit = { resources: [{ name: 'R', count: 1, isGlobal: true }], priority: 0, deviceId: 0 };
-      const registrations = limiter.register([
-        { label: 'm/m_0', limit },
-        { label: 'm/m_1', limit },
+      const limit = (name: string) => ({ resources: [{ name: 'R', count: 1, isGlobal: true }], priority: priorities[name] ?? 0, deviceId: 0 });
+      const [first, second] = limiter.register([
+        { label: 'm/m_0', limit: limit('m_0') },
+        { label: 'm/m_1', limit: limit('m_1') },
       ]);
-      let index = 0;
-      return (instance: FakeInstance): ModelInstance => new RateLimitedInstance(instance, registrations[index++]!);
+      return (instance: FakeInstance): ModelInstance => new RateLimitedInstance(instance, instance.name === 'm_0' ? first! : second!);
     };
 
     test("a due batch waits for an instance's resources and takes the requests that came meanwhile (Triton's payload grows)", async () => {
@@ -433,6 +433,21 @@ describe('DynamicBatcher (Triton dynamic batching rules, driven by a fake clock)
           [1, 2],
           [4, 1],
         ],
+      );
+    });
+
+    test("a model's own instances take turns by the rate limiter's priority: priority 1 runs twice as often as priority 2", async () => {
+      const { instances, send, outcomes } = setup({ maxBatchSize: 1, preferredBatchSizes: [1], maxQueueDelayUs: 0 }, 2, rateLimited({ m_0: 1, m_1: 2 }));
+      const count = 30;
+      for (let i = 0; i < count; i++) void send(request(`r${i}`));
+      while (outcomes.size < count) {
+        await flush();
+        for (const instance of instances) if (instance.runningCount > 0) await instance.finish();
+      }
+      // Executions so far × priority, lowest first, a tie to the one that asked first: 2 to 1 but for the ties.
+      assert.deepEqual(
+        instances.map((instance) => instance.batches.length),
+        [19, 11],
       );
     });
 

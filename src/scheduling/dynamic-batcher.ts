@@ -68,10 +68,12 @@ function haveSameShapes(a: InferRequest, b: InferRequest): boolean {
  * otherwise it waits for more requests until then. The queue, its priority levels and their
  * policies are the PriorityQueue's.
  *
- * With the rate limiter, a batch that is due first waits for an idle instance's resources, one
- * instance at a time, and is formed only once they are given: the requests that arrived meanwhile join
- * it, as they join Triton's payload while it waits in the rate limiter (qa/L0_rate_limiter expects full
- * batches from an instance whose resources another holds).
+ * With the rate limiter, a batch that is due first waits for an instance's resources, and is formed
+ * only once they are given: the requests that arrived meanwhile join it, as they join Triton's payload
+ * while it waits in the rate limiter (qa/L0_rate_limiter expects full batches from an instance whose
+ * resources another holds). Every idle instance asks, up to one per queued request, so that the rate
+ * limiter's priorities choose among a model's instances too; one given its resources when nothing is
+ * left to run gives them back unused.
  *
  *   level 1: [queue ...][delayed ...]   level 2: [queue ...][delayed ...]   ...   → batch → idle instance
  */
@@ -88,8 +90,8 @@ export class DynamicBatcher implements Scheduler {
   readonly #inflight: InflightRequests;
   /** Requests that must be queued before the first batch leaves (0 once they were). */
   #delayUntilQueued: number;
-  /** An instance is waiting for the rate limiter's resources, to take the batch that is due then. */
-  #isAdmitting = false;
+  /** Instances waiting for the rate limiter's resources, each to take the batch that is due then. */
+  #admittingCount = 0;
 
   constructor(options: DynamicBatcherOptions) {
     this.#options = options;
@@ -196,16 +198,21 @@ export class DynamicBatcher implements Scheduler {
     let wakeUs = Number.POSITIVE_INFINITY;
     if (this.#delayUntilQueued > 0 && this.#queue.size >= this.#delayUntilQueued) this.#delayUntilQueued = 0;
     const { pool } = this.#options;
-    while (this.#delayUntilQueued === 0 && !this.#isAdmitting && pool.idleCount > 0) {
+    while (this.#delayUntilQueued === 0 && pool.idleCount > 0) {
       const decision = this.#formBatch(nowUs, false);
       if (decision === undefined) break;
       if ('waitUntilUs' in decision) {
         wakeUs = decision.waitUntilUs;
         break;
       }
-      const instance = pool.tryAcquire()!;
-      if (instance instanceof RateLimitedInstance) this.#admit(instance);
-      else this.#dispatch(decision.batch, nowUs, instance, instance);
+      if (!(pool.peekIdle() instanceof RateLimitedInstance)) {
+        const instance = pool.tryAcquire()!;
+        this.#dispatch(decision.batch, nowUs, instance, instance);
+      } else if (this.#admittingCount < this.#queue.size) {
+        this.#admit(pool.tryAcquire() as RateLimitedInstance);
+      } else {
+        break;
+      }
     }
     wakeUs = Math.min(wakeUs, this.#queue.nextDeadlineUs);
     if (wakeUs !== Number.POSITIVE_INFINITY) this.#armTimer(wakeUs, nowUs);
@@ -250,10 +257,10 @@ export class DynamicBatcher implements Scheduler {
    * it asked, grown by the requests that came since); gives them back when nothing is left to send.
    */
   #admit(instance: RateLimitedInstance): void {
-    this.#isAdmitting = true;
+    this.#admittingCount++;
     instance.admit().then(
       (admitted: AdmittedExecution) => {
-        this.#isAdmitting = false;
+        this.#admittingCount--;
         const nowUs = this.#clock.nowUs();
         this.#queue.expire(nowUs, this.#rejectTimedOut);
         const decision = this.#formBatch(nowUs, true);
@@ -268,7 +275,7 @@ export class DynamicBatcher implements Scheduler {
       },
       () => {
         // Unregistered while it waited: the model is unloading, and close() answers the queue.
-        this.#isAdmitting = false;
+        this.#admittingCount--;
         this.#options.pool.release(instance);
       },
     );
