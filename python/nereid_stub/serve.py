@@ -41,6 +41,11 @@ def _log_traceback():
     send_log(Logger.ERROR, "model.py", traceback.format_exc().rstrip())
 
 
+class _ExecuteReturnError(Exception):
+    """What the backend finds wrong with what execute returned (Triton's PythonBackendException in
+    Stub::ProcessReturnedResponses): its text reaches the client as it is, with no exception type."""
+
+
 class ModelRunner:
     def __init__(self, channel, model, args):
         self._channel = channel
@@ -77,7 +82,8 @@ class ModelRunner:
                 cancellation.finish(exec_id)
         except Exception as error:
             _log_traceback()
-            message = f"Failed to process the request(s) for model instance '{self._instance_name}', message: {describe(error)}"
+            detail = str(error) if isinstance(error, _ExecuteReturnError) else describe(error)
+            message = f"Failed to process the request(s) for model instance '{self._instance_name}', message: {detail}"
             writer = Writer().u32(exec_id).i64(start_ns).i64(time.time_ns()).u8(Outcome.FAILED).str(message)
             cancellation.finish(exec_id)
         self._channel.send(Kind.EXECUTE_DONE, writer)
@@ -95,9 +101,8 @@ class ModelRunner:
         request_count = len(requests)
         if self._is_decoupled:
             if result is not None:
-                raise TritonModelException(
-                    f"model '{self._model_name}' is decoupled: execute must return None and send responses "
-                    "through request.get_response_sender()"
+                raise _ExecuteReturnError(
+                    f"Python model '{self._instance_name}' is using the decoupled mode and the execute function must return None."
                 )
             writer.u8(Outcome.RETURNED).u32(request_count)
             for request in requests:
@@ -107,22 +112,22 @@ class ModelRunner:
                     # Done for this execution: its CANCEL messages now wait for the next one.
                     finals.count_down()
             return
-        if not isinstance(result, (list, tuple)):
-            raise TritonModelException(
-                f"execute must return a list of pb_utils.InferenceResponse, one per request; got {type(result).__name__}"
-            )
+        if not isinstance(result, list):
+            raise _ExecuteReturnError(f"Expected a list in the execute return, found type '{type(result)}'.")
         if len(result) != request_count:
-            raise TritonModelException(
+            raise _ExecuteReturnError(
                 "Number of InferenceResponse objects do not match the number of InferenceRequest objects. "
-                f"InferenceRequest(s) size is:{request_count}, and InferenceResponse(s) size is:{len(result)}"
+                f"InferenceRequest(s) size is:{request_count}, and InferenceResponse(s) size is:{len(result)}\n"
             )
         for request, response in zip(requests, result):
             if request._release_flags & TRITONSERVER_REQUEST_RELEASE_RESCHEDULE:
                 if response is not None:
-                    raise TritonModelException("Expected a None object in the execute function return list for reschduled request")
+                    raise _ExecuteReturnError(
+                        f"Expected a None object in the execute function return list for reschduled request, found type '{type(response)}'."
+                    )
             elif not isinstance(response, InferenceResponse):
-                raise TritonModelException(
-                    f"execute returned a {type(response).__name__} where a pb_utils.InferenceResponse was expected"
+                raise _ExecuteReturnError(
+                    f"Expected an 'InferenceResponse' object in the execute function return list, found type '{type(response)}'."
                 )
         writer.u8(Outcome.RESPONSES).u32(request_count)
         for response in result:

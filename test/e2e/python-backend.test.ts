@@ -226,14 +226,16 @@ describe('Python backend: Triton model.py models', () => {
     const mode = (value: string): unknown => ({ inputs: [{ name: 'MODE', shape: [1], datatype: 'BYTES', data: [value] }] });
     const cases: Array<[string, string]> = [
       ['raise', "Failed to process the request(s) for model instance 'errors_0', message: TritonModelException: the model gave up"],
+      // The backend's own checks of what execute returned, in Triton's words (its Stub::ProcessReturnedResponses).
       [
         'count',
-        "Failed to process the request(s) for model instance 'errors_0', message: TritonModelException: Number of InferenceResponse objects do not match the number of InferenceRequest objects. InferenceRequest(s) size is:1, and InferenceResponse(s) size is:0",
+        "Failed to process the request(s) for model instance 'errors_0', message: Number of InferenceResponse objects do not match the number of InferenceRequest objects. InferenceRequest(s) size is:1, and InferenceResponse(s) size is:0\n",
       ],
       [
         'not_a_response',
-        "Failed to process the request(s) for model instance 'errors_0', message: TritonModelException: execute returned a str where a pb_utils.InferenceResponse was expected",
+        "Failed to process the request(s) for model instance 'errors_0', message: Expected an 'InferenceResponse' object in the execute function return list, found type '<class 'str'>'.",
       ],
+      ['tuple', "Failed to process the request(s) for model instance 'errors_0', message: Expected a list in the execute return, found type '<class 'tuple'>'."],
     ];
     for (const [value, message] of cases) {
       const result = await inferJson(server, 'errors', mode(value));

@@ -81,6 +81,15 @@ describe('Python backend: a decoupled model streams its responses', () => {
     assert.deepEqual(received, [[7, 0], 'INVALID_ARG: element 1 is negative (-1)', [9, 2]]);
   });
 
+  test("a decoupled model's execute that returns a list fails its requests in Triton's words", async () => {
+    await assert.rejects(
+      server.core.inferStream({ ...repeatRequest([1]), parameters: { returns_list: true } }, () => assert.fail('no response was expected')),
+      (error: unknown) =>
+        error instanceof NereidError &&
+        error.message === "Failed to process the request(s) for model instance 'repeat_0', message: Python model 'repeat_0' is using the decoupled mode and the execute function must return None.",
+    );
+  });
+
   test('requests stream side by side, each with its own responses', async () => {
     const first: InferResponse[] = [];
     const second: InferResponse[] = [];

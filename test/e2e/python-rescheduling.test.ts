@@ -139,7 +139,7 @@ describe('Python backend: request rescheduling (set_release_flags) and iterative
     const wrong = await fetch(`${server.httpUrl}/v2/models/rescheduling_addsub/infer`, { method: 'POST', body: JSON.stringify({ ...body, parameters: { wrong_return_type: true } }) });
     const { error } = (await wrong.json()) as { error: string };
     assert.equal(wrong.status, 500);
-    assert.match(error, /Expected a None object in the execute function return list for reschduled request$/);
+    assert.match(error, /message: Expected a None object in the execute function return list for reschduled request, found type '<class '[\w.]+'>'\.$/);
   });
 
   test("a model that reschedules without iterative_sequence fails the request with Triton's error, after the responses it sent", async () => {
