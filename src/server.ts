@@ -15,6 +15,7 @@ import { TlsIdentity } from './frontends/tls-identity.js';
 import { type Logger, createLogger } from './logging/logger.js';
 import { RecentLogLines } from './logging/recent-log-lines.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
+import type { ModelMetricSettings } from './metrics/model-statistics.js';
 import { RepositoryManager } from './repository/repository-manager.js';
 import { RateLimiter } from './scheduling/rate-limiter.js';
 import { RedisCache, withEnvironmentCredentials } from './scheduling/redis-cache.js';
@@ -183,7 +184,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     },
     logger,
     ...(metrics !== undefined
-      ? { observerFor: (name: string, version: number, isResponseCacheEnabled: boolean) => metrics.observerFor(name, version, isResponseCacheEnabled) }
+      ? { observerFor: (name: string, version: number, settings: ModelMetricSettings) => metrics.observerFor(name, version, settings) }
       : {}),
   });
   await repository.loadAll();

@@ -109,7 +109,6 @@ test('the other refusals the issue lists name their field', () => {
     ['optimization { execution_accelerators { cpu_execution_accelerator [{ name: "openvino" }] } }', 'optimization.execution_accelerators'],
     ['optimization { eager_batching: true }', 'optimization.eager_batching'],
     ['runtime: "model.py"', 'runtime'],
-    ['model_metrics { metric_control [{ metric_identifier { family: "f" } }] }', 'model_metrics'],
   ];
   assert.deepEqual(
     cases.map(([text]) => refusalOf(text)?.split(' | ')[0]),
@@ -128,6 +127,7 @@ test('what Nereid applies, or ignores by design, loads', () => {
         'dynamic_batching { preferred_batch_size: [4] max_queue_delay_microseconds: 100 default_queue_policy { max_queue_size: 3 } }',
         'instance_group [{ name: "g" kind: KIND_CPU count: 2 }]',
         'optimization { graph { level: 1 } input_pinned_memory { enable: false } }',
+        'model_metrics { metric_control [{ metric_identifier { family: "nv_inference_first_response_histogram_ms" } histogram_options { buckets: [1, 2.5] } }] }',
         'parameters { key: "intra_op_thread_count" value { string_value: "1" } }',
         'model_warmup [{ name: "w" batch_size: 1 inputs { key: "A" value { data_type: TYPE_FP32 dims: [48] zero_data: true } } }]',
         'model_transaction_policy { decoupled: false }',

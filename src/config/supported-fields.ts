@@ -55,8 +55,12 @@ export const SUPPORTED_FIELDS: Readonly<Record<string, Readonly<Record<string, F
     model_repository_agents: refused('Nereid has no repository agents'),
     // Used with the server's --cache-config; without one the model loads uncached (Triton needs both too) and a warning says so.
     response_cache: supported,
-    model_metrics: refused('Nereid applies no per-model metric settings', 'remove it to load the model with the server-wide metric settings'),
+    model_metrics: supported,
   },
+  'inference.ModelMetrics': { metric_control: supported },
+  'inference.ModelMetrics.MetricControl': { metric_identifier: supported, histogram_options: supported },
+  'inference.ModelMetrics.MetricControl.MetricIdentifier': { family: supported },
+  'inference.ModelMetrics.MetricControl.HistogramOptions': { buckets: supported },
   'inference.ModelVersionPolicy': { latest: supported, all: supported, specific: supported },
   'inference.ModelVersionPolicy.Latest': { num_versions: supported },
   'inference.ModelVersionPolicy.All': {},

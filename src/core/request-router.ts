@@ -18,6 +18,8 @@ export interface RoutableModel {
   inferNow?(request: InferRequest): readonly Tensor[] | undefined;
   /** `infer` with a callback (Scheduler.enqueueWith): false, nothing done, when its scheduler takes none. */
   inferWith?(request: InferRequest, settle: (result: readonly Tensor[] | NereidError) => void): boolean;
+  /** A decoupled model's request sent its first response `durationNs` after it was enqueued (the first-response histogram). */
+  recordFirstResponse?(durationNs: number): void;
 }
 
 /** Where the router finds models. */
@@ -153,7 +155,13 @@ export class RequestRouter implements ModelCaller {
     }
     // A response the router cannot shape (classification of a bad output) fails the request once it ends.
     let failure: unknown;
+    // Triton's first-response time runs from the request's enqueue to its first response, an error response included.
+    let enqueuedNs: bigint | undefined;
     const deliver = (response: readonly Tensor[] | NereidError): void => {
+      if (enqueuedNs !== undefined) {
+        model.recordFirstResponse?.(Number(process.hrtime.bigint() - enqueuedNs));
+        enqueuedNs = undefined;
+      }
       if (failure !== undefined) return;
       try {
         onResponse(response instanceof NereidError ? response : this.#respond(model.spec, request, counts, response));
@@ -161,6 +169,7 @@ export class RequestRouter implements ModelCaller {
         failure = error;
       }
     };
+    enqueuedNs = process.hrtime.bigint();
     const rest = await this.#enqueue(model, { ...validated, onResponse: deliver });
     if (rest.length > 0) deliver(rest);
     if (failure !== undefined) throw failure;

@@ -17,8 +17,20 @@ export interface StatisticsObserver {
   onCacheHit(lookupNs: number): void;
   /** A successful request that missed the cache; its lookup and insertion took `missNs`. */
   onCacheMiss(missNs: number): void;
+  /** A decoupled model's request sent its first response `durationNs` after it was enqueued. */
+  onFirstResponse(durationNs: number): void;
   /** The model version unloaded: nothing more is observed, and what was shown of it goes. */
   close(): void;
+}
+
+/** What one model version's metric series depend on (ServerMetrics.observerFor). */
+export interface ModelMetricSettings {
+  /** Its requests go through the response cache: the cache series instead of the request summary. */
+  readonly isResponseCacheEnabled: boolean;
+  /** It sends any number of responses: the first-response histogram (with histogram_latencies). */
+  readonly isDecoupled: boolean;
+  /** The first-response histogram's buckets from its model_metrics; Triton's defaults when absent. */
+  readonly firstResponseBucketsMs?: readonly number[];
 }
 
 /** One model execution, as the scheduler that ran it reports it. */
@@ -167,6 +179,14 @@ export class ModelStatistics {
     if (isError) add(response.fail, totalNs);
     else if (hasOutputs) add(response.success, totalNs);
     else add(response.emptyResponse, totalNs);
+  }
+
+  /**
+   * A decoupled model's request sent its first response (outputs or an error) `durationNs` after it
+   * was enqueued: only the metrics' nv_inference_first_response_histogram_ms observe it.
+   */
+  recordFirstResponse(durationNs: number): void {
+    this.#observer?.onFirstResponse(durationNs);
   }
 
   /** The version unloaded: its observer shows nothing more of it (the statistics stay readable). */

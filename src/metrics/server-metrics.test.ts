@@ -5,7 +5,7 @@ import { DEFAULT_METRICS_CONFIG, ServerMetrics } from './server-metrics.js';
 
 test('counters come from the statistics at scrape time, failures by reason, pending from the scheduler', async () => {
   const metrics: ServerMetrics = new ServerMetrics({ config: DEFAULT_METRICS_CONFIG, source: { models: () => models }, cpuIntervalMs: 0 });
-  const statistics: ModelStatistics = new ModelStatistics('m', 2, metrics.observerFor('m', 2, false));
+  const statistics: ModelStatistics = new ModelStatistics('m', 2, metrics.observerFor('m', 2, { isResponseCacheEnabled: false, isDecoupled: false }));
   const models: Array<{ statistics: ModelStatistics; pendingCount: number }> = [{ statistics, pendingCount: 3 }];
   statistics.recordExecution({ batchSize: 4, inferenceCount: 4, queueNs: [1000, 3000], timing: { inputNs: 2000, inferNs: 10_000, outputNs: 1000 } });
   statistics.recordRequest('SUCCESS', 20_000);
@@ -104,7 +104,7 @@ test("which families and series exist follows Triton's InitializeCounters and In
         const metrics: ServerMetrics = new ServerMetrics({ config, source: { models: () => loaded, responseCache: () => cache }, cpuIntervalMs: 0 });
         for (const name of models) {
           const isResponseCacheEnabled = name === 'cached';
-          loaded.push({ statistics: new ModelStatistics(name, 1, metrics.observerFor(name, 1, isResponseCacheEnabled)), pendingCount: 0, isResponseCacheEnabled });
+          loaded.push({ statistics: new ModelStatistics(name, 1, metrics.observerFor(name, 1, { isResponseCacheEnabled, isDecoupled: false })), pendingCount: 0, isResponseCacheEnabled });
         }
         const hasPlain = models.includes('plain');
         const hasCached = models.includes('cached');
@@ -135,7 +135,7 @@ test("which families and series exist follows Triton's InitializeCounters and In
 test('cache hits and misses feed the cache summaries and the queue summary; an unloaded version leaves /metrics', async () => {
   const config = { ...DEFAULT_METRICS_CONFIG, summaryLatencies: true, summaryQuantiles: [0.5] };
   const metrics = new ServerMetrics({ config, source: { models: () => [] }, cpuIntervalMs: 0 });
-  const statistics = new ModelStatistics('cached', 3, metrics.observerFor('cached', 3, true));
+  const statistics = new ModelStatistics('cached', 3, metrics.observerFor('cached', 3, { isResponseCacheEnabled: true, isDecoupled: false }));
   statistics.recordCacheHit(9000, 4000);
   statistics.recordCacheHit(9000, 6000);
   statistics.recordCacheMiss(7000);

@@ -1,18 +1,16 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { CpuSampler } from './cpu-metrics.js';
 import { CustomMetrics } from './custom-metrics.js';
-import { type Execution, FAILURE_REASONS, type ModelStatistics, type StatisticsObserver } from './model-statistics.js';
+import { type Execution, FAILURE_REASONS, type ModelMetricSettings, type ModelStatistics, type StatisticsObserver } from './model-statistics.js';
 import type { ResponseCacheStatistics } from './response-cache-statistics.js';
+import { type HistogramSeries, SeriesHistogram } from './series-histogram.js';
 import { SeriesSummary, type SummarySeries } from './series-summary.js';
 
 /** `--metrics-config` settings, with Triton's defaults. */
 export interface MetricsConfig {
   readonly counterLatencies: boolean;
   readonly summaryLatencies: boolean;
-  /**
-   * Triton's nv_inference_first_response_histogram_ms, which it keeps for decoupled models only.
-   * Nereid serves no decoupled model yet, so the setting is accepted and has no series to show.
-   */
+  /** Triton's nv_inference_first_response_histogram_ms, for decoupled models only. */
   readonly histogramLatencies: boolean;
   /** Quantiles of the latency summaries (Triton's summary_quantiles, error bounds dropped). */
   readonly summaryQuantiles: readonly number[];
@@ -52,6 +50,9 @@ export interface ServerMetricsOptions {
 const LABELS = ['model', 'version'] as const;
 type Summaries = Record<'request' | 'queue' | 'computeInput' | 'computeInfer' | 'computeOutput' | 'cacheHit' | 'cacheMiss', SeriesSummary>;
 const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+/** Triton's buckets of nv_inference_first_response_histogram_ms, in milliseconds, where the model's model_metrics sets none. */
+export const FIRST_RESPONSE_BUCKETS_MS: readonly number[] = [100, 500, 2000, 5000];
+
 
 /**
  * The Prometheus metrics under Triton's names (docs/user_guide/metrics.md), labelled model and
@@ -66,6 +67,7 @@ export class ServerMetrics {
   readonly #options: ServerMetricsOptions;
   readonly #batchSize: Histogram<'model' | 'version'>;
   readonly #summaries: Summaries | undefined;
+  readonly #firstResponse: SeriesHistogram | undefined;
   readonly #cpu = new CpuSampler();
   #timer: NodeJS.Timeout | undefined;
   /** Counts each load (by why it was loaded: startup, api, poll, on_demand) and each eviction. */
@@ -131,6 +133,11 @@ export class ServerMetrics {
       if (source.responseCache !== undefined) this.#addCacheCounters();
     }
     if (options.config.summaryLatencies) this.#summaries = this.#addSummaries(options.config.summaryQuantiles);
+    if (options.config.histogramLatencies) {
+      // Triton's name and help text (core src/metrics.cc); its series are added per decoupled model version by `observerFor`.
+      this.#firstResponse = new SeriesHistogram('nv_inference_first_response_histogram_ms', 'Duration from request to first response in milliseconds');
+      this.registry.registerMetric(this.#firstResponse as never);
+    }
     if (source.responseCache !== undefined) this.#addCacheGauges(source.responseCache.bind(source));
     this.#batchSize = new Histogram({
       name: 'nereid_inference_batch_size',
@@ -291,10 +298,15 @@ export class ServerMetrics {
   /**
    * The observer for one model version's statistics. With summaries on, the version's series are
    * shown from now (count 0) until it unloads, as Triton's InitializeSummaries makes them: the request
-   * summary only without the response cache, the cache hit and miss summaries only with it.
+   * summary only without the response cache, the cache hit and miss summaries only with it. With
+   * histograms on, a decoupled version's first-response histogram likewise (InitializeHistograms),
+   * observed in whole milliseconds as Triton's InferenceResponse::UpdateResponseMetrics divides them.
    */
-  observerFor(model: string, version: number, isResponseCacheEnabled: boolean): StatisticsObserver {
+  observerFor(model: string, version: number, settings: ModelMetricSettings): StatisticsObserver {
+    const { isResponseCacheEnabled } = settings;
     const labels = { model, version: String(version) };
+    const firstResponse: HistogramSeries | undefined =
+      settings.isDecoupled && this.#firstResponse !== undefined ? this.#firstResponse.add(labels, settings.firstResponseBucketsMs ?? FIRST_RESPONSE_BUCKETS_MS) : undefined;
     const summaries = this.#summaries;
     const held: SeriesSummary[] = [];
     const add = (family: SeriesSummary | undefined): SummarySeries | undefined => {
@@ -328,8 +340,10 @@ export class ServerMetrics {
         cacheHit?.observe(lookupNs / 1000);
       },
       onCacheMiss: (missNs) => cacheMiss?.observe(missNs / 1000),
+      onFirstResponse: (durationNs) => firstResponse?.observe(Math.floor(durationNs / 1e6)),
       close: () => {
         for (const family of held.splice(0)) family.remove(labels);
+        if (firstResponse !== undefined) this.#firstResponse!.remove(labels);
       },
     };
   }

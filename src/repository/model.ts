@@ -8,7 +8,8 @@ import type { InferRequest } from '../kernel/infer-request.js';
 import { NereidError } from '../kernel/errors.js';
 import type { ModelSpec } from '../kernel/model-spec.js';
 import type { Tensor } from '../kernel/tensor.js';
-import { ModelStatistics, type StatisticsObserver } from '../metrics/model-statistics.js';
+import { type ModelMetricSettings, ModelStatistics, type StatisticsObserver } from '../metrics/model-statistics.js';
+import { firstResponseBucketsOf } from '../metrics/model-metrics-config.js';
 import { CachingScheduler } from '../scheduling/caching-scheduler.js';
 import { type SchedulingOptions, createScheduler } from '../scheduling/create-scheduler.js';
 import { loadStateSpecs } from '../scheduling/sequence-states.js';
@@ -28,10 +29,10 @@ export interface LoadModelOptions {
   readonly context: LoadContext;
   /**
    * Makes what receives every request and execution of this version (the metrics' summaries and
-   * histograms), once the load knows whether its requests go through the response cache (Triton's
-   * MetricModelReporter::Create takes response_cache_enabled, and shows other series with it).
+   * histograms), once the load knows whether its requests go through the response cache and whether
+   * it is decoupled (Triton's MetricModelReporter::Create takes both, and its model_metrics).
    */
-  readonly observerFor?: (isResponseCacheEnabled: boolean) => StatisticsObserver;
+  readonly observerFor?: (settings: ModelMetricSettings) => StatisticsObserver;
   /** The largest request a client may send (`--http-max-input-size`); no warmup sample may be larger. */
   readonly maxInputBytes: number;
   /**
@@ -76,14 +77,14 @@ export class Model {
     spec: ModelSpec,
     backendModel: BackendModel,
     instances: readonly ModelInstance[],
-    observerFor: ((isResponseCacheEnabled: boolean) => StatisticsObserver) | undefined,
+    observerFor: ((settings: ModelMetricSettings) => StatisticsObserver) | undefined,
     scheduling: SchedulingOptions,
     responseCache: ResponseCacheStore | undefined,
   ) {
     this.config = config;
     this.spec = spec;
     const isResponseCacheEnabled = responseCache !== undefined && config.responseCache?.enable === true;
-    this.statistics = new ModelStatistics(spec.name, spec.version, observerFor?.(isResponseCacheEnabled));
+    this.statistics = new ModelStatistics(spec.name, spec.version, observerFor?.({ isResponseCacheEnabled, isDecoupled: spec.isDecoupled }));
     this.#backendModel = backendModel;
     this.#instances = instances;
     const scheduler = backendModel.createScheduler?.(this.statistics) ?? createScheduler(config, new InstancePool(instances), this.statistics, scheduling);
@@ -103,7 +104,11 @@ export class Model {
   }
 
   /** Loads the backend model, starts every instance of every instance group, and warms them up. */
-  static async load({ files, config, backend, context, observerFor, maxInputBytes, signal, responseCache, rateLimiter }: LoadModelOptions): Promise<Model> {
+  static async load({ files, config, backend, context, observerFor: makeObserver, maxInputBytes, signal, responseCache, rateLimiter }: LoadModelOptions): Promise<Model> {
+    // The first-response histogram's buckets from model_metrics (Triton's MetricReporterConfig::ParseConfig), read once.
+    const firstResponseBucketsMs = firstResponseBucketsOf(config, context.logger);
+    const observerFor =
+      makeObserver === undefined || firstResponseBucketsMs === undefined ? makeObserver : (settings: ModelMetricSettings) => makeObserver({ ...settings, firstResponseBucketsMs });
     const spec = await loadModelSpec(config, files.version, files.modelDir);
     const stateSpecs = await loadStateSpecs(config, files.modelDir);
     const loading = backend.loadModel(files, config, backendSpecOf(config, spec), context);
@@ -188,6 +193,10 @@ export class Model {
   /** False while one of its instances is down and being restarted. */
   get isHealthy(): boolean {
     return this.#instances.every((instance) => instance.isHealthy !== false);
+  }
+
+  recordFirstResponse(durationNs: number): void {
+    this.statistics.recordFirstResponse(durationNs);
   }
 
   /** Runs one validated request through the model's scheduler, which records its statistics. */

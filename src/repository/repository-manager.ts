@@ -5,7 +5,7 @@ import { NereidError } from '../kernel/errors.js';
 import type { UnloadOptions } from '../kernel/model-control.js';
 import type { Logger } from '../logging/logger.js';
 import type { RepositoryIndexEntry } from '../protocol/repository-index.js';
-import type { StatisticsObserver } from '../metrics/model-statistics.js';
+import type { ModelMetricSettings, StatisticsObserver } from '../metrics/model-statistics.js';
 import { type Clock, systemClock } from '../scheduling/clock.js';
 import type { CloseOptions } from '../scheduling/scheduler.js';
 import { DependencyGraph } from './dependency-graph.js';
@@ -43,7 +43,7 @@ export interface RepositoryOptions {
   readonly context: BackendContext;
   readonly logger: Logger;
   /** Who else sees each loaded version's requests and executions (the metrics). */
-  readonly observerFor?: (modelName: string, version: number, isResponseCacheEnabled: boolean) => StatisticsObserver;
+  readonly observerFor?: (modelName: string, version: number, settings: ModelMetricSettings) => StatisticsObserver;
   /** Times the POLL mode's passes; the system clock unless a test drives it. */
   readonly clock?: Clock;
   /**
@@ -488,7 +488,7 @@ export class RepositoryManager {
               config,
               backend,
               context: this.#loadContext(name),
-              ...(observerFor !== undefined ? { observerFor: (isResponseCacheEnabled: boolean) => observerFor(name, version, isResponseCacheEnabled) } : {}),
+              ...(observerFor !== undefined ? { observerFor: (settings: ModelMetricSettings) => observerFor(name, version, settings) } : {}),
               maxInputBytes: this.#options.maxInputBytes,
               signal,
               ...(this.#options.responseCache !== undefined ? { responseCache: this.#options.responseCache } : {}),
