@@ -165,6 +165,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     isModelCodeUploadAllowed: options.isModelCodeUploadAllowed,
     // Issue 19, many models:
     loadThreadCount: options.modelLoadThreadCount,
+    loadRetryCount: options.modelLoadRetryCount,
     isLoadOnDemand: options.isLoadOnDemand,
     limits: {
       ...(options.maxLoadedModels !== undefined ? { maxLoadedModels: options.maxLoadedModels } : {}),

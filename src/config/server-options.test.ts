@@ -223,6 +223,14 @@ test('issue 19: --model-load-thread-count, --load-on-demand, --max-loaded-models
   });
 });
 
+test("--model-load-retry-count: Triton's, 0 by default", () => {
+  assert.equal((parseServeArgs(['--model-repository=m']) as ServerOptions).modelLoadRetryCount, 0);
+  assert.equal((parseServeArgs(['--model-repository=m', '--model-load-retry-count', '3']) as ServerOptions).modelLoadRetryCount, 3);
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--model-load-retry-count=-1']), {
+    message: "nereid serve: --model-load-retry-count takes an integer from 0 to 1024, got '-1'",
+  });
+});
+
 test('--allow-dashboard: on by default, off with false, in the usage text', () => {
   assert.equal(DEFAULT_SERVER_OPTIONS.isDashboardAllowed, true);
   const off = parseServeArgs(['--model-repository=m', '--allow-dashboard=false']);
@@ -325,7 +333,7 @@ test("issue 23: Triton's flags with no effect here start the server with a warni
     "--host-policy gpu0,numa-node=0 gpu1,numa-node=1 is accepted for Triton's sake and has no effect: instances are not pinned to NUMA nodes or cores (--backend-config onnxruntime,execution-thread-count sizes the ONNX Runtime threads)",
   ]);
   assert.deepEqual((parseServeArgs(['--model-repository', 'm']) as ServerOptions).startupWarnings, []);
-  assert.deepEqual((parseServeArgs(['--model-repository', 'm', '--model-namespacing=false', '--allow-sagemaker', 'false', '--model-load-retry-count=0']) as ServerOptions).startupWarnings, [], "a refused flag given Triton's default asks for nothing");
+  assert.deepEqual((parseServeArgs(['--model-repository', 'm', '--model-namespacing=false', '--allow-sagemaker', 'false']) as ServerOptions).startupWarnings, [], "a refused flag given Triton's default asks for nothing");
   assert.throws(() => parseServeArgs(['--model-repository', 'm', '--model-namespacing=true']), {
     message: "nereid serve: --model-namespacing is one of Triton's flags that Nereid refuses: model names are unique across the repositories; namespaces are not implemented",
   });

@@ -98,6 +98,8 @@ export interface ServerOptions {
   // Issue 19, many models:
   /** `--model-load-thread-count` (Triton's): how many models load at once. */
   readonly modelLoadThreadCount: number;
+  /** `--model-load-retry-count` (Triton's): how many times a model version whose load failed is loaded again. */
+  readonly modelLoadRetryCount: number;
   /** `--load-on-demand`: a request for a model that is not loaded loads it; modes NONE and POLL then load nothing at start-up. */
   readonly isLoadOnDemand: boolean;
   /** `--max-loaded-models`: the most models loaded at once; undefined: no limit. */
@@ -186,6 +188,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   isModelCodeUploadAllowed: false,
   // Issue 19, many models:
   modelLoadThreadCount: 4,
+  modelLoadRetryCount: 0,
   isLoadOnDemand: false,
   // Issue 16, the response cache and the rate limiter:
   rateLimit: 'off',
@@ -279,6 +282,7 @@ const FLAGS = {
   'metrics-root-cert': { type: 'string', help: "FILE  PEM CA certificates that sign the scrapers' certificates" },
   // Issue 19, many models:
   'model-load-thread-count': { type: 'string', help: 'N  how many models load at once (default 4)' },
+  'model-load-retry-count': { type: 'string', help: 'N  how many times a failed model load is tried again (default 0)' },
   'load-on-demand': { type: 'string', help: 'BOOL  a request for a model that is not loaded loads it (default false)' },
   'max-loaded-models': { type: 'string', help: 'N  most models loaded at once; least recently used ones loaded on demand make room (default: no limit)' },
   'model-memory-budget': { type: 'string', help: 'SIZE  most estimated memory of loaded models, bytes or with KB/MB/GB (default: no limit)' },
@@ -574,6 +578,7 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     ...(metricsTls !== undefined ? { metricsTls } : {}),
     // Issue 19, many models:
     modelLoadThreadCount: parseInteger('model-load-thread-count', string('model-load-thread-count'), defaults.modelLoadThreadCount, 1, 1024),
+    modelLoadRetryCount: parseInteger('model-load-retry-count', string('model-load-retry-count'), defaults.modelLoadRetryCount, 0, 1024),
     isLoadOnDemand: parseBoolean('load-on-demand', string('load-on-demand'), defaults.isLoadOnDemand),
     ...(string('max-loaded-models') !== undefined ? { maxLoadedModels: parseInteger('max-loaded-models', string('max-loaded-models'), 0, 1, 2 ** 31 - 1) } : {}),
     ...(string('model-memory-budget') !== undefined ? { modelMemoryBudgetBytes: parseByteSize('model-memory-budget', string('model-memory-budget'))! } : {}),

@@ -71,7 +71,6 @@ export const TRITON_ONLY_FLAGS: Readonly<Record<string, TritonOnlyFlag>> = {
     argument: 'REGEX',
     reason: 'forwarding gRPC metadata as request parameters is not implemented',
   },
-  'model-load-retry-count': { disposition: 'refused', argument: 'N', reason: 'a failed model load is not retried', defaultValue: '0' },
   'model-namespacing': {
     disposition: 'refused',
     argument: 'BOOL',

@@ -58,6 +58,12 @@ export interface RepositoryOptions {
   // Issue 19, many models:
   /** `--model-load-thread-count`: how many models load at once (Triton's default: 4). */
   readonly loadThreadCount?: number;
+  /**
+   * `--model-load-retry-count`: how many times a version whose load failed is loaded again before it
+   * is UNAVAILABLE (Triton's ModelLifeCycle tries CreateModel that many more times); never past the
+   * load's timeout.
+   */
+  readonly loadRetryCount?: number;
   /** `--load-on-demand`: a request for a model that is not loaded loads it (see prepareModel). */
   readonly isLoadOnDemand?: boolean;
   /** `--max-loaded-models` and `--model-memory-budget`; none: no limit. */
@@ -482,8 +488,8 @@ export class RepositoryManager {
         selected.map(async (version) => {
           entry.versions.set(version, { version, state: 'LOADING', reason: '' });
           const versionDir = join(modelDir, String(version));
-          try {
-            const model = await Model.load({
+          const load = (): Promise<Model> =>
+            Model.load({
               files: { modelName: name, modelDir, version, versionDir },
               config,
               backend,
@@ -494,6 +500,10 @@ export class RepositoryManager {
               ...(this.#options.responseCache !== undefined ? { responseCache: this.#options.responseCache } : {}),
               ...(this.#options.rateLimiter !== undefined ? { rateLimiter: this.#options.rateLimiter } : {}),
             });
+          try {
+            const model = await this.#withRetries(load, signal, (attempt, error) =>
+              logger.warning('repository', `failed to load '${name}' version ${version} (attempt ${attempt}), trying again (--model-load-retry-count): ${error.message}`),
+            );
             entry.versions.set(version, { version, state: 'READY', reason: '', model, memoryBytes: versionBytes[selected.indexOf(version)]! });
             logger.info('repository', `successfully loaded '${name}' version ${version}`);
           } catch (error) {
@@ -511,6 +521,19 @@ export class RepositoryManager {
       clearTimeout(timer);
     }
     return reservation === undefined ? { entry } : { entry, reservation };
+  }
+
+  /** Runs `load` once, then again after each failure, `loadRetryCount` times at most, while `signal` has not aborted. */
+  async #withRetries<T>(load: () => Promise<T>, signal: AbortSignal, onRetry: (attempt: number, error: Error) => void): Promise<T> {
+    const retries = this.#options.loadRetryCount ?? 0;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await load();
+      } catch (error) {
+        if (attempt > retries || signal.aborted) throw error;
+        onRetry(attempt, error as Error);
+      }
+    }
   }
 
   /**
