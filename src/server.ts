@@ -238,6 +238,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       access: { restrictedFeatures: options.httpRestrictedApis, authToken },
       corsOrigins: options.httpCorsOrigins,
       sharedMemory,
+      ...(options.httpHeaderForwardPattern !== undefined ? { headerForwardPattern: options.httpHeaderForwardPattern } : {}),
       ...(httpTls !== undefined ? { tls: httpTls } : {}),
       ...(recentLogLines !== undefined
         ? { dashboard: { server: core, controlMode: options.modelControlMode, recentLogLines, ...(metrics !== undefined ? { metricsRegistry: metrics.registry } : {}) } }
@@ -263,6 +264,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       http2MinPingIntervalWithoutDataMs: options.grpcHttp2MinRecvPingIntervalWithoutDataMs,
       access: { restrictedFeatures: options.grpcRestrictedProtocols, authToken },
       sharedMemory,
+      ...(options.grpcHeaderForwardPattern !== undefined ? { headerForwardPattern: options.grpcHeaderForwardPattern } : {}),
       ...(grpcTls !== undefined ? { tls: grpcTls } : {}),
     });
     const port = await grpc.listen(options.grpcPort, options.grpcAddress);

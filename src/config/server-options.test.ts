@@ -223,6 +223,14 @@ test('issue 19: --model-load-thread-count, --load-on-demand, --max-loaded-models
   });
 });
 
+test("--http-header-forward-pattern and --grpc-header-forward-pattern: Triton's, read as header-forward-pattern.ts reads them", () => {
+  const options = parseServeArgs(['--model-repository=m', '--http-header-forward-pattern', 'my_header.*', '--grpc-header-forward-pattern=(?-i)MY_HEADER.*']) as ServerOptions;
+  assert.deepEqual([options.httpHeaderForwardPattern?.source, options.httpHeaderForwardPattern?.flags], ['my_header.*', 'i']);
+  assert.deepEqual([options.grpcHeaderForwardPattern?.source, options.grpcHeaderForwardPattern?.flags], ['MY_HEADER.*', '']);
+  assert.equal((parseServeArgs(['--model-repository=m']) as ServerOptions).httpHeaderForwardPattern, undefined);
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--grpc-header-forward-pattern=(']), { message: /^nereid serve: --grpc-header-forward-pattern '\(' is not a valid regular expression: / });
+});
+
 test("--model-load-retry-count: Triton's, 0 by default", () => {
   assert.equal((parseServeArgs(['--model-repository=m']) as ServerOptions).modelLoadRetryCount, 0);
   assert.equal((parseServeArgs(['--model-repository=m', '--model-load-retry-count', '3']) as ServerOptions).modelLoadRetryCount, 3);
@@ -337,8 +345,8 @@ test("issue 23: Triton's flags with no effect here start the server with a warni
   assert.throws(() => parseServeArgs(['--model-repository', 'm', '--model-namespacing=true']), {
     message: "nereid serve: --model-namespacing is one of Triton's flags that Nereid refuses: model names are unique across the repositories; namespaces are not implemented",
   });
-  assert.throws(() => parseServeArgs(['--model-repository', 'm', '--http-header-forward-pattern', 'x-.*']), {
-    message: "nereid serve: --http-header-forward-pattern is one of Triton's flags that Nereid refuses: forwarding HTTP headers as request parameters is not implemented",
+  assert.throws(() => parseServeArgs(['--model-repository', 'm', '--model-config-name', 'h100']), {
+    message: "nereid serve: --model-config-name is one of Triton's flags that Nereid refuses: every model reads its config.pbtxt; configs/<name>.pbtxt is not implemented",
   });
 });
 

@@ -7,6 +7,7 @@ import { parseRestrictedFeatures } from './restricted-features.js';
 import { type TlsFiles, type TlsService, resolveTlsFiles } from './tls-flags.js';
 import { TRITON_ONLY_FLAGS, checkTritonOnlyFlags } from './triton-flags.js';
 import { parseTraceConfig } from './trace-config.js';
+import { compileHeaderForwardPattern } from './header-forward-pattern.js';
 import { DEFAULT_TRACE_SETTINGS, type OpenTelemetrySettings, type TraceSettings } from '../kernel/trace-settings.js';
 
 /**
@@ -72,6 +73,10 @@ export interface ServerOptions {
   readonly httpRestrictedApis: RestrictedFeatures;
   /** `--grpc-restricted-protocol`: the gRPC categories behind a `triton-grpc-protocol-` metadata key (Triton's). */
   readonly grpcRestrictedProtocols: RestrictedFeatures;
+  /** `--http-header-forward-pattern` (Triton's): the HTTP headers that become request parameters. */
+  readonly httpHeaderForwardPattern?: RegExp;
+  /** `--grpc-header-forward-pattern` (Triton's): the gRPC metadata entries that become request parameters. */
+  readonly grpcHeaderForwardPattern?: RegExp;
   /** `--auth-token-file` (beyond Triton): a file holding the bearer token every API asks for; undefined: none. */
   readonly authTokenFile?: string;
   // Issue 24, item 8 (a model cannot stop the server):
@@ -257,6 +262,8 @@ const FLAGS = {
     help: 'CATEGORIES:KEY=VALUE  gRPC RPCs of these categories need metadata triton-grpc-protocol-KEY: VALUE (repeatable)',
   },
   'auth-token-file': { type: 'string', help: 'FILE  every API of HTTP and gRPC needs Authorization: Bearer <the token in FILE> (default: none)' },
+  'http-header-forward-pattern': { type: 'string', help: 'REGEX  HTTP headers whose name it matches become request parameters (case-insensitive; (?-i) for not)' },
+  'grpc-header-forward-pattern': { type: 'string', help: 'REGEX  gRPC metadata whose key it matches becomes request parameters (case-insensitive; (?-i) for not)' },
   // Issue 24, item 8 (a model cannot stop the server):
   'model-load-timeout-secs': { type: 'string', help: 'SECS  how long one model version may take to load, warmup included (default 600)' },
   // Issue 24, the logging API and cross-origin safety:
@@ -454,6 +461,15 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
   const values = parseFlags(args, { ...FLAGS, ...TRITON_ONLY_FLAG_SPECS }, 'serve', usageError);
   if (values.help === true) return 'help';
   const string = (name: keyof typeof FLAGS): string | undefined => values[name] as string | undefined;
+  const forwardPattern = (flag: 'http-header-forward-pattern' | 'grpc-header-forward-pattern', key: 'httpHeaderForwardPattern' | 'grpcHeaderForwardPattern'): Partial<ServerOptions> => {
+    const source = string(flag);
+    if (source === undefined) return {};
+    try {
+      return { [key]: compileHeaderForwardPattern(flag, source) };
+    } catch (error) {
+      throw usageError((error as Error).message);
+    }
+  };
   const repositories = [...((values['model-repository'] as string[]) ?? []), ...((values['model-store'] as string[]) ?? [])];
   if (repositories.length === 0) throw usageError('--model-repository is required (a folder of models, e.g. examples/model_repository)');
   const defaults = DEFAULT_SERVER_OPTIONS;
@@ -565,6 +581,8 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
       usageError,
     ),
     ...(string('auth-token-file') !== undefined ? { authTokenFile: string('auth-token-file')! } : {}),
+    ...forwardPattern('http-header-forward-pattern', 'httpHeaderForwardPattern'),
+    ...forwardPattern('grpc-header-forward-pattern', 'grpcHeaderForwardPattern'),
     // Issue 24, item 8 (a model cannot stop the server):
     modelLoadTimeoutMs: parseInteger('model-load-timeout-secs', string('model-load-timeout-secs'), defaults.modelLoadTimeoutMs / 1000, 1, 86_400) * 1000,
     // Issue 24, the logging API and cross-origin safety:

@@ -61,16 +61,6 @@ export const TRITON_ONLY_FLAGS: Readonly<Record<string, TritonOnlyFlag>> = {
   'backend-directory': { disposition: 'ignored', argument: 'DIR', reason: 'the backends are built in; none is loaded from a shared library' },
   'repoagent-directory': { disposition: 'ignored', argument: 'DIR', reason: 'repository agents are not supported; none is loaded from a shared library' },
   'cache-directory': { disposition: 'ignored', argument: 'DIR', reason: 'caches are built in; none is loaded from a shared library' },
-  'http-header-forward-pattern': {
-    disposition: 'refused',
-    argument: 'REGEX',
-    reason: 'forwarding HTTP headers as request parameters is not implemented',
-  },
-  'grpc-header-forward-pattern': {
-    disposition: 'refused',
-    argument: 'REGEX',
-    reason: 'forwarding gRPC metadata as request parameters is not implemented',
-  },
   'model-namespacing': {
     disposition: 'refused',
     argument: 'BOOL',

@@ -49,6 +49,8 @@ export interface GrpcFrontendOptions {
   readonly tls?: TlsIdentity;
   /** The system shared memory regions, shared with the HTTP front end; without it, registering fails. */
   readonly sharedMemory?: SharedMemoryRegistry;
+  /** `--grpc-header-forward-pattern`: the metadata an inference request forwards as its parameters. */
+  readonly headerForwardPattern?: RegExp;
 }
 
 /** The base call's method that grpc-js awaits for each message it received whole (server-interceptors.js). */
@@ -116,7 +118,10 @@ export class GrpcFrontend {
     const internals = this.#server as unknown as GrpcServerInternals;
     internals.commonServerOptions.settings = { ...internals.commonServerOptions.settings, initialWindowSize: FLOW_CONTROL_WINDOW_BYTES };
     const access = options.access ?? OPEN_ACCESS;
-    this.#server.addService(inferenceService, guardInferenceService(createInferenceService(options.server, options.logger, options.sharedMemory), access, options.logger));
+    this.#server.addService(
+      inferenceService,
+      guardInferenceService(createInferenceService(options.server, options.logger, options.sharedMemory, options.headerForwardPattern), access, options.logger),
+    );
     this.#server.addService(healthService, guardHealthService(createHealthService(options.server), access, options.logger));
   }
 

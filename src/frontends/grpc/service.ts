@@ -36,6 +36,8 @@ import { decodeModelInferRequest, encodeModelInferResponse } from './infer-codec
 import { createSharedMemoryHandlers } from './shared-memory-service.js';
 import type { SharedMemoryRegistry } from '../shared-memory/shared-memory-registry.js';
 import { RequestRegions } from '../shared-memory/tensor-regions.js';
+import { forwardedHeaders, withForwarded } from '../header-forwarding.js';
+import type { Parameters as RequestParameters } from '../../protocol/parameters.js';
 
 type Unary<Request, Response> = (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>) => void;
 
@@ -108,7 +110,10 @@ function logSettingValue(value: string | number | boolean): LogSettingsResponse_
  * The handlers of inference.GRPCInferenceService: each translates its message to a call of the core
  * and back, as the HTTP handlers do, so a request behaves the same whichever front end it came through.
  */
-export function createInferenceService(server: InferenceServer, logger: Logger, sharedMemory?: SharedMemoryRegistry): InferenceHandlers {
+export function createInferenceService(server: InferenceServer, logger: Logger, sharedMemory?: SharedMemoryRegistry, headerForwardPattern?: RegExp): InferenceHandlers {
+  /** The request parameters a call's metadata forwards (`--grpc-header-forward-pattern`), or undefined. */
+  const forwardedOf = (metadata: Metadata): RequestParameters | undefined =>
+    headerForwardPattern === undefined ? undefined : forwardedHeaders(headerForwardPattern, Object.entries(metadata.getMap()));
   /** Runs `handle` and answers with its result, or with the error mapped to a gRPC status. */
   const unary =
     <Request, Response>(handle: (request: Request) => Response | Promise<Response>): Unary<Request, Response> =>
@@ -149,11 +154,12 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
       const trace = server.startTrace(call.request.modelName, traceContextOf(call.metadata));
       const regions = RequestRegions.of(sharedMemory);
       const signal = cancelSignalOf(call);
+      const forwarded = forwardedOf(call.metadata);
       if (trace === undefined) {
         unary(async (request: ModelInferRequest) => {
           try {
             const decoded = await decodeModelInferRequest(request, regions);
-            const admitted = { ...decoded, signal };
+            const admitted = { ...withForwarded(decoded, forwarded), signal };
             // A model that can run the request at once answers in this step (InferenceServer.inferNow).
             return await encodeResponseMessage(server.inferNow(admitted) ?? (await server.infer(admitted)), decoded, regions);
           } finally {
@@ -168,7 +174,7 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
         try {
           const decoded = await decodeModelInferRequest(request, regions);
           trace.timestamp('GRPC_WAITREAD_END');
-          return await encodeResponseMessage(await server.infer({ ...decoded, trace, signal }), decoded, regions);
+          return await encodeResponseMessage(await server.infer({ ...withForwarded(decoded, forwarded), trace, signal }), decoded, regions);
         } finally {
           regions.releaseAll();
         }
@@ -179,7 +185,7 @@ export function createInferenceService(server: InferenceServer, logger: Logger, 
         trace.end();
       });
     },
-    modelStreamInfer: (call) => streamInfer(server, logger, call, sharedMemory),
+    modelStreamInfer: (call) => streamInfer(server, logger, call, sharedMemory, forwardedOf(call.metadata)),
     repositoryIndex: unary((request) => create(RepositoryIndexResponseSchema, { models: server.repositoryIndex(request.ready) })),
     repositoryModelLoad: unary(async (request) => {
       // Triton's checks and words (grpc_server.cc, RepositoryModelLoad): `config` a string, each
@@ -259,6 +265,8 @@ const streamInfer = (
   logger: Logger,
   call: Parameters<InferenceHandlers['modelStreamInfer']>[0],
   sharedMemory: SharedMemoryRegistry | undefined,
+  /** The parameters the stream's metadata forwards to each of its requests (`--grpc-header-forward-pattern`). */
+  forwarded: RequestParameters | undefined,
 ): void => {
   let pending = 0;
   let isInputDone = false;
@@ -303,7 +311,7 @@ const streamInfer = (
     const admitted = decodedInOrder.then(async () => {
       const undecodable = undecodableReason(message);
       if (undecodable !== undefined) throw new NereidError('INVALID_ARG', `failed to parse a ModelInferRequest of the stream: ${undecodable}`);
-      const request = await decodeModelInferRequest(message, regions);
+      const request = withForwarded(await decodeModelInferRequest(message, regions), forwarded);
       isDecoupled = (await server.modelSpec(request.modelName, request.modelVersion)).isDecoupled;
       trace?.timestamp('GRPC_WAITREAD_END');
       return trace === undefined ? { ...request, signal } : { ...request, signal, trace };

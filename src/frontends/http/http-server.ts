@@ -14,6 +14,8 @@ import { joinBody } from './join-body.js';
 import { Http1Lane, type LaneRequest } from './http1-lane.js';
 import { handleHealth, handleServerMetadata } from './handlers/health.js';
 import { handleGenerate, handleGenerateStream } from './handlers/generate.js';
+import { forwardedHeaders } from '../header-forwarding.js';
+import type { Parameters } from '../../protocol/parameters.js';
 import { handleInfer, handleInferNow } from './handlers/infer.js';
 import { handleTraceSetting } from './handlers/trace.js';
 import { handleModelConfig, handleModelMetadata, handleModelReady } from './handlers/models.js';
@@ -177,6 +179,8 @@ export interface HttpFrontendOptions {
   readonly dashboard?: DashboardOptions;
   /** The system shared memory regions, shared with the gRPC front end; without it, registering fails. */
   readonly sharedMemory?: SharedMemoryRegistry;
+  /** `--http-header-forward-pattern`: the headers an inference request forwards as its parameters (header-forwarding.ts). */
+  readonly headerForwardPattern?: RegExp;
 }
 
 /**
@@ -376,7 +380,8 @@ export class HttpFrontend {
       void this.#answer(exchange, Promise.reject(error));
       return;
     }
-    if (trace !== undefined || (exchange.node !== undefined && !isOneStepBody(exchange.headers, this.#options.maxInputBytes))) {
+    // Forwarded headers take #infer's path, which adds them to the request's parameters.
+    if (trace !== undefined || this.#forwardedOf(exchange) !== undefined || (exchange.node !== undefined && !isOneStepBody(exchange.headers, this.#options.maxInputBytes))) {
       void this.#answer(exchange, this.#traced(exchange, trace, (body, sampled) => this.#infer(exchange, route, body, sampled)));
       return;
     }
@@ -484,10 +489,12 @@ export class HttpFrontend {
           case 'infer':
             return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) => this.#infer(exchange, route, body, trace));
           case 'generate':
-            return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) => handleGenerate(server, route, body, trace, exchange.signal));
+            return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) =>
+              handleGenerate(server, route, body, trace, exchange.signal, this.#forwardedOf(exchange)),
+            );
           case 'generate_stream':
             return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) =>
-              handleGenerateStream(server, route, body, trace, exchange.signal),
+              handleGenerateStream(server, route, body, trace, exchange.signal, this.#forwardedOf(exchange)),
             );
           case 'stats':
             return handleStatistics(server, route);
@@ -503,13 +510,21 @@ export class HttpFrontend {
     trace: RequestTrace | undefined,
   ): Promise<Reply> {
     const sharedMemory = this.#options.sharedMemory !== undefined ? { sharedMemory: this.#options.sharedMemory } : {};
+    const forwarded = this.#forwardedOf(exchange);
     return handleInfer(this.#options.server, route, {
       headers: exchange.headers,
       body,
       ...sharedMemory,
       signal: exchange.signal,
       ...(trace !== undefined ? { trace } : {}),
+      ...(forwarded !== undefined ? { forwarded } : {}),
     });
+  }
+
+  /** The request parameters its headers forward (`--http-header-forward-pattern`), or undefined. */
+  #forwardedOf(exchange: Exchange): Parameters | undefined {
+    const pattern = this.#options.headerForwardPattern;
+    return pattern === undefined ? undefined : forwardedHeaders(pattern, Object.entries(exchange.headers));
   }
 
   /**

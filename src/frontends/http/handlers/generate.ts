@@ -6,6 +6,8 @@ import { type GenerateTarget, decodeGenerateRequest } from '../generate-request.
 import type { Reply } from '../reply.js';
 import { AsyncQueue } from '../../../util/async-queue.js';
 import { deferred } from '../../../util/deferred.js';
+import { withForwarded } from '../../header-forwarding.js';
+import type { Parameters } from '../../../protocol/parameters.js';
 
 const EXACTLY_ONE_RESPONSE = 'generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses';
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
@@ -48,8 +50,15 @@ const sseEvent = (json: string): Buffer => Buffer.from(`data: ${json}\n\n`);
  * reply having begun; qa/L0_http/generate_endpoint_test.py (test_zero_response, test_many_response)
  * checks only the text.
  */
-export async function handleGenerate(server: InferenceServer, target: GenerateTarget, body: Buffer, trace: RequestTrace | undefined, signal?: AbortSignal): Promise<Reply> {
-  const decoded = { ...(await decodeGenerateRequest(server, target, body)), signal };
+export async function handleGenerate(
+  server: InferenceServer,
+  target: GenerateTarget,
+  body: Buffer,
+  trace: RequestTrace | undefined,
+  signal?: AbortSignal,
+  forwarded?: Parameters,
+): Promise<Reply> {
+  const decoded = withForwarded({ ...(await decodeGenerateRequest(server, target, body)), signal }, forwarded);
   const request = trace === undefined ? decoded : { ...decoded, trace };
   const outcomes: Array<InferResponse | NereidError> = [];
   let isAccepted = false;
@@ -78,8 +87,15 @@ export async function handleGenerate(server: InferenceServer, target: GenerateTa
  * status when the first was an error (Triton's GenerateRequestClass::InferResponseComplete). A client that goes
  * away cancels the request (`signal`): a decoupled model is told, and what it still sends is dropped.
  */
-export async function handleGenerateStream(server: InferenceServer, target: GenerateTarget, body: Buffer, trace: RequestTrace | undefined, signal?: AbortSignal): Promise<Reply> {
-  const decoded = { ...(await decodeGenerateRequest(server, target, body)), signal };
+export async function handleGenerateStream(
+  server: InferenceServer,
+  target: GenerateTarget,
+  body: Buffer,
+  trace: RequestTrace | undefined,
+  signal?: AbortSignal,
+  forwarded?: Parameters,
+): Promise<Reply> {
+  const decoded = withForwarded({ ...(await decodeGenerateRequest(server, target, body)), signal }, forwarded);
   const request = trace === undefined ? decoded : { ...decoded, trace };
   const events = new AsyncQueue<Uint8Array>();
   const status = deferred<number>();

@@ -5,6 +5,8 @@ import { type EncodedResponse, type OutputEncoding, decodeInferRequest, decodeIn
 import type { Reply } from '../reply.js';
 import type { SharedMemoryRegistry } from '../../shared-memory/shared-memory-registry.js';
 import { RequestRegions } from '../../shared-memory/tensor-regions.js';
+import { withForwarded } from '../../header-forwarding.js';
+import type { Parameters } from '../../../protocol/parameters.js';
 
 const HEADER_LENGTH = 'inference-header-content-length';
 
@@ -31,6 +33,8 @@ export async function handleInfer(
     readonly trace?: RequestTrace;
     /** Aborts when the client's connection closes first: the request is cancelled. */
     readonly signal?: AbortSignal;
+    /** Parameters its headers forward (`--http-header-forward-pattern`), after its own. */
+    readonly forwarded?: Parameters;
   },
 ): Promise<Reply> {
   const regions = RequestRegions.of(request.sharedMemory);
@@ -44,7 +48,13 @@ export async function handleInfer(
 async function infer(
   server: InferenceServer,
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
-  { headers, body, trace, signal }: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly trace?: RequestTrace; readonly signal?: AbortSignal },
+  {
+    headers,
+    body,
+    trace,
+    signal,
+    forwarded,
+  }: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly trace?: RequestTrace; readonly signal?: AbortSignal; readonly forwarded?: Parameters },
   regions: RequestRegions,
 ): Promise<Reply> {
   const headerLength = readHeaderLength(headers);
@@ -56,7 +66,7 @@ async function infer(
           return decodeRawInferRequest(body, target, metadata, isBatching);
         })()
       : await decodeInferRequest(body, target, headerLength, regions);
-  const admitted = { ...request, ...(trace !== undefined ? { trace } : {}), ...(signal !== undefined ? { signal } : {}) };
+  const admitted = { ...withForwarded(request, forwarded), ...(trace !== undefined ? { trace } : {}), ...(signal !== undefined ? { signal } : {}) };
   // A model that can run the request at once answers in this step, with no promise per stage.
   const response = server.inferNow(admitted) ?? (await server.infer(admitted));
   return encodeReply(response, request, encoding, regions);
