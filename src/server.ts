@@ -166,6 +166,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     // Issue 19, many models:
     loadThreadCount: options.modelLoadThreadCount,
     loadRetryCount: options.modelLoadRetryCount,
+    ...(options.modelConfigName !== undefined ? { modelConfigName: options.modelConfigName } : {}),
     isLoadOnDemand: options.isLoadOnDemand,
     limits: {
       ...(options.maxLoadedModels !== undefined ? { maxLoadedModels: options.maxLoadedModels } : {}),

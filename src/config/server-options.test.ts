@@ -231,6 +231,15 @@ test("--http-header-forward-pattern and --grpc-header-forward-pattern: Triton's,
   assert.throws(() => parseServeArgs(['--model-repository=m', '--grpc-header-forward-pattern=(']), { message: /^nereid serve: --grpc-header-forward-pattern '\(' is not a valid regular expression: / });
 });
 
+test("--model-config-name: Triton's, an empty one refused in Triton's words", () => {
+  assert.equal((parseServeArgs(['--model-repository=m']) as ServerOptions).modelConfigName, undefined);
+  assert.equal((parseServeArgs(['--model-repository=m', '--model-config-name=h100']) as ServerOptions).modelConfigName, 'h100');
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--model-config-name=']), { message: 'nereid serve: Error: empty argument for --model-config-name' });
+  assert.throws(() => parseServeArgs(['--model-repository=m', '--model-config-name', 'h 100']), {
+    message: "nereid serve: --model-config-name 'h 100': the name may contain no space or '/' (it names configs/<name>.pbtxt)",
+  });
+});
+
 test("--model-load-retry-count: Triton's, 0 by default", () => {
   assert.equal((parseServeArgs(['--model-repository=m']) as ServerOptions).modelLoadRetryCount, 0);
   assert.equal((parseServeArgs(['--model-repository=m', '--model-load-retry-count', '3']) as ServerOptions).modelLoadRetryCount, 3);
@@ -345,8 +354,8 @@ test("issue 23: Triton's flags with no effect here start the server with a warni
   assert.throws(() => parseServeArgs(['--model-repository', 'm', '--model-namespacing=true']), {
     message: "nereid serve: --model-namespacing is one of Triton's flags that Nereid refuses: model names are unique across the repositories; namespaces are not implemented",
   });
-  assert.throws(() => parseServeArgs(['--model-repository', 'm', '--model-config-name', 'h100']), {
-    message: "nereid serve: --model-config-name is one of Triton's flags that Nereid refuses: every model reads its config.pbtxt; configs/<name>.pbtxt is not implemented",
+  assert.throws(() => parseServeArgs(['--model-repository', 'm', '--allow-sagemaker', 'true']), {
+    message: "nereid serve: --allow-sagemaker is one of Triton's flags that Nereid refuses: the SageMaker front end is not implemented",
   });
 });
 

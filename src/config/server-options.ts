@@ -105,6 +105,8 @@ export interface ServerOptions {
   readonly modelLoadThreadCount: number;
   /** `--model-load-retry-count` (Triton's): how many times a model version whose load failed is loaded again. */
   readonly modelLoadRetryCount: number;
+  /** `--model-config-name` (Triton's): each model's configs/<name>.pbtxt, where it has one, instead of its config.pbtxt. */
+  readonly modelConfigName?: string;
   /** `--load-on-demand`: a request for a model that is not loaded loads it; modes NONE and POLL then load nothing at start-up. */
   readonly isLoadOnDemand: boolean;
   /** `--max-loaded-models`: the most models loaded at once; undefined: no limit. */
@@ -290,6 +292,7 @@ const FLAGS = {
   // Issue 19, many models:
   'model-load-thread-count': { type: 'string', help: 'N  how many models load at once (default 4)' },
   'model-load-retry-count': { type: 'string', help: 'N  how many times a failed model load is tried again (default 0)' },
+  'model-config-name': { type: 'string', help: 'NAME  each model reads configs/NAME.pbtxt where it has one, config.pbtxt otherwise' },
   'load-on-demand': { type: 'string', help: 'BOOL  a request for a model that is not loaded loads it (default false)' },
   'max-loaded-models': { type: 'string', help: 'N  most models loaded at once; least recently used ones loaded on demand make room (default: no limit)' },
   'model-memory-budget': { type: 'string', help: 'SIZE  most estimated memory of loaded models, bytes or with KB/MB/GB (default: no limit)' },
@@ -372,6 +375,14 @@ export function serveUsage(): string {
 export const GRPC_RESTRICTED_KEY_PREFIX = 'triton-grpc-protocol-';
 
 const usageError = (message: string): NereidError => new NereidError('INVALID_ARG', `nereid serve: ${message}`);
+
+/** `--model-config-name`: Triton refuses an empty one in its words; a name with a space cannot be a file Triton would look for. */
+function modelConfigName(name: string | undefined): Partial<ServerOptions> {
+  if (name === undefined) return {};
+  if (name === '') throw usageError('Error: empty argument for --model-config-name');
+  if (/[\s/]/.test(name)) throw usageError(`--model-config-name '${name}': the name may contain no space or '/' (it names configs/<name>.pbtxt)`);
+  return { modelConfigName: name };
+}
 
 function parseBoolean(flag: string, value: string | undefined, fallback: boolean): boolean {
   if (value === undefined) return fallback;
@@ -597,6 +608,7 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     // Issue 19, many models:
     modelLoadThreadCount: parseInteger('model-load-thread-count', string('model-load-thread-count'), defaults.modelLoadThreadCount, 1, 1024),
     modelLoadRetryCount: parseInteger('model-load-retry-count', string('model-load-retry-count'), defaults.modelLoadRetryCount, 0, 1024),
+    ...modelConfigName(string('model-config-name')),
     isLoadOnDemand: parseBoolean('load-on-demand', string('load-on-demand'), defaults.isLoadOnDemand),
     ...(string('max-loaded-models') !== undefined ? { maxLoadedModels: parseInteger('max-loaded-models', string('max-loaded-models'), 0, 1, 2 ** 31 - 1) } : {}),
     ...(string('model-memory-budget') !== undefined ? { modelMemoryBudgetBytes: parseByteSize('model-memory-budget', string('model-memory-budget'))! } : {}),

@@ -67,11 +67,6 @@ export const TRITON_ONLY_FLAGS: Readonly<Record<string, TritonOnlyFlag>> = {
     reason: 'model names are unique across the repositories; namespaces are not implemented',
     defaultValue: 'false',
   },
-  'model-config-name': {
-    disposition: 'refused',
-    argument: 'NAME',
-    reason: 'every model reads its config.pbtxt; configs/<name>.pbtxt is not implemented',
-  },
   'allow-sagemaker': { disposition: 'refused', argument: 'BOOL', reason: 'the SageMaker front end is not implemented', defaultValue: 'false' },
   'sagemaker-port': { disposition: 'refused', argument: 'PORT', reason: 'the SageMaker front end is not implemented' },
   'sagemaker-safe-port-range': { disposition: 'refused', argument: 'LOW-HIGH', reason: 'the SageMaker front end is not implemented' },

@@ -23,6 +23,8 @@ export interface PrepareOptions {
   readonly context: BackendContext;
   /** A load request's `config` parameter: JSON used instead of config.pbtxt. */
   readonly configJson?: string;
+  /** `--model-config-name`: configs/<name>.pbtxt is read instead of config.pbtxt where the model has it. */
+  readonly configName?: string;
   /** The model files came with a load request and code uploads are off: refuse a backend that runs them. */
   readonly isModelCodeRefused?: boolean;
 }
@@ -43,13 +45,26 @@ async function detectBackend(versionDir: string | undefined): Promise<Backend | 
 }
 
 /**
+ * The configuration file of a model: with `--model-config-name NAME`, configs/NAME.pbtxt where the model
+ * has one, as Triton chooses it at each load (docs/user_guide/model_configuration.md, "Custom Model
+ * Configuration"); config.pbtxt otherwise.
+ */
+async function configFileOf(modelDir: string, configName: string | undefined): Promise<string> {
+  if (configName !== undefined) {
+    const custom = join(modelDir, 'configs', `${configName}.pbtxt`);
+    if (await fileExists(custom)) return custom;
+  }
+  return join(modelDir, 'config.pbtxt');
+}
+
+/**
  * Reads a model's configuration and makes it complete: parse config.pbtxt (or start empty), find the
  * backend, let it auto-complete, fill Triton's defaults, validate, refuse what Nereid does not
  * implement (config/supported-fields.ts). Errors name the file and field.
  */
 export async function prepareModelConfig(options: PrepareOptions): Promise<{ config: ModelConfig; backend: Backend }> {
   const isOverride = options.configJson !== undefined;
-  const file = isOverride ? `load parameter 'config' of '${options.name}'` : join(options.modelDir, 'config.pbtxt');
+  const file = isOverride ? `load parameter 'config' of '${options.name}'` : await configFileOf(options.modelDir, options.configName);
   const text = isOverride
     ? undefined
     : await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {

@@ -64,6 +64,8 @@ export interface RepositoryOptions {
    * load's timeout.
    */
   readonly loadRetryCount?: number;
+  /** `--model-config-name`: each model's configs/<name>.pbtxt, where it has one, instead of its config.pbtxt. */
+  readonly modelConfigName?: string;
   /** `--load-on-demand`: a request for a model that is not loaded loads it (see prepareModel). */
   readonly isLoadOnDemand?: boolean;
   /** `--max-loaded-models` and `--model-memory-budget`; none: no limit. */
@@ -466,6 +468,7 @@ export class RepositoryManager {
           isModelCodeRefused: source.isUploaded && this.#options.isModelCodeUploadAllowed !== true,
           context: this.#options.context,
           ...(configJson !== undefined ? { configJson } : {}),
+          ...(this.#options.modelConfigName !== undefined ? { configName: this.#options.modelConfigName } : {}),
         }),
         signal,
       );
