@@ -170,7 +170,14 @@ export class RequestRouter implements ModelCaller {
       }
     };
     enqueuedNs = process.hrtime.bigint();
-    const rest = await this.#enqueue(model, { ...validated, onResponse: deliver });
+    let rest: readonly Tensor[];
+    try {
+      rest = await this.#enqueue(model, { ...validated, onResponse: deliver });
+    } catch (error) {
+      // A request that ends with an error before any response: the error is its first response (Triton counts every response it sends).
+      if (enqueuedNs !== undefined) model.recordFirstResponse?.(Number(process.hrtime.bigint() - enqueuedNs));
+      throw error;
+    }
     if (rest.length > 0) deliver(rest);
     if (failure !== undefined) throw failure;
   }

@@ -305,7 +305,7 @@ export class ServerMetrics {
   observerFor(model: string, version: number, settings: ModelMetricSettings): StatisticsObserver {
     const { isResponseCacheEnabled } = settings;
     const labels = { model, version: String(version) };
-    const firstResponse: HistogramSeries | undefined =
+    let firstResponse: HistogramSeries | undefined =
       settings.isDecoupled && this.#firstResponse !== undefined ? this.#firstResponse.add(labels, settings.firstResponseBucketsMs ?? FIRST_RESPONSE_BUCKETS_MS) : undefined;
     const summaries = this.#summaries;
     const held: SeriesSummary[] = [];
@@ -343,7 +343,9 @@ export class ServerMetrics {
       onFirstResponse: (durationNs) => firstResponse?.observe(Math.floor(durationNs / 1e6)),
       close: () => {
         for (const family of held.splice(0)) family.remove(labels);
+        // Once only, as the summaries' `held`: a second close must not take another holder's series away.
         if (firstResponse !== undefined) this.#firstResponse!.remove(labels);
+        firstResponse = undefined;
       },
     };
   }

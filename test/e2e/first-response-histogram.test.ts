@@ -33,7 +33,21 @@ input [{ name: "INPUT0" data_type: TYPE_FP32 dims: [ 1 ] }]
 output [{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] }]
 `;
 
-const MODELS: Record<string, string> = { square: SQUARE, square_buckets: `${SQUARE}${BUCKETS}`, identity: IDENTITY };
+/** A decoupled JavaScript model that ends each request with an error and no response before it. */
+const FAILS_FIRST = `backend: "javascript"
+max_batch_size: 0
+model_transaction_policy { decoupled: true }
+input [{ name: "X" data_type: TYPE_INT32 dims: [ 1 ] }]
+output [{ name: "Y" data_type: TYPE_INT32 dims: [ 1 ] }]
+`;
+const FAILS_FIRST_CODE = `export default class FailsFirst {
+  execute(requests) {
+    for (const request of requests) request.responseSender.send(new Error('nothing to say'), { final: true });
+  }
+}
+`;
+
+const MODELS: Record<string, string> = { square: SQUARE, square_buckets: `${SQUARE}${BUCKETS}`, identity: IDENTITY, fails_first: FAILS_FIRST };
 
 /** The sample lines of the family, as `name{labels}` → value (qa/L0_metrics/histogram_metrics_test.py reads them so). */
 async function histogramLines(server: TestServer): Promise<Map<string, number>> {
@@ -56,6 +70,7 @@ describe('nv_inference_first_response_histogram_ms (--metrics-config histogram_l
       await mkdir(join(repository, name, '1'), { recursive: true });
       await writeFile(join(repository, name, 'config.pbtxt'), config);
     }
+    await writeFile(join(repository, 'fails_first', '1', 'model.js'), FAILS_FIRST_CODE);
   });
   after(() => rm(repository, { recursive: true, force: true }));
 
@@ -78,11 +93,16 @@ describe('nv_inference_first_response_histogram_ms (--metrics-config histogram_l
         ...les.map((le): [string, number] => [`${FAMILY}_bucket{model="${model}",version="1",le="${le}"}`, 0]),
       ];
       assert.deepEqual(
-        new Map([...lines].filter(([key]) => !key.includes('model="square"'))),
+        new Map([...lines].filter(([key]) => key.includes('model="square_buckets"'))),
         new Map(series('square_buckets', ['-1', '0', '1', '2.5', '+Inf'])),
-        'model_metrics sets the buckets; the identity model has no series',
+        'model_metrics sets the buckets',
       );
       assert.deepEqual(new Map([...lines].filter(([key]) => key.includes('model="square"'))), new Map(series('square', ['100', '500', '2000', '5000', '+Inf'])));
+      assert.deepEqual(
+        [...new Set([...lines.keys()].map((key) => /model="(\w+)"/.exec(key)![1]))].sort(),
+        ['fails_first', 'square', 'square_buckets'],
+        'the identity model, not decoupled, has no series',
+      );
       assert.deepEqual(warnings, ["Metric family 'nv_inference_request_duration_us' in 'metric_identifier' is not a customizable metric in Triton core."]);
     });
 
@@ -100,6 +120,16 @@ describe('nv_inference_first_response_histogram_ms (--metrics-config histogram_l
       assert.ok(sum >= 2 * 90, `${sum}`);
       assert.equal(lines.get(`${FAMILY}_bucket{${labels},le="+Inf"}`), 2);
       assert.equal(lines.get(`${FAMILY}_bucket{${labels},le="5000"}`), 2);
+    });
+
+    test('a request ended by an error before any response counts it as its first response; one with no response at all does not count', async () => {
+      const failed = await server.post('/v2/models/fails_first/generate_stream', { X: 1 });
+      assert.equal(await failed.text(), 'data: {"error":"nothing to say"}\n\n');
+      const silent = await server.post('/v2/models/square/generate_stream', { IN: [0] });
+      assert.equal(await silent.text(), '');
+      const lines = await histogramLines(server);
+      assert.equal(lines.get(`${FAMILY}_count{model="fails_first",version="1"}`), 1);
+      assert.equal(lines.get(`${FAMILY}_count{model="square",version="1"}`), 2, 'IN = 0 sends only the final flag');
     });
   });
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -23,6 +24,31 @@ max_batch_size: 0
 input [ { name: "X" data_type: TYPE_INT32 dims: [ 1 ] } ]
 output [ { name: "PARAMETERS" data_type: TYPE_STRING dims: [ 1 ] } ]
 `;
+
+/** Sends `text` as is on a new connection and resolves with the body of the one reply (by its Content-Length, or chunked). */
+function rawRequest(url: string, text: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(text));
+    let reply = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      reply += chunk;
+      const headEnd = reply.indexOf('\r\n\r\n');
+      if (headEnd < 0) return;
+      const head = reply.slice(0, headEnd).toLowerCase();
+      const rest = reply.slice(headEnd + 4);
+      const length = /content-length: (\d+)/.exec(head);
+      let body: string | undefined;
+      if (length !== null && rest.length >= Number(length[1])) body = rest.slice(0, Number(length[1]));
+      if (head.includes('transfer-encoding: chunked') && rest.endsWith('0\r\n\r\n')) body = rest.replace(/(?:^|\r\n)[0-9a-f]+\r\n/g, '').replace(/\r\n$/, '');
+      if (body === undefined) return;
+      socket.destroy();
+      resolve(body);
+    });
+    socket.on('error', reject);
+  });
+}
 
 describe('--http-header-forward-pattern and --grpc-header-forward-pattern (qa/L0_parameters)', () => {
   let repository: string;
@@ -61,6 +87,19 @@ describe('--http-header-forward-pattern and --grpc-header-forward-pattern (qa/L0
     });
     const generated = await server.post('/v2/models/echo/generate', { X: 1, parameters: { key1: 'value1' } }, { headers: { my_header_1: 'g' } });
     assert.deepEqual(JSON.parse(((await generated.json()) as { PARAMETERS: string }).PARAMETERS), { key1: 'value1', my_header_1: 'g' });
+  });
+
+  test('HTTP: names keep the case the client sent, through the lane and through node:http; names the core reads, and the request\'s own values, are not overridden', async () => {
+    const body = JSON.stringify({ inputs: [{ name: 'X', datatype: 'INT32', shape: [1], data: [1] }], parameters: { my_header_own: 'from the body' } });
+    const head = (extra: string): string =>
+      `POST /v2/models/echo/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nMy_Header_Case: Kept\r\nmy_header_own: from a header\r\n${extra}`;
+    const laneReply = await rawRequest(server.url, `${head(`Content-Length: ${body.length}\r\n`)}\r\n${body}`);
+    // Chunked: node:http reads this one (the lane hands such requests over).
+    const nodeReply = await rawRequest(server.url, `${head('Transfer-Encoding: chunked\r\n')}\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+    for (const reply of [laneReply, nodeReply]) {
+      const json = JSON.parse(reply) as { outputs: Array<{ data: string[] }> };
+      assert.deepEqual(JSON.parse(json.outputs[0]!.data[0]!), { My_Header_Case: 'Kept', my_header_own: 'from the body' });
+    }
   });
 
   test('gRPC: ModelInfer and each request of a ModelStreamInfer forward the metadata the pattern matches', async () => {

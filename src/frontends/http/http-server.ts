@@ -14,7 +14,7 @@ import { joinBody } from './join-body.js';
 import { Http1Lane, type LaneRequest } from './http1-lane.js';
 import { handleHealth, handleServerMetadata } from './handlers/health.js';
 import { handleGenerate, handleGenerateStream } from './handlers/generate.js';
-import { forwardedHeaders } from '../header-forwarding.js';
+import { forwardedHeaders, headLinePairs, rawHeaderPairs } from '../header-forwarding.js';
 import type { Parameters } from '../../protocol/parameters.js';
 import { handleInfer, handleInferNow } from './handlers/infer.js';
 import { handleTraceSetting } from './handlers/trace.js';
@@ -521,10 +521,11 @@ export class HttpFrontend {
     });
   }
 
-  /** The request parameters its headers forward (`--http-header-forward-pattern`), or undefined. */
+  /** The request parameters its headers forward (`--http-header-forward-pattern`), their names as the client sent them, or undefined. */
   #forwardedOf(exchange: Exchange): Parameters | undefined {
     const pattern = this.#options.headerForwardPattern;
-    return pattern === undefined ? undefined : forwardedHeaders(pattern, Object.entries(exchange.headers));
+    if (pattern === undefined) return undefined;
+    return forwardedHeaders(pattern, exchange.node !== undefined ? rawHeaderPairs(exchange.node.req.rawHeaders) : headLinePairs(exchange.lane.rawHead));
   }
 
   /**

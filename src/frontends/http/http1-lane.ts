@@ -24,6 +24,8 @@ export interface LaneRequest {
   readonly url: string;
   /** Header names in lower case, as node:http gives them. */
   readonly headers: IncomingHttpHeaders;
+  /** The head as it came (request line and header lines, CRLF-separated): the names in the client's case. */
+  readonly rawHead: string;
   readonly body: Buffer;
   /** When the lane had read it whole (process.hrtime.bigint()). */
   readonly receivedNs: bigint;
@@ -65,6 +67,8 @@ interface Head {
   readonly method: 'GET' | 'POST';
   readonly url: string;
   readonly headers: IncomingHttpHeaders;
+  /** The text it was parsed from. */
+  readonly text: string;
 }
 
 /** Whether a header value holds a control character other than a tab (node:http answers 400 to one). */
@@ -117,7 +121,7 @@ function parseHead(text: string): Head | undefined {
     headers[name] = value;
     start = end + 2;
   }
-  return { method, url, headers };
+  return { method, url, headers, text };
 }
 
 /** Whether a request line still arriving may become one the lane serves (GET or POST, a path, HTTP/1.1). */
@@ -402,7 +406,7 @@ export class LaneConnection {
     this.#isBusy = true;
     this.#judgedBytes = 0;
     this.#requestStartMs = undefined;
-    this.#options.serve({ method: head.method, url: head.url, headers: head.headers, body, receivedNs: process.hrtime.bigint(), connection: this });
+    this.#options.serve({ method: head.method, url: head.url, headers: head.headers, rawHead: head.text, body, receivedNs: process.hrtime.bigint(), connection: this });
   }
 
   /**
