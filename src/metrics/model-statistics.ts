@@ -31,6 +31,8 @@ export interface ModelMetricSettings {
   readonly isDecoupled: boolean;
   /** The first-response histogram's buckets from its model_metrics; Triton's defaults when absent. */
   readonly firstResponseBucketsMs?: readonly number[];
+  /** How long its load took, in seconds (nv_model_load_duration_secs). */
+  readonly loadSeconds?: number;
 }
 
 /** One model execution, as the scheduler that ran it reports it. */

@@ -68,6 +68,8 @@ export class ServerMetrics {
   readonly #batchSize: Histogram<'model' | 'version'>;
   readonly #summaries: Summaries | undefined;
   readonly #firstResponse: SeriesHistogram | undefined;
+  /** Each loaded version's load time, by its labels, with how many loaded copies hold it (a reload adds before the old one goes). */
+  readonly #loadSeconds = new Map<string, { readonly labels: Readonly<Record<'model' | 'version', string>>; seconds: number; holders: number }>();
   readonly #cpu = new CpuSampler();
   #timer: NodeJS.Timeout | undefined;
   /** Counts each load (by why it was loaded: startup, api, poll, on_demand) and each eviction. */
@@ -121,6 +123,18 @@ export class ServerMetrics {
           const snapshot = statistics.snapshot();
           this.set({ model: snapshot.name, version: snapshot.version }, pendingCount);
         }
+      },
+    });
+    const loadSeconds = this.#loadSeconds;
+    new Gauge({
+      // Triton's (core src/metrics.cc), always on: a version's series from its load until its unload.
+      name: 'nv_model_load_duration_secs',
+      help: 'Model load time in seconds',
+      labelNames: LABELS,
+      registers,
+      collect() {
+        this.reset();
+        for (const { labels, seconds } of loadSeconds.values()) this.set(labels, seconds);
       },
     });
     if (options.config.counterLatencies) {
@@ -305,6 +319,16 @@ export class ServerMetrics {
   observerFor(model: string, version: number, settings: ModelMetricSettings): StatisticsObserver {
     const { isResponseCacheEnabled } = settings;
     const labels = { model, version: String(version) };
+    const loadKey = JSON.stringify(labels);
+    if (settings.loadSeconds !== undefined) {
+      const held = this.#loadSeconds.get(loadKey);
+      if (held === undefined) this.#loadSeconds.set(loadKey, { labels, seconds: settings.loadSeconds, holders: 1 });
+      else {
+        held.seconds = settings.loadSeconds;
+        held.holders++;
+      }
+    }
+    let isLoadHeld = settings.loadSeconds !== undefined;
     let firstResponse: HistogramSeries | undefined =
       settings.isDecoupled && this.#firstResponse !== undefined ? this.#firstResponse.add(labels, settings.firstResponseBucketsMs ?? FIRST_RESPONSE_BUCKETS_MS) : undefined;
     const summaries = this.#summaries;
@@ -346,6 +370,9 @@ export class ServerMetrics {
         // Once only, as the summaries' `held`: a second close must not take another holder's series away.
         if (firstResponse !== undefined) this.#firstResponse!.remove(labels);
         firstResponse = undefined;
+        const load = this.#loadSeconds.get(loadKey);
+        if (isLoadHeld && load !== undefined && --load.holders === 0) this.#loadSeconds.delete(loadKey);
+        isLoadHeld = false;
       },
     };
   }

@@ -105,10 +105,15 @@ export class Model {
 
   /** Loads the backend model, starts every instance of every instance group, and warms them up. */
   static async load({ files, config, backend, context, observerFor: makeObserver, maxInputBytes, signal, responseCache, rateLimiter }: LoadModelOptions): Promise<Model> {
+    const loadStartMs = performance.now();
     // The first-response histogram's buckets from model_metrics (Triton's MetricReporterConfig::ParseConfig), read once.
     const firstResponseBucketsMs = firstResponseBucketsOf(config, context.logger);
+    // Called as the loaded version is made, its instances started and warmed up: the load time is known then.
     const observerFor =
-      makeObserver === undefined || firstResponseBucketsMs === undefined ? makeObserver : (settings: ModelMetricSettings) => makeObserver({ ...settings, firstResponseBucketsMs });
+      makeObserver === undefined
+        ? undefined
+        : (settings: ModelMetricSettings) =>
+            makeObserver({ ...settings, ...(firstResponseBucketsMs !== undefined ? { firstResponseBucketsMs } : {}), loadSeconds: (performance.now() - loadStartMs) / 1000 });
     const spec = await loadModelSpec(config, files.version, files.modelDir);
     const stateSpecs = await loadStateSpecs(config, files.modelDir);
     const loading = backend.loadModel(files, config, backendSpecOf(config, spec), context);

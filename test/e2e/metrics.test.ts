@@ -104,7 +104,7 @@ describe('which metric families and series exist, by counter_latencies and summa
   });
   after(() => rm(repository, { recursive: true, force: true }));
 
-  const ALWAYS = ['nv_inference_request_success', 'nv_inference_request_failure', 'nv_inference_count', 'nv_inference_exec_count', 'nv_inference_pending_request_count'];
+  const ALWAYS = ['nv_inference_request_success', 'nv_inference_request_failure', 'nv_inference_count', 'nv_inference_exec_count', 'nv_inference_pending_request_count', 'nv_model_load_duration_secs'];
   const COUNTERS = ['nv_inference_request_duration_us', 'nv_inference_queue_duration_us', 'nv_inference_compute_input_duration_us', 'nv_inference_compute_infer_duration_us', 'nv_inference_compute_output_duration_us'];
   const CACHE_COUNTERS = ['nv_cache_num_hits_per_model', 'nv_cache_num_misses_per_model', 'nv_cache_hit_duration_per_model', 'nv_cache_miss_duration_per_model'];
   const SUMMARIES = ['nv_inference_request_summary_us', 'nv_inference_queue_summary_us', 'nv_inference_compute_input_summary_us', 'nv_inference_compute_infer_summary_us', 'nv_inference_compute_output_summary_us'];
@@ -168,3 +168,21 @@ describe('which metric families and series exist, by counter_latencies and summa
     }
   }
 });
+
+test("nv_model_load_duration_secs: each loaded version's load time, from its load until its unload (qa/L0_metrics/model_load_time_test.py)", async (t) => {
+  const repository = await mkdtemp(join(tmpdir(), 'nereid-load-time-'));
+  t.after(() => rm(repository, { recursive: true, force: true }));
+  await cp(JS_ADD, join(repository, 'adder'), { recursive: true });
+  const server = await startTestServer({ modelRepositories: [repository], modelControlMode: 'explicit', startupModels: ['adder'], isCpuMetricsAllowed: false });
+  t.after(() => server.close());
+  const loadTimes = async (): Promise<string[]> =>
+    (await (await fetch(`${server.metricsUrl}/metrics`)).text()).split('\n').filter((line) => line.startsWith('nv_model_load_duration_secs{'));
+  const [line] = await loadTimes();
+  assert.match(line!, /^nv_model_load_duration_secs\{model="adder",version="1"\} \d+(\.\d+)?(e-\d+)?$/);
+  assert.ok(Number(line!.split(' ')[1]) > 0, line);
+  assert.equal((await server.post('/v2/repository/models/adder/unload', {})).status, 200);
+  assert.deepEqual(await loadTimes(), []);
+  assert.equal((await server.post('/v2/repository/models/adder/load', {})).status, 200);
+  assert.equal((await loadTimes()).length, 1);
+});
+
