@@ -138,6 +138,8 @@ export class RepositoryManager {
    * load (Triton's nodes without `explicitly_load_`); `unload_dependents` unloads them with the ensemble.
    */
   readonly #loadedAsDependency = new Set<string>();
+  /** EXPLICIT mode: each model's folders as they were (fingerprintFolders) when it was last loaded from them. */
+  readonly #loadedPrints = new Map<string, string>();
 
   constructor(options: RepositoryOptions) {
     this.#options = options;
@@ -205,9 +207,10 @@ export class RepositoryManager {
     await Promise.all(
       [...found].map(([name, dirs]) =>
         this.#mutex.run(name, async () => {
-          const print = controlMode === 'poll' ? await fingerprintFolders(dirs) : '';
+          const print = controlMode === 'poll' || (controlMode === 'explicit' && isLoadedAtStart(name)) ? await fingerprintFolders(dirs) : '';
           this.#models.set(name, isLoadedAtStart(name) ? await this.#loadAndSettle(name, dirs, 'startup') : unloadedEntry(name, dirs[0]!));
           if (controlMode === 'poll') this.#poller.remember(name, print);
+          else if (controlMode === 'explicit' && isLoadedAtStart(name)) this.#loadedPrints.set(name, print);
         }),
       ),
     );
@@ -235,7 +238,17 @@ export class RepositoryManager {
       if (dirs === undefined) {
         throw modelNotPolledError(name, `no model folder of that name in ${this.#options.repositoryPaths.join(', ')}`);
       }
-      await this.#replace(name, dirs, { isUploaded, origin: 'api', ...(override?.configJson !== undefined ? { configJson: override.configJson } : {}) });
+      // As Triton's LoadUnloadModel loads only what its poll finds added or modified: a model whose every
+      // version serves, loaded from folders unchanged since, stays as it is (qa/L0_metrics: its load time too).
+      const isFromRepository = !isUploaded && override?.configJson === undefined;
+      const print = isFromRepository ? await fingerprintFolders(dirs) : undefined;
+      if (print !== undefined && print === this.#loadedPrints.get(name) && isFullyReady(this.#models.get(name))) {
+        this.#options.logger.verbose(1, 'repository', `'${name}' is unchanged since its load: not loaded again`);
+      } else {
+        this.#loadedPrints.delete(name);
+        await this.#replace(name, dirs, { isUploaded, origin: 'api', ...(override?.configJson !== undefined ? { configJson: override.configJson } : {}) });
+        if (print !== undefined) this.#loadedPrints.set(name, print);
+      }
       if (isDependency) this.#loadedAsDependency.add(name);
       else this.#loadedAsDependency.delete(name);
     });
@@ -624,6 +637,11 @@ function loadFailure(entry: ModelEntry): string | undefined {
   if (entry.error !== undefined) return entry.error;
   const version = [...entry.versions.values()].find((state) => !isReadyVersion(state));
   return version === undefined ? undefined : `version ${version.version} is at ${version.state} state: ${version.reason};`;
+}
+
+/** Every version of the model serves (none failed or is loading), and there is one at least. */
+function isFullyReady(entry: ModelEntry | undefined): boolean {
+  return entry !== undefined && entry.error === undefined && entry.versions.size > 0 && [...entry.versions.values()].every(isReadyVersion);
 }
 
 /** A model found in a repository and not loaded (EXPLICIT mode, or loading on demand), as the index lists it. */

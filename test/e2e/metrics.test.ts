@@ -169,7 +169,7 @@ describe('which metric families and series exist, by counter_latencies and summa
   }
 });
 
-test("nv_model_load_duration_secs: each loaded version's load time, from its load until its unload (qa/L0_metrics/model_load_time_test.py)", async (t) => {
+test("nv_model_load_duration_secs: each loaded version's load time, from its load until its unload, kept when a load finds the model unchanged (qa/L0_metrics/model_load_time_test.py)", async (t) => {
   const repository = await mkdtemp(join(tmpdir(), 'nereid-load-time-'));
   t.after(() => rm(repository, { recursive: true, force: true }));
   await cp(JS_ADD, join(repository, 'adder'), { recursive: true });
@@ -180,6 +180,14 @@ test("nv_model_load_duration_secs: each loaded version's load time, from its loa
   const [line] = await loadTimes();
   assert.match(line!, /^nv_model_load_duration_secs\{model="adder",version="1"\} \d+(\.\d+)?(e-\d+)?$/);
   assert.ok(Number(line!.split(' ')[1]) > 0, line);
+  // Loaded again unchanged: Triton does not load it again, and its load time stays.
+  assert.equal((await server.post('/v2/repository/models/adder/load', {})).status, 200);
+  assert.deepEqual(await loadTimes(), [line]);
+  // Its config changed: loaded again, with a load time of its own.
+  await writeFile(join(repository, 'adder', 'config.pbtxt'), `${await readFile(join(repository, 'adder', 'config.pbtxt'), 'utf8')}\n# changed\n`);
+  assert.equal((await server.post('/v2/repository/models/adder/load', {})).status, 200);
+  const [reloaded] = await loadTimes();
+  assert.notEqual(reloaded, line);
   assert.equal((await server.post('/v2/repository/models/adder/unload', {})).status, 200);
   assert.deepEqual(await loadTimes(), []);
   assert.equal((await server.post('/v2/repository/models/adder/load', {})).status, 200);
