@@ -490,11 +490,11 @@ export class HttpFrontend {
             return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) => this.#infer(exchange, route, body, trace));
           case 'generate':
             return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) =>
-              handleGenerate(server, route, body, trace, exchange.signal, this.#forwardedOf(exchange)),
+              handleGenerate(server, route, body, { trace, signal: exchange.signal, forwarded: this.#forwardedOf(exchange) }),
             );
           case 'generate_stream':
             return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) =>
-              handleGenerateStream(server, route, body, trace, exchange.signal, this.#forwardedOf(exchange)),
+              handleGenerateStream(server, route, body, { trace, signal: exchange.signal, forwarded: this.#forwardedOf(exchange) }),
             );
           case 'stats':
             return handleStatistics(server, route);

@@ -1,4 +1,4 @@
-import { type InferResponse, type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
+import { type InferRequest, type InferResponse, type InferenceServer, NereidError, type RequestTrace } from '../../../core/index.js';
 import { elementCount } from '../../../protocol/tensor-data.js';
 import { HTTP_STATUS } from '../../../protocol/status-code.js';
 import { tensorDataToJson } from '../../tensor-json.js';
@@ -40,6 +40,19 @@ export function encodeGenerateResponse(response: InferResponse): string {
 const errorJson = (error: Error): string => JSON.stringify({ error: error.message });
 const sseEvent = (json: string): Buffer => Buffer.from(`data: ${json}\n\n`);
 
+/** What a generate request carries besides its body: its trace, the signal of its connection, the parameters its headers forward. */
+export interface GenerateContext {
+  readonly trace: RequestTrace | undefined;
+  readonly signal?: AbortSignal;
+  readonly forwarded?: Parameters;
+}
+
+/** The request a generate body makes, with its context. */
+async function generateRequest(server: InferenceServer, target: GenerateTarget, body: Buffer, { trace, signal, forwarded }: GenerateContext): Promise<InferRequest> {
+  const decoded = withForwarded({ ...(await decodeGenerateRequest(server, target, body)), signal }, forwarded);
+  return trace === undefined ? decoded : { ...decoded, trace };
+}
+
 /**
  * `POST .../generate`: exactly one response, as JSON; `signal` (the connection closed) cancels the
  * request. A request refused before it runs gets its error; one that ran answers with its only
@@ -50,16 +63,8 @@ const sseEvent = (json: string): Buffer => Buffer.from(`data: ${json}\n\n`);
  * reply having begun; qa/L0_http/generate_endpoint_test.py (test_zero_response, test_many_response)
  * checks only the text.
  */
-export async function handleGenerate(
-  server: InferenceServer,
-  target: GenerateTarget,
-  body: Buffer,
-  trace: RequestTrace | undefined,
-  signal?: AbortSignal,
-  forwarded?: Parameters,
-): Promise<Reply> {
-  const decoded = withForwarded({ ...(await decodeGenerateRequest(server, target, body)), signal }, forwarded);
-  const request = trace === undefined ? decoded : { ...decoded, trace };
+export async function handleGenerate(server: InferenceServer, target: GenerateTarget, body: Buffer, context: GenerateContext): Promise<Reply> {
+  const request = await generateRequest(server, target, body, context);
   const outcomes: Array<InferResponse | NereidError> = [];
   let isAccepted = false;
   try {
@@ -87,16 +92,8 @@ export async function handleGenerate(
  * status when the first was an error (Triton's GenerateRequestClass::InferResponseComplete). A client that goes
  * away cancels the request (`signal`): a decoupled model is told, and what it still sends is dropped.
  */
-export async function handleGenerateStream(
-  server: InferenceServer,
-  target: GenerateTarget,
-  body: Buffer,
-  trace: RequestTrace | undefined,
-  signal?: AbortSignal,
-  forwarded?: Parameters,
-): Promise<Reply> {
-  const decoded = withForwarded({ ...(await decodeGenerateRequest(server, target, body)), signal }, forwarded);
-  const request = trace === undefined ? decoded : { ...decoded, trace };
+export async function handleGenerateStream(server: InferenceServer, target: GenerateTarget, body: Buffer, context: GenerateContext): Promise<Reply> {
+  const request = await generateRequest(server, target, body, context);
   const events = new AsyncQueue<Uint8Array>();
   const status = deferred<number>();
   let isAccepted = false;
