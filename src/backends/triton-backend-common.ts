@@ -1,7 +1,8 @@
 /**
  * What Triton's C++ backends share when they check a configuration (backend_common's ShapeToString,
  * std::stoi's range), and Nereid's rule for a backend's `parameters`: one it does not read is refused,
- * where Triton's backends ignore it (fil, identity, square).
+ * where Triton's backends ignore it (fil, identity, square), and the error of an execution cut short
+ * by its instance's close (identity, repeat, square).
  */
 import type { ModelConfig } from '../protocol/gen/model_config_pb.js';
 import { closestName } from '../config/closest-name.js';
@@ -27,3 +28,7 @@ export function refuseUnknownParameters(config: ModelConfig, backendName: string
     );
   }
 }
+
+/** UNAVAILABLE: instance `instanceName` of model `modelName` was closed `when` (say, "before the request finished"). */
+export const instanceStopped = (instanceName: string, modelName: string, when: string): NereidError =>
+  new NereidError('UNAVAILABLE', `instance '${instanceName}' of model '${modelName}' was stopped ${when}`);

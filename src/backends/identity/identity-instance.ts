@@ -8,6 +8,7 @@ import type { Parameters } from '../../protocol/parameters.js';
 import { type FixedSizeArray, type TensorData, allocateFixedSize, elementCount } from '../../protocol/tensor-data.js';
 import { sleepMs } from '../sleep-ms.js';
 import { backendShape, checkOutputs } from '../tensor-io.js';
+import { instanceStopped } from '../triton-backend-common.js';
 import { epochMs, msToNs } from '../worker-thread.js';
 
 /** The parameters Triton's identity backend sets on every response it completes, to show how. */
@@ -57,7 +58,7 @@ export class IdentityInstance implements ModelInstance {
   async execute(requests: readonly InferRequest[]): Promise<ExecuteResult> {
     const startMs = epochMs();
     if (this.#options.delayMs > 0 && !(await sleepMs(this.#options.delayMs, this.#closing.signal))) {
-      throw new NereidError('UNAVAILABLE', `instance '${this.name}' of model '${this.#options.spec.name}' was stopped before the request finished`);
+      throw instanceStopped(this.name, this.#options.spec.name, 'before the request finished');
     }
     return this.#copy(requests, startMs);
   }

@@ -5,7 +5,7 @@ import type { ModelSpec } from '../../kernel/model-spec.js';
 import type { Tensor } from '../../kernel/tensor.js';
 import { checkOutputs } from '../tensor-io.js';
 import { epochMs, msToNs } from '../worker-thread.js';
-import { shapeText } from '../triton-backend-common.js';
+import { instanceStopped, shapeText } from '../triton-backend-common.js';
 import { sleepMs } from '../sleep-ms.js';
 
 export interface RepeatInstanceOptions {
@@ -120,7 +120,7 @@ export class RepeatInstance implements ModelInstance {
   }
 
   #stopped(when: string): NereidError {
-    return new NereidError('UNAVAILABLE', `instance '${this.name}' of model '${this.#spec.name}' was stopped ${when}`);
+    return instanceStopped(this.name, this.#spec.name, when);
   }
 
   async close(): Promise<void> {

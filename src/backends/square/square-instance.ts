@@ -1,9 +1,11 @@
-import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { NereidError } from '../../kernel/errors.js';
 import type { InferRequest } from '../../kernel/infer-request.js';
 import type { ExecuteResult, ModelInstance } from '../../kernel/model-instance.js';
 import type { ModelSpec } from '../../kernel/model-spec.js';
 import type { Tensor } from '../../kernel/tensor.js';
+import { sleepMs } from '../sleep-ms.js';
+import { instanceStopped } from '../triton-backend-common.js';
 import { epochMs, msToNs } from '../worker-thread.js';
 import type { SquareSettings } from './square-config.js';
 
@@ -90,11 +92,7 @@ export class SquareInstance implements ModelInstance {
   /** Waits `delayNs` (a timer; 0: the next turn of the event loop); throws UNAVAILABLE once the instance closes. */
   async #wait(delayNs: number): Promise<void> {
     const signal = this.#closing.signal;
-    try {
-      if (delayNs > 0) await sleep(delayNs / 1e6, undefined, { signal });
-      else await nextTurn(undefined, { signal });
-    } catch {
-      throw new NereidError('UNAVAILABLE', `instance '${this.name}' of model '${this.#options.spec.name}' was stopped before the request finished`);
-    }
+    const hasWaited = delayNs > 0 ? await sleepMs(delayNs / 1e6, signal) : await nextTurn(true, { signal }).catch(() => false);
+    if (!hasWaited) throw instanceStopped(this.name, this.#options.spec.name, 'before the request finished');
   }
 }
