@@ -1,4 +1,5 @@
-type Labels = Readonly<Record<string, string>>;
+import { HeldSeries, type Labels } from './held-series.js';
+
 type Value = { value: number; labels: Record<string, string | number>; metricName: string };
 
 /** One series of a SeriesHistogram; `observe` adds an observation. */
@@ -7,13 +8,11 @@ export interface HistogramSeries {
 }
 
 interface Series {
-  readonly labels: Labels;
   /** Upper bounds, ascending, without +Inf. */
   readonly bounds: readonly number[];
   /** Observations per bound (not cumulative); the last entry counts those above every bound. */
   readonly counts: number[];
   sum: number;
-  holders: number;
 }
 
 /**
@@ -26,13 +25,13 @@ interface Series {
  * NOTE: our own rather than prom-client's Histogram, which writes `le` first, takes one set of buckets
  * for a whole family, and counts an observation into bounds below it once a bound is negative (buckets
  * [-1, 0, 1, 2.5] and an observation of 2 gave le="-1" a count of 1), where Triton accepts any bounds.
- * A series is counted by its holders, as SeriesSummary's are.
+ * A series is counted by its holders (HeldSeries), as SeriesSummary's are.
  */
 export class SeriesHistogram {
   readonly name: string;
   readonly help: string;
   readonly type = 'histogram';
-  readonly #series = new Map<string, Series>();
+  readonly #series = new HeldSeries<Series>();
 
   constructor(name: string, help: string) {
     this.name = name;
@@ -41,36 +40,29 @@ export class SeriesHistogram {
 
   /** The series with these labels, made (count 0) with `buckets` if it is new; each add is undone by one `remove`. */
   add(labels: Labels, buckets: readonly number[]): HistogramSeries {
-    const key = JSON.stringify(labels);
-    let series = this.#series.get(key);
-    if (series === undefined) {
+    const series = this.#series.hold(labels, () => {
       const bounds = [...new Set(buckets)].filter((bound) => bound !== Number.POSITIVE_INFINITY).sort((a, b) => a - b);
-      series = { labels: { ...labels }, bounds, counts: new Array<number>(bounds.length + 1).fill(0), sum: 0, holders: 0 };
-      this.#series.set(key, series);
-    }
-    series.holders++;
-    const observed = series;
+      return { bounds, counts: new Array<number>(bounds.length + 1).fill(0), sum: 0 };
+    });
     return {
       observe: (value) => {
         let index = 0;
-        while (index < observed.bounds.length && value > observed.bounds[index]!) index++;
-        observed.counts[index]!++;
-        observed.sum += value;
+        while (index < series.bounds.length && value > series.bounds[index]!) index++;
+        series.counts[index]!++;
+        series.sum += value;
       },
     };
   }
 
   /** One holder of the series with these labels is gone; the series leaves with the last. */
   remove(labels: Labels): void {
-    const key = JSON.stringify(labels);
-    const series = this.#series.get(key);
-    if (series !== undefined && --series.holders === 0) this.#series.delete(key);
+    this.#series.release(labels);
   }
 
   /** What the registry reads: prom-client's metric shape. */
   async get(): Promise<{ name: string; help: string; type: 'histogram'; values: Value[]; aggregator: 'sum' }> {
     const values: Value[] = [];
-    for (const { labels, bounds, counts, sum } of this.#series.values()) {
+    for (const { labels, value: { bounds, counts, sum } } of this.#series.values()) {
       const count = counts.reduce((total, observations) => total + observations, 0);
       values.push({ metricName: `${this.name}_count`, labels: { ...labels }, value: count });
       values.push({ metricName: `${this.name}_sum`, labels: { ...labels }, value: sum });

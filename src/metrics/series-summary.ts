@@ -1,4 +1,5 @@
 import { Summary } from 'prom-client';
+import { HeldSeries, type Labels } from './held-series.js';
 
 /** The sliding window of every series' quantiles. */
 export interface SummaryWindow {
@@ -7,7 +8,6 @@ export interface SummaryWindow {
   readonly ageBuckets: number;
 }
 
-type Labels = Readonly<Record<string, string>>;
 type Value = { value: number; labels: Partial<Record<string, string | number>>; metricName?: string };
 
 /** One series of a SeriesSummary; `observe` adds an observation. */
@@ -22,15 +22,15 @@ export interface SummarySeries {
  * and ~MetricModelReporter). prom-client's Summary shows a labelled series only from its first
  * observation, so each series here is an unregistered, unlabelled prom-client Summary, which has its
  * series from the start; the family adds the labels when the registry reads it.
- * A series is counted by its holders: a model version being reloaded adds the same labels before the
- * version it replaces removes them, and the series stays until both are gone.
+ * A series is counted by its holders (HeldSeries): a model version being reloaded adds the same labels
+ * before the version it replaces removes them, and the series stays until both are gone.
  */
 export class SeriesSummary {
   readonly name: string;
   readonly help: string;
   readonly type = 'summary';
   readonly #window: SummaryWindow;
-  readonly #series = new Map<string, { readonly labels: Labels; readonly summary: Summary; holders: number }>();
+  readonly #series = new HeldSeries<Summary>();
 
   constructor(name: string, help: string, window: SummaryWindow) {
     this.name = name;
@@ -40,30 +40,22 @@ export class SeriesSummary {
 
   /** The series with these labels, made (count 0) if it is new; each add is undone by one `remove`. */
   add(labels: Labels): SummarySeries {
-    const key = JSON.stringify(labels);
-    let series = this.#series.get(key);
-    if (series === undefined) {
+    const summary = this.#series.hold(labels, () => {
       const { percentiles, maxAgeSeconds, ageBuckets } = this.#window;
-      const summary = new Summary({ name: this.name, help: this.help, registers: [], percentiles: [...percentiles], maxAgeSeconds, ageBuckets });
-      series = { labels: { ...labels }, summary, holders: 0 };
-      this.#series.set(key, series);
-    }
-    series.holders++;
-    const { summary } = series;
+      return new Summary({ name: this.name, help: this.help, registers: [], percentiles: [...percentiles], maxAgeSeconds, ageBuckets });
+    });
     return { observe: (value) => summary.observe(value) };
   }
 
   /** One holder of the series with these labels is gone; the series leaves with the last. */
   remove(labels: Labels): void {
-    const key = JSON.stringify(labels);
-    const series = this.#series.get(key);
-    if (series !== undefined && --series.holders === 0) this.#series.delete(key);
+    this.#series.release(labels);
   }
 
   /** What the registry reads: prom-client's metric shape. */
   async get(): Promise<{ name: string; help: string; type: 'summary'; values: Value[]; aggregator: 'sum' }> {
     const values: Value[] = [];
-    for (const { labels, summary } of this.#series.values()) {
+    for (const { labels, value: summary } of this.#series.values()) {
       for (const value of (await summary.get()).values) {
         values.push({ ...value, labels: { ...labels, ...value.labels } });
       }

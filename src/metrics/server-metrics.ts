@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { CpuSampler } from './cpu-metrics.js';
 import { CustomMetrics } from './custom-metrics.js';
+import { HeldSeries } from './held-series.js';
 import { type Execution, FAILURE_REASONS, type ModelMetricSettings, type ModelStatistics, type StatisticsObserver } from './model-statistics.js';
 import type { ResponseCacheStatistics } from './response-cache-statistics.js';
 import { type HistogramSeries, SeriesHistogram } from './series-histogram.js';
@@ -69,7 +70,7 @@ export class ServerMetrics {
   readonly #summaries: Summaries | undefined;
   readonly #firstResponse: SeriesHistogram | undefined;
   /** Each loaded version's load time, by its labels, with how many loaded copies hold it (a reload adds before the old one goes). */
-  readonly #loadSeconds = new Map<string, { readonly labels: Readonly<Record<'model' | 'version', string>>; seconds: number; holders: number }>();
+  readonly #loadSeconds = new HeldSeries<{ seconds: number }>();
   readonly #cpu = new CpuSampler();
   #timer: NodeJS.Timeout | undefined;
   /** Counts each load (by why it was loaded: startup, api, poll, on_demand) and each eviction. */
@@ -134,7 +135,7 @@ export class ServerMetrics {
       registers,
       collect() {
         this.reset();
-        for (const { labels, seconds } of loadSeconds.values()) this.set(labels, seconds);
+        for (const { labels, value } of loadSeconds.values()) this.set(labels, value.seconds);
       },
     });
     if (options.config.counterLatencies) {
@@ -319,16 +320,10 @@ export class ServerMetrics {
   observerFor(model: string, version: number, settings: ModelMetricSettings): StatisticsObserver {
     const { isResponseCacheEnabled } = settings;
     const labels = { model, version: String(version) };
-    const loadKey = JSON.stringify(labels);
-    if (settings.loadSeconds !== undefined) {
-      const held = this.#loadSeconds.get(loadKey);
-      if (held === undefined) this.#loadSeconds.set(loadKey, { labels, seconds: settings.loadSeconds, holders: 1 });
-      else {
-        held.seconds = settings.loadSeconds;
-        held.holders++;
-      }
-    }
-    let isLoadHeld = settings.loadSeconds !== undefined;
+    const { loadSeconds } = settings;
+    let isLoadHeld = loadSeconds !== undefined;
+    // A reload of the same version shows the reload's time while both copies hold the series.
+    if (loadSeconds !== undefined) this.#loadSeconds.hold(labels, () => ({ seconds: loadSeconds })).seconds = loadSeconds;
     let firstResponse: HistogramSeries | undefined =
       settings.isDecoupled && this.#firstResponse !== undefined ? this.#firstResponse.add(labels, settings.firstResponseBucketsMs ?? FIRST_RESPONSE_BUCKETS_MS) : undefined;
     const summaries = this.#summaries;
@@ -370,8 +365,7 @@ export class ServerMetrics {
         // Once only, as the summaries' `held`: a second close must not take another holder's series away.
         if (firstResponse !== undefined) this.#firstResponse!.remove(labels);
         firstResponse = undefined;
-        const load = this.#loadSeconds.get(loadKey);
-        if (isLoadHeld && load !== undefined && --load.holders === 0) this.#loadSeconds.delete(loadKey);
+        if (isLoadHeld) this.#loadSeconds.release(labels);
         isLoadHeld = false;
       },
     };
