@@ -1,7 +1,7 @@
 /**
  * What Triton's C++ backends share when they check a configuration (backend_common's ShapeToString,
  * std::stoi's range), and Nereid's rule for a backend's `parameters`: one it does not read is refused,
- * where Triton's backends ignore it (fil, identity, square), and the error of an execution cut short
+ * where Triton's backends ignore it (fil, identity, repeat, square), and the error of an execution cut short
  * by its instance's close (identity, repeat, square).
  */
 import type { ModelConfig } from '../protocol/gen/model_config_pb.js';
@@ -24,7 +24,7 @@ export function refuseUnknownParameters(config: ModelConfig, backendName: string
     const near = closestName(key, known);
     throw new NereidError(
       'INVALID_ARG',
-      `model '${config.name}': parameter '${key}' is not one the ${backendName} backend knows${near === undefined ? '' : ` (did you mean '${near}'?)`}; it knows ${known.join(', ')}`,
+      `model '${config.name}': parameter '${key}' is not one the ${backendName} backend knows${near === undefined ? '' : ` (did you mean '${near}'?)`}; ${known.length === 0 ? 'it reads none' : `it knows ${known.join(', ')}`}`,
     );
   }
 }

@@ -21,6 +21,7 @@ import { createNativeForest } from './native-forest.js';
 import { MODEL_TYPES, readForest } from './read-forest.js';
 import { RowPool } from './row-pool.js';
 import { TreeShap } from './tree-shap.js';
+import { shapeText } from '../triton-backend-common.js';
 
 /** The settings with `output_class` decided: when the config leaves it out, the objective decides (binary*, multi*: a classifier). */
 function resolveSettings(config: ModelConfig, forest: Forest): FilSettings {
@@ -55,8 +56,6 @@ async function autoCompleteConfig(files: ModelFiles, config: ModelConfig, contex
   return completed;
 }
 
-const dimsText = (dims: readonly number[]): string => `[${dims.join(',')}]`;
-
 /**
  * Checks the configuration against the model file: the feature count, the class count (through
  * output__0's dims) and treeshap_output's dims. Each failure names what the config says and what
@@ -70,7 +69,7 @@ function checkAgainstModel(spec: ModelSpec, forest: Forest, settings: FilSetting
   const check = (tensor: TensorSpec, kind: string, expected: readonly number[], meaning: string): void => {
     if (tensor.dataType !== 'FP32') fail(`${kind} '${tensor.name}' is ${tensor.dataType}; the fil backend takes and returns FP32 only`);
     const dims = tensor.reshape ?? tensor.dims;
-    if (dimsText(dims) !== dimsText(expected)) fail(`${kind} '${tensor.name}' has dims ${dimsText(dims)} in the configuration, but the model file '${path}' ${meaning}, so ${dimsText(expected)} is expected`);
+    if (shapeText(dims) !== shapeText(expected)) fail(`${kind} '${tensor.name}' has dims ${shapeText(dims)} in the configuration, but the model file '${path}' ${meaning}, so ${shapeText(expected)} is expected`);
   };
   for (const input of spec.inputs) {
     if (input.name !== INPUT_NAME) fail(`input '${input.name}' is not one the fil backend reads; its one input is '${INPUT_NAME}'`);

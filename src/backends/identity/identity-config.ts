@@ -119,11 +119,8 @@ function pairTensors(inputs: readonly TensorSpec[], outputs: readonly TensorSpec
 
 /**
  * The execution delay of the model's `instanceIndex`-th instance (from 0), as Triton's identity
- * backend computes it: execute_delay_ms × max(multiplier × index, 1), the product taken only when the
- * multiplier is above 0.
+ * backend computes it: execute_delay_ms × max(multiplier × index, 1).
  */
 export function instanceDelayMs(settings: IdentitySettings, instanceIndex: number): number {
-  if (settings.executeDelayMs === 0) return 0;
-  const multiplier = settings.delayMultiplier > 0 ? settings.delayMultiplier * instanceIndex : settings.delayMultiplier;
-  return settings.executeDelayMs * Math.max(multiplier, 1);
+  return settings.executeDelayMs * Math.max(settings.delayMultiplier * instanceIndex, 1);
 }

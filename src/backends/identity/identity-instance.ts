@@ -1,11 +1,11 @@
 import { NereidError } from '../../kernel/errors.js';
 import type { InferRequest } from '../../kernel/infer-request.js';
 import type { ExecuteResult, ModelInstance } from '../../kernel/model-instance.js';
-import type { ModelSpec } from '../../kernel/model-spec.js';
+import type { ModelSpec, TensorSpec } from '../../kernel/model-spec.js';
 import { withResponseParameters } from '../../kernel/response-parameters.js';
 import type { Tensor } from '../../kernel/tensor.js';
 import type { Parameters } from '../../protocol/parameters.js';
-import { type FixedSizeArray, type TensorData, allocateFixedSize, elementCount } from '../../protocol/tensor-data.js';
+import { type FixedSizeArray, type TensorData, allocateFixedSize, elementCount, serializedByteLength } from '../../protocol/tensor-data.js';
 import { sleepMs } from '../sleep-ms.js';
 import { backendShape, checkOutputs } from '../tensor-io.js';
 import { instanceStopped } from '../triton-backend-common.js';
@@ -86,7 +86,7 @@ export class IdentityInstance implements ModelInstance {
       const inputSpec = spec.inputByName.get(inputName)!;
       const input = request.inputs.find((tensor) => tensor.name === inputName);
       if (input === undefined) {
-        outputs.push(zeroOutput(spec, name, inputName, isBatching ? (request.inputs[0]?.shape[0] ?? 0) : 0));
+        outputs.push(zeroOutput(spec.name, name, inputSpec, isBatching ? (request.inputs[0]?.shape[0] ?? 0) : 0));
         continue;
       }
       countInputBytes?.(byteSize(input.data));
@@ -104,24 +104,18 @@ export class IdentityInstance implements ModelInstance {
  * The output of an optional input the request left out: zeros of the input's dims with -1 as 1,
  * after `batchSize` unless it is 0.
  */
-function zeroOutput(spec: ModelSpec, name: string, inputName: string, batchSize: number): Tensor {
-  const inputSpec = spec.inputByName.get(inputName)!;
+function zeroOutput(modelName: string, name: string, inputSpec: TensorSpec, batchSize: number): Tensor {
   const dims = (inputSpec.reshape ?? inputSpec.dims).map((dim) => (dim === -1 ? 1 : dim));
   const shape = batchSize !== 0 ? [batchSize, ...dims] : dims;
   if (inputSpec.dataType === 'BYTES') {
     // Triton's backend sizes the zeros with GetByteSize, which has no size for BYTES, and fails the request.
-    throw new NereidError('UNSUPPORTED', `model '${spec.name}': optional input '${inputName}' is missing, and the identity backend has no zeros of BYTES for output '${name}'`);
+    throw new NereidError('UNSUPPORTED', `model '${modelName}': optional input '${inputSpec.name}' is missing, and the identity backend has no zeros of BYTES for output '${name}'`);
   }
   return { name, dataType: inputSpec.dataType, shape, data: allocateFixedSize(inputSpec.dataType, elementCount(shape)) };
 }
 
 /** The bytes Triton counts for an input: its data, BYTES elements with their 4-byte length prefixes. */
-function byteSize(data: TensorData): number {
-  if (!Array.isArray(data)) return (data as FixedSizeArray).byteLength;
-  let total = 0;
-  for (const element of data) total += 4 + element.byteLength;
-  return total;
-}
+const byteSize = (data: TensorData): number => (Array.isArray(data) ? serializedByteLength(data) : (data as FixedSizeArray).byteLength);
 
 /** A copy the response owns: the input may be a view of the request's body, which the cache would keep alive. */
 function copyOf(data: TensorData): TensorData {

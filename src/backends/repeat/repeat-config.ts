@@ -17,7 +17,7 @@ import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import { dataTypeToConfig } from '../../protocol/data-type.js';
 import { NereidError } from '../../kernel/errors.js';
 import type { ModelSpec, TensorSpec } from '../../kernel/model-spec.js';
-import { shapeText } from '../triton-backend-common.js';
+import { refuseUnknownParameters, shapeText } from '../triton-backend-common.js';
 
 /** Checks the configuration as Triton's repeat backend does; throws INVALID_ARG. */
 export function checkRepeatConfig(config: ModelConfig, spec: ModelSpec): void {
@@ -48,6 +48,5 @@ export function checkRepeatConfig(config: ModelConfig, spec: ModelSpec): void {
   for (const [tensor, , name, dataType] of roles) {
     if (tensor.dataType !== dataType) fail(`expected ${name} datatype to be ${dataType}, got ${dataTypeToConfig(tensor.dataType)}`);
   }
-  const [parameter] = Object.keys(config.parameters);
-  if (parameter !== undefined) fail(`parameter '${parameter}' is not one the repeat backend knows; it reads none`);
+  refuseUnknownParameters(config, 'repeat', []);
 }
