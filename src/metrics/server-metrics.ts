@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { CpuSampler } from './cpu-metrics.js';
 import { CustomMetrics } from './custom-metrics.js';
 import { HeldSeries } from './held-series.js';
+import { FIRST_RESPONSE_FAMILY } from './model-metrics-config.js';
 import { type Execution, FAILURE_REASONS, type ModelMetricSettings, type ModelStatistics, type StatisticsObserver } from './model-statistics.js';
 import type { ResponseCacheStatistics } from './response-cache-statistics.js';
 import { type HistogramSeries, SeriesHistogram } from './series-histogram.js';
@@ -52,8 +53,9 @@ const LABELS = ['model', 'version'] as const;
 type Summaries = Record<'request' | 'queue' | 'computeInput' | 'computeInfer' | 'computeOutput' | 'cacheHit' | 'cacheMiss', SeriesSummary>;
 const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 /** Triton's buckets of nv_inference_first_response_histogram_ms, in milliseconds, where the model's model_metrics sets none. */
-export const FIRST_RESPONSE_BUCKETS_MS: readonly number[] = [100, 500, 2000, 5000];
-
+const FIRST_RESPONSE_BUCKETS_MS: readonly number[] = [100, 500, 2000, 5000];
+/** Triton's cumulative durations are in whole microseconds. */
+const us = (ns: number): number => Math.round(ns / 1000);
 
 /**
  * The Prometheus metrics under Triton's names (docs/user_guide/metrics.md), labelled model and
@@ -139,7 +141,6 @@ export class ServerMetrics {
       },
     });
     if (options.config.counterLatencies) {
-      const us = (ns: number): number => Math.round(ns / 1000);
       counter('nv_inference_request_duration_us', 'Cumulative inference request duration in microseconds (successful requests)', (s) => us(s.inferenceStats.success.ns));
       counter('nv_inference_queue_duration_us', 'Cumulative inference queuing duration in microseconds', (s) => us(s.inferenceStats.queue.ns));
       counter('nv_inference_compute_input_duration_us', 'Cumulative compute input duration in microseconds', (s) => us(s.inferenceStats.computeInput.ns));
@@ -150,7 +151,7 @@ export class ServerMetrics {
     if (options.config.summaryLatencies) this.#summaries = this.#addSummaries(options.config.summaryQuantiles);
     if (options.config.histogramLatencies) {
       // Triton's name and help text (core src/metrics.cc); its series are added per decoupled model version by `observerFor`.
-      this.#firstResponse = new SeriesHistogram('nv_inference_first_response_histogram_ms', 'Duration from request to first response in milliseconds');
+      this.#firstResponse = new SeriesHistogram(FIRST_RESPONSE_FAMILY, 'Duration from request to first response in milliseconds');
       this.registry.registerMetric(this.#firstResponse as never);
     }
     if (source.responseCache !== undefined) this.#addCacheGauges(source.responseCache.bind(source));
@@ -247,7 +248,6 @@ export class ServerMetrics {
         },
       });
     };
-    const us = (ns: number): number => Math.round(ns / 1000);
     perModel('nv_cache_num_hits_per_model', 'Number of cache hits per model', (s) => s.inferenceStats.cacheHit.count);
     perModel('nv_cache_num_misses_per_model', 'Number of cache misses per model', (s) => s.inferenceStats.cacheMiss.count);
     perModel('nv_cache_hit_duration_per_model', 'Total cache hit duration per model, in microseconds', (s) => us(s.inferenceStats.cacheHit.ns));
@@ -260,7 +260,6 @@ export class ServerMetrics {
    */
   #addCacheGauges(read: () => ResponseCacheStatistics): void {
     const registers = [this.registry];
-    const us = (ns: number): number => Math.round(ns / 1000);
     const gauge = (name: string, help: string, value: (stats: ResponseCacheStatistics) => number): void => {
       new Gauge({
         name,
@@ -318,19 +317,22 @@ export class ServerMetrics {
    * observed in whole milliseconds as Triton's InferenceResponse::UpdateResponseMetrics divides them.
    */
   observerFor(model: string, version: number, settings: ModelMetricSettings): StatisticsObserver {
-    const { isResponseCacheEnabled } = settings;
+    const { isResponseCacheEnabled, loadSeconds } = settings;
     const labels = { model, version: String(version) };
-    const { loadSeconds } = settings;
-    let isLoadHeld = loadSeconds !== undefined;
-    // A reload of the same version shows the reload's time while both copies hold the series.
-    if (loadSeconds !== undefined) this.#loadSeconds.hold(labels, () => ({ seconds: loadSeconds })).seconds = loadSeconds;
-    let firstResponse: HistogramSeries | undefined =
-      settings.isDecoupled && this.#firstResponse !== undefined ? this.#firstResponse.add(labels, settings.firstResponseBucketsMs ?? FIRST_RESPONSE_BUCKETS_MS) : undefined;
+    // What close gives back, each once: a second close must not take another holder's series away.
+    const releases: Array<() => void> = [];
+    if (loadSeconds !== undefined) {
+      // A reload of the same version shows the reload's time while both copies hold the series.
+      this.#loadSeconds.hold(labels, () => ({ seconds: loadSeconds })).seconds = loadSeconds;
+      releases.push(() => this.#loadSeconds.release(labels));
+    }
+    const firstResponseFamily = settings.isDecoupled ? this.#firstResponse : undefined;
+    let firstResponse: HistogramSeries | undefined = firstResponseFamily?.add(labels, settings.firstResponseBucketsMs ?? FIRST_RESPONSE_BUCKETS_MS);
+    if (firstResponseFamily !== undefined) releases.push(() => firstResponseFamily.remove(labels));
     const summaries = this.#summaries;
-    const held: SeriesSummary[] = [];
     const add = (family: SeriesSummary | undefined): SummarySeries | undefined => {
       if (family === undefined) return undefined;
-      held.push(family);
+      releases.push(() => family.remove(labels));
       return family.add(labels);
     };
     const request = isResponseCacheEnabled ? undefined : add(summaries?.request);
@@ -346,8 +348,9 @@ export class ServerMetrics {
       },
       onExecution: ({ batchSize, queueNs, timing }: Execution) => {
         this.#batchSize.observe(labels, batchSize);
+        if (queue === undefined) return;
         for (const ns of queueNs) {
-          queue?.observe(ns / 1000);
+          queue.observe(ns / 1000);
           computeInput?.observe(timing.inputNs / 1000);
           computeInfer?.observe(timing.inferNs / 1000);
           computeOutput?.observe(timing.outputNs / 1000);
@@ -361,12 +364,8 @@ export class ServerMetrics {
       onCacheMiss: (missNs) => cacheMiss?.observe(missNs / 1000),
       onFirstResponse: (durationNs) => firstResponse?.observe(Math.floor(durationNs / 1e6)),
       close: () => {
-        for (const family of held.splice(0)) family.remove(labels);
-        // Once only, as the summaries' `held`: a second close must not take another holder's series away.
-        if (firstResponse !== undefined) this.#firstResponse!.remove(labels);
+        for (const release of releases.splice(0)) release();
         firstResponse = undefined;
-        if (isLoadHeld) this.#loadSeconds.release(labels);
-        isLoadHeld = false;
       },
     };
   }
