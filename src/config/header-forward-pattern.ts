@@ -1,5 +1,3 @@
-import { NereidError } from '../kernel/errors.js';
-
 /** RE2's flag group at the start of a pattern, `(?i)`, `(?-i)`, `(?is-m)`... */
 const LEADING_FLAGS = /^\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?\)/;
 
@@ -10,9 +8,9 @@ const LEADING_FLAGS = /^\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?\)/;
  * Triton compiles it, unless it starts with RE2's `(?-i)`.
  * NOTE: JavaScript's regular expressions read RE2's patterns alike except for flag groups, which only
  * a leading one is taken from (i, m and s, as JavaScript's flags); any other construct JavaScript
- * does not know fails at start-up.
+ * does not know fails at start-up, with `fail(message)`.
  */
-export function compileHeaderForwardPattern(flag: string, source: string): RegExp {
+export function compileHeaderForwardPattern(flag: string, source: string, fail: (message: string) => Error): RegExp {
   const flags = new Set(['i']);
   let body = source;
   const leading = LEADING_FLAGS.exec(source);
@@ -22,10 +20,10 @@ export function compileHeaderForwardPattern(flag: string, source: string): RegEx
     body = source.slice(leading[0].length);
   }
   const unknown = [...flags].filter((letter) => !'ims'.includes(letter));
-  if (unknown.length > 0) throw new NereidError('INVALID_ARG', `--${flag} '${source}': flag ${unknown.join(', ')} is not supported; Nereid reads the flags i, m and s`);
+  if (unknown.length > 0) throw fail(`--${flag} '${source}': flag ${unknown.join(', ')} is not supported; Nereid reads the flags i, m and s`);
   try {
     return new RegExp(body, [...flags].join(''));
   } catch (error) {
-    throw new NereidError('INVALID_ARG', `--${flag} '${source}' is not a valid regular expression: ${(error as Error).message}`);
+    throw fail(`--${flag} '${source}' is not a valid regular expression: ${(error as Error).message}`);
   }
 }

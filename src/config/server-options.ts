@@ -474,12 +474,7 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
   const string = (name: keyof typeof FLAGS): string | undefined => values[name] as string | undefined;
   const forwardPattern = (flag: 'http-header-forward-pattern' | 'grpc-header-forward-pattern', key: 'httpHeaderForwardPattern' | 'grpcHeaderForwardPattern'): Partial<ServerOptions> => {
     const source = string(flag);
-    if (source === undefined) return {};
-    try {
-      return { [key]: compileHeaderForwardPattern(flag, source) };
-    } catch (error) {
-      throw usageError((error as Error).message);
-    }
+    return source === undefined ? {} : { [key]: compileHeaderForwardPattern(flag, source, usageError) };
   };
   const repositories = [...((values['model-repository'] as string[]) ?? []), ...((values['model-store'] as string[]) ?? [])];
   if (repositories.length === 0) throw usageError('--model-repository is required (a folder of models, e.g. examples/model_repository)');

@@ -9,6 +9,8 @@ import { compileHeaderForwardPattern } from '../../src/config/header-forward-pat
 import { loadGrpcServices } from '../helpers/plain-grpc-clients.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
 
+const fail = (message: string): Error => new Error(message);
+
 /** A JavaScript model answering with its request's parameters, as JSON with sorted keys (qa/L0_parameters' `parameter` model does the same). */
 const ECHO_MODEL = `export default class EchoParameters {
   execute(requests) {
@@ -61,8 +63,8 @@ describe('--http-header-forward-pattern and --grpc-header-forward-pattern (qa/L0
     await writeFile(join(repository, 'echo', 'config.pbtxt'), ECHO_CONFIG);
     server = await startTestServer({
       modelRepositories: [repository],
-      httpHeaderForwardPattern: compileHeaderForwardPattern('http-header-forward-pattern', 'MY_HEADER.*'),
-      grpcHeaderForwardPattern: compileHeaderForwardPattern('grpc-header-forward-pattern', 'my_header_[12]'),
+      httpHeaderForwardPattern: compileHeaderForwardPattern('http-header-forward-pattern', 'MY_HEADER.*', fail),
+      grpcHeaderForwardPattern: compileHeaderForwardPattern('grpc-header-forward-pattern', 'my_header_[12]', fail),
     });
     const { inference: InferenceClient } = loadGrpcServices();
     client = new InferenceClient(server.grpcUrl!, credentials.createInsecure());
