@@ -156,12 +156,14 @@ export class RequestRouter implements ModelCaller {
     // A response the router cannot shape (classification of a bad output) fails the request once it ends.
     let failure: unknown;
     // Triton's first-response time runs from the request's enqueue to its first response, an error response included.
-    let enqueuedNs: bigint | undefined;
+    let enqueuedNs: bigint | undefined = process.hrtime.bigint();
+    const noteFirstResponse = (): void => {
+      if (enqueuedNs === undefined) return;
+      model.recordFirstResponse?.(Number(process.hrtime.bigint() - enqueuedNs));
+      enqueuedNs = undefined;
+    };
     const deliver = (response: readonly Tensor[] | NereidError): void => {
-      if (enqueuedNs !== undefined) {
-        model.recordFirstResponse?.(Number(process.hrtime.bigint() - enqueuedNs));
-        enqueuedNs = undefined;
-      }
+      noteFirstResponse();
       if (failure !== undefined) return;
       try {
         onResponse(response instanceof NereidError ? response : this.#respond(model.spec, request, counts, response));
@@ -169,13 +171,12 @@ export class RequestRouter implements ModelCaller {
         failure = error;
       }
     };
-    enqueuedNs = process.hrtime.bigint();
     let rest: readonly Tensor[];
     try {
       rest = await this.#enqueue(model, { ...validated, onResponse: deliver });
     } catch (error) {
       // A request that ends with an error before any response: the error is its first response (Triton counts every response it sends).
-      if (enqueuedNs !== undefined) model.recordFirstResponse?.(Number(process.hrtime.bigint() - enqueuedNs));
+      noteFirstResponse();
       throw error;
     }
     if (rest.length > 0) deliver(rest);
