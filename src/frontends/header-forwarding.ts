@@ -18,7 +18,8 @@ const READ_BY_THE_CORE: ReadonlySet<string> = new Set(['sequence_id', 'sequence_
 export function forwardedHeaders(pattern: RegExp, headers: Iterable<readonly [string, unknown]>): Parameters | undefined {
   let forwarded: Parameters | undefined;
   for (const [name, value] of headers) {
-    if (READ_BY_THE_CORE.has(name.toLowerCase()) || name.toLowerCase().startsWith('triton_') || !pattern.test(name)) continue;
+    const lowerName = name.toLowerCase();
+    if (READ_BY_THE_CORE.has(lowerName) || lowerName.startsWith('triton_') || !pattern.test(name)) continue;
     const text = Array.isArray(value) ? value.join(', ') : typeof value === 'string' ? value : undefined;
     if (text !== undefined) (forwarded ??= {})[name] = text;
   }

@@ -380,30 +380,30 @@ export class HttpFrontend {
       void this.#answer(exchange, Promise.reject(error));
       return;
     }
-    // Forwarded headers take #infer's path, which adds them to the request's parameters.
-    if (trace !== undefined || this.#forwardedOf(exchange) !== undefined || (exchange.node !== undefined && !isOneStepBody(exchange.headers, this.#options.maxInputBytes))) {
-      void this.#answer(exchange, this.#traced(exchange, trace, (body, sampled) => this.#infer(exchange, route, body, sampled)));
+    const forwarded = this.#forwardedOf(exchange);
+    if (trace !== undefined || (exchange.node !== undefined && !isOneStepBody(exchange.headers, this.#options.maxInputBytes))) {
+      void this.#answer(exchange, this.#traced(exchange, trace, (body, sampled) => this.#infer(exchange, route, body, sampled, forwarded)));
       return;
     }
     if (exchange.node === undefined) {
-      this.#inferNow(exchange, route, laneBody(exchange.lane));
+      this.#inferNow(exchange, route, laneBody(exchange.lane), forwarded);
       return;
     }
     readSmallBody(
       exchange.node.req,
-      (body) => this.#inferNow(exchange, route, body),
+      (body) => this.#inferNow(exchange, route, body, forwarded),
       (error) => void this.#answer(exchange, Promise.reject(error)),
     );
   }
 
   /** An untraced inference request with its body: answered by handleInferNow where it can, by #infer otherwise. */
-  #inferNow(exchange: Exchange, route: { readonly modelName: string; readonly modelVersion: number | undefined }, body: Buffer): void {
+  #inferNow(exchange: Exchange, route: { readonly modelName: string; readonly modelVersion: number | undefined }, body: Buffer, forwarded: Parameters | undefined): void {
     let reply: Reply | Promise<Reply> | undefined;
     try {
-      const isTaken = handleInferNow(this.#options.server, route, { headers: exchange.headers, body, signal: exchange.signal }, (answered) =>
+      const isTaken = handleInferNow(this.#options.server, route, { headers: exchange.headers, body, signal: exchange.signal, ...(forwarded !== undefined ? { forwarded } : {}) }, (answered) =>
         this.#reply(exchange, answered),
       );
-      if (!isTaken) reply = this.#infer(exchange, route, body, undefined);
+      if (!isTaken) reply = this.#infer(exchange, route, body, undefined, forwarded);
     } catch (error) {
       reply = Promise.reject(error);
     }
@@ -487,7 +487,7 @@ export class HttpFrontend {
           case 'config':
             return handleModelConfig(server, route);
           case 'infer':
-            return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) => this.#infer(exchange, route, body, trace));
+            return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) => this.#infer(exchange, route, body, trace, this.#forwardedOf(exchange)));
           case 'generate':
             return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) =>
               handleGenerate(server, route, body, { trace, signal: exchange.signal, forwarded: this.#forwardedOf(exchange) }),
@@ -502,15 +502,18 @@ export class HttpFrontend {
     }
   }
 
-  /** An inference request with its body read, traced when `trace` is given; the connection's closing cancels it. */
+  /**
+   * An inference request with its body read, traced when `trace` is given, with the parameters its
+   * headers forward (#forwardedOf); the connection's closing cancels it.
+   */
   #infer(
     exchange: Exchange,
     route: { readonly modelName: string; readonly modelVersion: number | undefined },
     body: Buffer,
     trace: RequestTrace | undefined,
+    forwarded: Parameters | undefined,
   ): Promise<Reply> {
     const sharedMemory = this.#options.sharedMemory !== undefined ? { sharedMemory: this.#options.sharedMemory } : {};
-    const forwarded = this.#forwardedOf(exchange);
     return handleInfer(this.#options.server, route, {
       headers: exchange.headers,
       body,

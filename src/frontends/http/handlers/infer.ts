@@ -99,12 +99,12 @@ const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
  * completion of its batch with no promise; otherwise with the reply to come. `answer` gets the reply
  * (or the promise of it, which may reject as handleInfer would) exactly once. False, nothing done,
  * for any other request: the caller then uses handleInfer. Throws what handleInfer would reject with
- * before `answer` is called.
+ * before `answer` is called. `forwarded`: as handleInfer's.
  */
 export function handleInferNow(
   server: InferenceServer,
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
-  { headers, body, signal }: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly signal: AbortSignal },
+  { headers, body, signal, forwarded }: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly signal: AbortSignal; readonly forwarded?: Parameters },
   answer: (reply: Reply | Promise<Reply>) => void,
 ): boolean {
   const headerLength = readHeaderLength(headers);
@@ -112,12 +112,13 @@ export function handleInferNow(
   const decoded = decodeInferRequestNow(body, target, headerLength, signal);
   if (decoded === undefined) return false;
   const { request, encoding } = decoded;
-  const response = server.inferNow(request);
+  const admitted = withForwarded(request, forwarded);
+  const response = server.inferNow(admitted);
   if (response !== undefined) {
     answer(encodeReply(response, request, encoding, NO_REGIONS));
     return true;
   }
-  const isEnqueued = server.inferWith(request, (result) => {
+  const isEnqueued = server.inferWith(admitted, (result) => {
     let reply: Reply | Promise<Reply>;
     try {
       reply = result instanceof Error ? Promise.reject(result) : encodeReply(result, request, encoding, NO_REGIONS);
@@ -126,13 +127,13 @@ export function handleInferNow(
     }
     answer(reply);
   });
-  if (!isEnqueued) answer(inferLater(server, request, encoding));
+  if (!isEnqueued) answer(inferLater(server, admitted, request, encoding));
   return true;
 }
 
 const NO_REGIONS = RequestRegions.of(undefined);
 
-/** A decoded request that its model runs later (a busy or threaded instance), and its reply. */
-async function inferLater(server: InferenceServer, request: InferRequest, encoding: OutputEncoding): Promise<Reply> {
-  return encodeReply(await server.infer(request), request, encoding, NO_REGIONS);
+/** A decoded request that its model runs later (a busy or threaded instance), and its reply; `admitted` is the request with its forwarded parameters. */
+async function inferLater(server: InferenceServer, admitted: InferRequest, request: InferRequest, encoding: OutputEncoding): Promise<Reply> {
+  return encodeReply(await server.infer(admitted), request, encoding, NO_REGIONS);
 }
