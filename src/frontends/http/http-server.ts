@@ -400,7 +400,7 @@ export class HttpFrontend {
   #inferNow(exchange: Exchange, route: { readonly modelName: string; readonly modelVersion: number | undefined }, body: Buffer, forwarded: Parameters | undefined): void {
     let reply: Reply | Promise<Reply> | undefined;
     try {
-      const isTaken = handleInferNow(this.#options.server, route, { headers: exchange.headers, body, signal: exchange.signal, ...(forwarded !== undefined ? { forwarded } : {}) }, (answered) =>
+      const isTaken = handleInferNow(this.#options.server, route, { headers: exchange.headers, body, signal: exchange.signal, forwarded }, (answered) =>
         this.#reply(exchange, answered),
       );
       if (!isTaken) reply = this.#infer(exchange, route, body, undefined, forwarded);

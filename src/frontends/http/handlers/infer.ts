@@ -104,7 +104,7 @@ const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
 export function handleInferNow(
   server: InferenceServer,
   target: { readonly modelName: string; readonly modelVersion: number | undefined },
-  { headers, body, signal, forwarded }: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly signal: AbortSignal; readonly forwarded?: Parameters },
+  { headers, body, signal, forwarded }: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly signal: AbortSignal; readonly forwarded: Parameters | undefined },
   answer: (reply: Reply | Promise<Reply>) => void,
 ): boolean {
   const headerLength = readHeaderLength(headers);
