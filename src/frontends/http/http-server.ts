@@ -8,22 +8,18 @@ import { type WebServer, createWebServer } from '../create-web-server.js';
 import { Dashboard, type DashboardOptions, isDashboardPath } from '../dashboard/dashboard.js';
 import type { TlsIdentity } from '../tls-identity.js';
 import { checkHttpAccess } from './access-check.js';
+import { answerRoute } from './answer-route.js';
 import { CorsPolicy } from './cors-policy.js';
 import { errorReply } from './errors.js';
 import { joinBody } from './join-body.js';
+import { bodyTooLarge, clientDisconnected, readBodyChunks } from './read-body.js';
+import { writeReply } from './write-reply.js';
 import { Http1Lane, type LaneRequest } from './http1-lane.js';
-import { handleHealth, handleServerMetadata } from './handlers/health.js';
-import { handleGenerate, handleGenerateStream } from './handlers/generate.js';
+import { type GenerateContext, handleGenerate, handleGenerateStream } from './handlers/generate.js';
 import { forwardedHeaders, headLinePairs, rawHeaderPairs } from '../header-forwarding.js';
 import type { Parameters } from '../../protocol/parameters.js';
 import { handleInfer, handleInferNow } from './handlers/infer.js';
-import { handleTraceSetting } from './handlers/trace.js';
-import { handleModelConfig, handleModelMetadata, handleModelReady } from './handlers/models.js';
-import { handleLogging } from './handlers/logging.js';
-import { handleRepositoryIndex, handleRepositoryModel } from './handlers/repository.js';
-import { handleCudaSharedMemory, handleSystemSharedMemory } from './handlers/shared-memory.js';
 import type { SharedMemoryRegistry } from '../shared-memory/shared-memory-registry.js';
-import { handleStatistics } from './handlers/statistics.js';
 import type { Reply } from './reply.js';
 import { type Route, routeOf } from './routes.js';
 import { listen } from '../listen.js';
@@ -51,9 +47,6 @@ const acceptedEncoding = (() => {
     return lastEncoding;
   };
 })();
-
-/** A body up to this size is copied into one buffer before it is written: cheaper than a write per chunk. */
-const SMALL_BODY_BYTES = 16 * 1024;
 
 /**
  * One signal per connection, aborted when the connection closes: a request on it that is not answered
@@ -103,10 +96,6 @@ const contentEncodingOf = (headers: IncomingHttpHeaders): string => (headers['co
 
 const isIdentityEncoding = (encoding: string): boolean => encoding === 'identity' || encoding === '';
 
-/** The error of a request whose client went away before its body's end. */
-const clientDisconnected = (): NereidError =>
-  new NereidError('CANCELLED', 'the client closed the connection before sending the whole request body', { reason: 'CLIENT_DISCONNECTED' });
-
 /** A body the one-step lane reads: of a declared length within its limit and the server's, and not compressed. */
 function isOneStepBody(headers: IncomingHttpHeaders, maxInputBytes: number): boolean {
   const declared = headers['content-length'];
@@ -140,28 +129,6 @@ function readSmallBody(req: IncomingMessage, done: (body: Buffer) => void, faile
   req.once('close', () => {
     if (!req.complete) disconnected();
   });
-}
-
-/** Writes a whole reply: Content-Length, then the chunks, as one write where they are small. */
-function writeReply(req: IncomingMessage, res: ServerResponse, status: number, headers: OutgoingHttpHeaders, chunks: readonly Uint8Array[]): void {
-  let length = 0;
-  for (const chunk of chunks) length += chunk.byteLength;
-  headers['content-length'] = length;
-  res.writeHead(status, headers);
-  if (req.method === 'HEAD') {
-    res.end();
-    return;
-  }
-  // Header, JSON and tensors leave in one write: a small body as one buffer (node then sends it with
-  // the head), a large one as the chunks it is, corked.
-  if (chunks.length <= 1 || length <= SMALL_BODY_BYTES) {
-    res.end(chunks.length <= 1 ? chunks[0] : Buffer.concat(chunks, length));
-    return;
-  }
-  res.cork();
-  for (const chunk of chunks) res.write(chunk);
-  res.end();
-  res.uncork();
 }
 
 export interface HttpFrontendOptions {
@@ -457,49 +424,20 @@ export class HttpFrontend {
     const route = routeOf(exchange.method, path);
     checkHttpAccess(route, exchange.headers, this.#options.access ?? OPEN_ACCESS);
     this.#cors.check(exchange, route);
-    switch (route.kind) {
-      case 'server-metadata':
-        return handleServerMetadata(server);
-      case 'health':
-        return handleHealth(server, route.check);
-      case 'statistics':
-        return handleStatistics(server, route);
-      case 'repository-index':
-        return handleRepositoryIndex(server, await this.#readBody(exchange));
-      case 'repository-model':
-        return handleRepositoryModel(server, route, await this.#readBody(exchange));
-      case 'logging':
-        return handleLogging(server, exchange.method === 'POST' ? await this.#readBody(exchange) : undefined);
-      case 'shared-memory': {
-        if (route.memory === 'cuda') return handleCudaSharedMemory(route);
-        const body = route.action === 'register' ? await this.#readBody(exchange) : Buffer.alloc(0);
-        if (this.#options.sharedMemory === undefined) throw new NereidError('UNSUPPORTED', 'this server has no system shared memory');
-        return handleSystemSharedMemory(this.#options.sharedMemory, route, body);
+    if (route.kind === 'model') {
+      const context = (trace: RequestTrace | undefined): GenerateContext => ({ trace, signal: exchange.signal, forwarded: this.#forwardedOf(exchange) });
+      switch (route.action) {
+        case 'infer':
+          return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) => this.#infer(exchange, route, body, trace, this.#forwardedOf(exchange)));
+        case 'generate':
+          return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) => handleGenerate(server, route, body, context(trace)));
+        case 'generate_stream':
+          return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) => handleGenerateStream(server, route, body, context(trace)));
+        default:
+          break;
       }
-      case 'trace-setting':
-        return handleTraceSetting(server, route.modelName, exchange.method === 'POST' ? await this.#readBody(exchange) : undefined);
-      case 'model':
-        switch (route.action) {
-          case 'metadata':
-            return handleModelMetadata(server, route);
-          case 'ready':
-            return handleModelReady(server, route);
-          case 'config':
-            return handleModelConfig(server, route);
-          case 'infer':
-            return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) => this.#infer(exchange, route, body, trace, this.#forwardedOf(exchange)));
-          case 'generate':
-            return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) =>
-              handleGenerate(server, route, body, { trace, signal: exchange.signal, forwarded: this.#forwardedOf(exchange) }),
-            );
-          case 'generate_stream':
-            return this.#traced(exchange, this.#startTrace(exchange, route), (body, trace) =>
-              handleGenerateStream(server, route, body, { trace, signal: exchange.signal, forwarded: this.#forwardedOf(exchange) }),
-            );
-          case 'stats':
-            return handleStatistics(server, route);
-        }
     }
+    return answerRoute(route, { server, sharedMemory: this.#options.sharedMemory, method: exchange.method, readBody: () => this.#readBody(exchange) });
   }
 
   /**
@@ -559,50 +497,15 @@ export class HttpFrontend {
   }
 
   /**
-   * Reads the whole body, refusing more than maxInputBytes before or after decompression. The lane's
-   * body is at hand, within the limits and not compressed (http1-lane.ts hands any other to node:http).
-   * NOTE: an oversized body is refused as soon as the limit is passed, without reading the rest: the
-   * answer says `Connection: close`, the socket keeps draining (so the client, still writing, reads the
-   * 400 rather than a reset) until node closes it once the answer is out.
+   * Reads the whole body, refusing more than maxInputBytes before or after decompression (read-body.ts).
+   * The lane's body is at hand, within the limits and not compressed (http1-lane.ts hands any other to
+   * node:http).
    */
   async #readBody(exchange: Exchange): Promise<Buffer> {
     if (exchange.node === undefined) return laneBody(exchange.lane);
     const { req } = exchange.node;
     const limit = this.#options.maxInputBytes;
-    // Triton's words (qa/L0_http/http_input_size_limit_test.py looks for them): "Request JSON size" for a
-    // body that is all JSON, "exceeds the maximum allowed value" and the flag to raise it.
-    const what = req.headers['inference-header-content-length'] === undefined ? 'Request JSON size' : 'Request size';
-    const tooLarge = (size: string): NereidError =>
-      new NereidError('INVALID_ARG', `${what} of ${size} exceeds the maximum allowed value of ${limit} bytes. Use --http-max-input-size to increase the limit.`, {
-        reason: 'BODY_TOO_LARGE',
-      });
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limit) {
-      req.resume();
-      throw tooLarge(`${declared} bytes`);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    await new Promise<void>((resolve, reject) => {
-      const onData = (chunk: Buffer): void => {
-        size += chunk.byteLength;
-        if (size <= limit) {
-          chunks.push(chunk);
-          return;
-        }
-        req.off('data', onData);
-        chunks.length = 0;
-        req.resume();
-        reject(tooLarge(`more than ${limit} bytes`));
-      };
-      const disconnected = (): void => reject(clientDisconnected());
-      req.on('data', onData);
-      req.once('end', resolve);
-      req.once('error', disconnected);
-      req.once('close', () => {
-        if (!req.complete) disconnected();
-      });
-    });
+    const { chunks, size } = await readBodyChunks(req, limit);
     const encoding = contentEncodingOf(req.headers);
     if (isIdentityEncoding(encoding)) return joinBody(chunks, size, req.headers);
     const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
@@ -615,7 +518,7 @@ export class HttpFrontend {
     try {
       return await decompressBody[encoding](body, limit);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(`more than ${limit} bytes once decompressed`);
+      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw bodyTooLarge(req, `more than ${limit} bytes once decompressed`, limit);
       throw new NereidError('INVALID_ARG', `cannot decompress the ${encoding} request body: ${(error as Error).message}`);
     }
   }
