@@ -50,8 +50,8 @@ export async function startNereid(
   const ports = await new Promise<{ httpPort: number; grpcPort: number }>((resolve, reject) => {
     child.stderr!.on('data', (chunk: Buffer) => {
       log += chunk.toString();
-      const http = /started HTTP service at [^:]+:(\d+)/.exec(log);
-      const grpc = /started GRPCInferenceService at [^:]+:(\d+)/.exec(log);
+      const http = /[Ss]tarted (?:HTTPService|HTTP service) at [^:]+:(\d+)/.exec(log);
+      const grpc = /[Ss]tarted GRPCInferenceService at [^:]+:(\d+)/.exec(log);
       if (http !== null && grpc !== null) resolve({ httpPort: Number(http[1]), grpcPort: Number(grpc[1]) });
     });
     child.once('exit', () => reject(new Error(`nereid exited:\n${log}`)));

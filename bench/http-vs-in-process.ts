@@ -152,7 +152,7 @@ async function startNereid(): Promise<{ child: ChildProcess; url: string }> {
     let log = '';
     child.stderr!.on('data', (chunk: Buffer) => {
       log += chunk.toString();
-      const match = /started HTTP service at [^:]+:(\d+)/.exec(log);
+      const match = /[Ss]tarted (?:HTTPService|HTTP service) at [^:]+:(\d+)/.exec(log);
       if (match !== null) resolve(`http://127.0.0.1:${match[1]}`);
     });
     child.once('exit', () => reject(new Error(`nereid exited:\n${log}`)));

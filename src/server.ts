@@ -12,6 +12,7 @@ import { MetricsFrontend } from './frontends/metrics/metrics-server.js';
 import { chooseRegionMemoryProvider } from './frontends/shared-memory/region-memory.js';
 import { SharedMemoryRegistry } from './frontends/shared-memory/shared-memory-registry.js';
 import { TlsIdentity } from './frontends/tls-identity.js';
+import { VertexAiFrontend } from './frontends/vertex-ai/vertex-ai-server.js';
 import { type Logger, createLogger } from './logging/logger.js';
 import { RecentLogLines } from './logging/recent-log-lines.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
@@ -35,6 +36,9 @@ function tlsNote(tls: TlsIdentity | undefined, url: string): string {
   return ` over TLS (${url}${tls.isMutual ? ', client certificates required' : ''})`;
 }
 
+/** Where the Vertex AI front end listens, as Triton's: every interface. */
+const VERTEX_AI_ADDRESS = '0.0.0.0';
+
 const TLS_SERVICE_NAMES: Record<TlsService, string> = { grpc: 'gRPC', http: 'HTTP', metrics: 'metrics' };
 
 /** Reads and checks one service's TLS files, or undefined without TLS; throws INVALID_ARG naming the flag and file. */
@@ -50,6 +54,8 @@ export interface RunningServer {
   readonly grpcUrl: string | undefined;
   /** `http://host:port` (`https://` over TLS) of /metrics, undefined when metrics are off. */
   readonly metricsUrl: string | undefined;
+  /** `http://host:port` of the Vertex AI front end, undefined when it is off. */
+  readonly vertexAiUrl: string | undefined;
   readonly logger: Logger;
   /** Whether any service listens over TLS (`nereid serve` then reloads the certificates on SIGHUP). */
   readonly hasTls: boolean;
@@ -68,7 +74,7 @@ export interface RunningServer {
 }
 
 /** The start-up recommendation of `--auth-token-file` for a service that other machines can reach. */
-function warnIfExposed(logger: Logger, service: 'HTTP' | 'gRPC', address: string, authToken: AuthToken | undefined): void {
+function warnIfExposed(logger: Logger, service: 'HTTP' | 'gRPC' | 'Vertex AI', address: string, authToken: AuthToken | undefined): void {
   if (authToken !== undefined || isLoopbackAddress(address)) return;
   logger.warning(
     'server',
@@ -191,12 +197,16 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   });
   await repository.loadAll();
   if (options.modelControlMode === 'poll') repository.startPolling(options.repositoryPollMs);
-  const failed = repository.failures();
-  if (options.isExitOnError && failed.length > 0) {
+  /** Undoes what starting did so far, before the server fails to start. */
+  const abandonStart = async (): Promise<void> => {
     await repository.unloadAll();
     metrics?.close();
     await responseCache?.close();
     await repositories.close();
+  };
+  const failed = repository.failures();
+  if (options.isExitOnError && failed.length > 0) {
+    await abandonStart();
     // Triton's words (core ModelRepositoryManager::Create, then main's "error: creating server: Internal - "), then which and why.
     throw new NereidError(
       'UNAVAILABLE',
@@ -220,7 +230,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     }),
   });
   modelControlTarget.core = core;
-  // Issue 13, the system shared memory extension: one registry for both front ends.
+  // Issue 13, the system shared memory extension: one registry for every front end.
   const memoryChoice = chooseRegionMemoryProvider();
   const sharedMemory = new SharedMemoryRegistry({ provider: memoryChoice.provider, isAllowed: options.isClientShmAllowed });
   const memoryPath =
@@ -228,6 +238,25 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       ? 'regions are mapped by the native addon'
       : `regions are read and written as files under /dev/shm (a copy each way), because ${memoryChoice.fallbackReason}`;
   logger.info('server', `system shared memory: ${memoryPath}${options.isClientShmAllowed ? '' : '; clients may not register regions (--allow-client-shm=false)'}`);
+  // Triton's Vertex AI front end: its routes and default model are checked before any port listens.
+  let vertexAi: VertexAiFrontend | undefined;
+  if (options.vertexAi !== undefined) {
+    try {
+      vertexAi = VertexAiFrontend.create({
+        server: core,
+        logger,
+        settings: options.vertexAi,
+        maxInputBytes: options.httpMaxInputBytes,
+        access: { restrictedFeatures: options.httpRestrictedApis, authToken },
+        sharedMemory,
+        ...(metrics !== undefined ? { metrics } : {}),
+      });
+    } catch (error) {
+      sharedMemory.close();
+      await abandonStart();
+      throw error;
+    }
+  }
 
   let http: HttpFrontend | undefined;
   let httpUrl: string | undefined;
@@ -247,7 +276,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     });
     const address = await http.listen(options.httpPort, options.httpAddress);
     httpUrl = urlOf(address, httpTls);
-    logger.info('server', `started HTTP service at ${options.httpAddress}:${address.port}${tlsNote(httpTls, httpUrl)}`);
+    logger.info('server', `Started HTTPService at ${options.httpAddress}:${address.port}${tlsNote(httpTls, httpUrl)}`);
     warnIfExposed(logger, 'HTTP', options.httpAddress, authToken);
   }
   let grpc: GrpcFrontend | undefined;
@@ -270,8 +299,15 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     });
     const port = await grpc.listen(options.grpcPort, options.grpcAddress);
     grpcUrl = `${options.grpcAddress === '0.0.0.0' ? '127.0.0.1' : options.grpcAddress}:${port}`;
-    logger.info('server', `started GRPCInferenceService at ${options.grpcAddress}:${port}${tlsNote(grpcTls, grpcUrl)}`);
+    logger.info('server', `Started GRPCInferenceService at ${options.grpcAddress}:${port}${tlsNote(grpcTls, grpcUrl)}`);
     warnIfExposed(logger, 'gRPC', options.grpcAddress, authToken);
+  }
+  let vertexAiUrl: string | undefined;
+  if (vertexAi !== undefined) {
+    const address = await vertexAi.listen(options.vertexAi!.port, VERTEX_AI_ADDRESS);
+    vertexAiUrl = urlOf(address, undefined);
+    logger.info('server', `Started Vertex AI HTTPService at ${VERTEX_AI_ADDRESS}:${address.port} (default model '${vertexAi.defaultModel}')`);
+    warnIfExposed(logger, 'Vertex AI', VERTEX_AI_ADDRESS, authToken);
   }
   let metricsFrontend: MetricsFrontend | undefined;
   let metricsUrl: string | undefined;
@@ -280,7 +316,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     const metricsAddress = options.metricsAddress ?? options.httpAddress;
     const address = await metricsFrontend.listen(options.metricsPort, metricsAddress);
     metricsUrl = urlOf(address, metricsTls);
-    logger.info('server', `started metrics service at ${metricsAddress}:${address.port}${tlsNote(metricsTls, metricsUrl)}`);
+    logger.info('server', `Started Metrics Service at ${metricsAddress}:${address.port}${tlsNote(metricsTls, metricsUrl)}`);
   }
   for (const identity of tlsIdentities) identity.watch();
   const reloadCertificates = async (): Promise<boolean> => (await Promise.all(tlsIdentities.map((identity) => identity.reload()))).every(Boolean);
@@ -289,7 +325,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   const shutdown = (): Promise<void> =>
     (stopping ??= (async () => {
       core.beginShutdown();
-      const closed = Promise.all([http?.close(), grpc?.close()]);
+      const closed = Promise.all([http?.close(), grpc?.close(), vertexAi?.close()]);
       const deadline = Date.now() + options.exitTimeoutMs;
       while ((core.inflightCount > 0 || (http?.inflightCount ?? 0) > 0) && Date.now() < deadline) {
         logger.info('server', `waiting for ${core.inflightCount} in-flight inference request(s) to complete; ${Math.ceil((deadline - Date.now()) / 1000)} s left`);
@@ -298,6 +334,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       const isTimedOut = core.inflightCount > 0 || (http?.inflightCount ?? 0) > 0;
       if (isTimedOut) logger.warning('server', `exit timeout reached with ${core.inflightCount} request(s) still in flight; stopping anyway`);
       http?.closeAllConnections();
+      vertexAi?.closeAllConnections();
       grpc?.forceClose();
       await closed;
       sharedMemory.close();
@@ -310,5 +347,5 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       for (const identity of tlsIdentities) identity.close();
       logger.info('server', 'all models are stopped; exiting');
     })());
-  return { core, httpUrl, grpcUrl, metricsUrl, logger, hasTls: tlsIdentities.length > 0, sharedMemory, reloadCertificates, shutdown };
+  return { core, httpUrl, grpcUrl, metricsUrl, vertexAiUrl, logger, hasTls: tlsIdentities.length > 0, sharedMemory, reloadCertificates, shutdown };
 }

@@ -55,7 +55,7 @@ export async function startLocalServer(modelRepository: string, modelName: strin
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (chunk: string) => {
       log += chunk;
-      const port = /started HTTP service at [^\s]+:(\d+)/.exec(log)?.[1];
+      const port = /Started HTTPService at [^\s]+:(\d+)/.exec(log)?.[1];
       if (port !== undefined) {
         clearTimeout(timer);
         child.stderr!.removeAllListeners('data');

@@ -53,7 +53,7 @@ test('bad flags are clear errors', () => {
     message: "nereid serve: unknown flag '--zzz'. Run 'nereid serve --help' for the flags.",
   });
   assert.throws(() => parseServeArgs(['--model-repository=m', '--metrics-port=8000']), {
-    message: 'nereid serve: --http-port and --metrics-port are both 8000 on 0.0.0.0; give each service its own port',
+    message: 'nereid serve: The server cannot listen to HTTP requests and metrics requests at the same address and port 0.0.0.0:8000; give each service its own port',
   });
   assert.throws(() => parseServeArgs(['--model-repository=m', '--metrics-config=summary_latency=true']), {
     message:
@@ -373,4 +373,32 @@ test('--help keeps every description in its column: a long flag puts its text on
   }
   assert.ok(lines.includes('  --grpc-http2-min-recv-ping-interval-without-data MS'), 'a flag longer than the column stands alone');
   assert.ok(lines.some((line) => line.startsWith('  --http-thread-count N') && line.includes('ignored, with a warning')));
+});
+
+test("Vertex AI: --allow-vertex-ai and the AIP_* environment change the defaults as Triton's command line does", () => {
+  const parse = (args: string[], env: Record<string, string> = {}): ServerOptions => parseServeArgs(args, env) as ServerOptions;
+  const routes = { AIP_PREDICT_ROUTE: '/predict', AIP_HEALTH_ROUTE: '/health' };
+  assert.equal(parse(['--model-repository=m'], routes).vertexAi, undefined, 'off unless asked for');
+  assert.deepEqual(parse(['--model-repository=m', '--allow-vertex-ai=true'], routes).vertexAi, { port: 8080, predictRoute: '/predict', healthRoute: '/health' });
+  const prediction = parse([], { AIP_MODE: 'PREDICTION', AIP_STORAGE_URI: 'gs://bucket/models', AIP_HTTP_PORT: '5234', ...routes });
+  assert.deepEqual(prediction.modelRepositories, ['gs://bucket/models']);
+  assert.deepEqual(prediction.vertexAi, { port: 5234, predictRoute: '/predict', healthRoute: '/health' });
+  assert.equal(prediction.isHttpAllowed, false);
+  assert.equal(prediction.isGrpcAllowed, false);
+  const flagsWin = parse(['--model-repository=local', '--allow-grpc=true', '--vertex-ai-port=9000', '--vertex-ai-default-model=addsub'], {
+    AIP_MODE: 'PREDICTION',
+    AIP_STORAGE_URI: 'gs://bucket/models',
+  });
+  assert.deepEqual(flagsWin.modelRepositories, ['local'], 'AIP_STORAGE_URI is the repository only when no flag names one');
+  assert.equal(flagsWin.isGrpcAllowed, true);
+  assert.equal(flagsWin.isHttpAllowed, false);
+  assert.deepEqual(flagsWin.vertexAi, { port: 9000, defaultModel: 'addsub', predictRoute: '', healthRoute: '' });
+  assert.equal(parse(['--model-repository=m', '--allow-vertex-ai=false'], { AIP_MODE: 'PREDICTION' }).vertexAi, undefined);
+  assert.throws(() => parse(['--model-repository=m'], { AIP_HTTP_PORT: 'http' }), {
+    message: "nereid serve: AIP_HTTP_PORT takes a port number (the Vertex AI port), got 'http'",
+  });
+  assert.throws(() => parse(['--model-repository=m', '--allow-vertex-ai=true', '--vertex-ai-port=8000']), {
+    message: 'nereid serve: The server cannot listen to HTTP requests and Vertex AI requests at the same address and port 0.0.0.0:8000; give each service its own port',
+  });
+  assert.deepEqual(parse(['--model-repository=m', '--vertex-ai-thread-count=4']).startupWarnings.length, 1);
 });

@@ -8,6 +8,7 @@ import { type TlsFiles, type TlsService, resolveTlsFiles } from './tls-flags.js'
 import { TRITON_ONLY_FLAGS, checkTritonOnlyFlags } from './triton-flags.js';
 import { parseTraceConfig } from './trace-config.js';
 import { compileHeaderForwardPattern } from './header-forward-pattern.js';
+import { type VertexAiSettings, readVertexAiEnvironment } from './vertex-ai-options.js';
 import { DEFAULT_TRACE_SETTINGS, type OpenTelemetrySettings, type TraceSettings } from '../kernel/trace-settings.js';
 
 /**
@@ -129,6 +130,8 @@ export interface ServerOptions {
   readonly traceSettings: TraceSettings;
   /** `--trace-config mode=opentelemetry` with its `opentelemetry,<setting>=<value>`: spans exported over OTLP/HTTP; undefined: Triton's trace file. */
   readonly openTelemetry?: OpenTelemetrySettings;
+  /** `--allow-vertex-ai` (Triton's; on by default when AIP_MODE=PREDICTION): the Vertex AI front end; undefined: off. */
+  readonly vertexAi?: VertexAiSettings;
 }
 
 /** The settings of Triton's redis cache (triton-inference-server/redis_cache), timeouts in milliseconds (0: none). */
@@ -320,6 +323,10 @@ const FLAGS = {
   'trace-rate': { type: 'string', help: 'N  deprecated: --trace-config rate=N' },
   'trace-count': { type: 'string', help: 'N  deprecated: --trace-config count=N' },
   'trace-log-frequency': { type: 'string', help: 'N  deprecated: --trace-config triton,log-frequency=N' },
+  // Triton's Vertex AI front end:
+  'allow-vertex-ai': { type: 'string', help: 'BOOL  serve the Vertex AI routes AIP_PREDICT_ROUTE and AIP_HEALTH_ROUTE (default true if AIP_MODE=PREDICTION, which also turns HTTP and gRPC off by default)' },
+  'vertex-ai-port': { type: 'string', help: 'PORT  Vertex AI port, on 0.0.0.0 (default AIP_HTTP_PORT, or 8080)' },
+  'vertex-ai-default-model': { type: 'string', help: "NAME  the model the predict route infers on (default: the repository's only model)" },
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
@@ -468,15 +475,18 @@ function parseBackendConfig(entries: readonly string[]): Pick<ServerOptions, 'de
  * Parses `nereid serve` arguments into ServerOptions. Flags take `--flag=value` or `--flag value`;
  * an unknown flag is an error that suggests the closest known one. Returns 'help' for --help.
  */
-export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' {
+export function parseServeArgs(args: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): ServerOptions | 'help' {
   const values = parseFlags(args, { ...FLAGS, ...TRITON_ONLY_FLAG_SPECS }, 'serve', usageError);
   if (values.help === true) return 'help';
+  const vertexAiEnvironment = readVertexAiEnvironment(env, usageError);
   const string = (name: keyof typeof FLAGS): string | undefined => values[name] as string | undefined;
   const forwardPattern = (flag: 'http-header-forward-pattern' | 'grpc-header-forward-pattern', key: 'httpHeaderForwardPattern' | 'grpcHeaderForwardPattern'): Partial<ServerOptions> => {
     const source = string(flag);
     return source === undefined ? {} : { [key]: compileHeaderForwardPattern(flag, source, usageError) };
   };
   const repositories = [...((values['model-repository'] as string[]) ?? []), ...((values['model-store'] as string[]) ?? [])];
+  // Triton's: AIP_STORAGE_URI is the repository when no flag names one.
+  if (repositories.length === 0 && vertexAiEnvironment.storageUri !== undefined) repositories.push(vertexAiEnvironment.storageUri);
   if (repositories.length === 0) throw usageError('--model-repository is required (a folder of models, e.g. examples/model_repository)');
   const defaults = DEFAULT_SERVER_OPTIONS;
   const cache = parseCacheConfig((values['cache-config'] as string[] | undefined) ?? [], string('response-cache-byte-size'));
@@ -523,12 +533,12 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     startupModels,
     modelUnloadTimeoutMs: parseInteger('model-unload-timeout-secs', string('model-unload-timeout-secs'), defaults.modelUnloadTimeoutMs / 1000, 0, 86_400) * 1000,
     repositoryPollMs: parseInteger('repository-poll-secs', string('repository-poll-secs'), defaults.repositoryPollMs / 1000, 1, 86_400) * 1000,
-    isHttpAllowed: parseBoolean('allow-http', string('allow-http'), defaults.isHttpAllowed),
+    isHttpAllowed: parseBoolean('allow-http', string('allow-http'), defaults.isHttpAllowed && !vertexAiEnvironment.isPredictionMode),
     httpPort: parseInteger('http-port', string('http-port'), defaults.httpPort, 0, 65535),
     httpAddress: string('http-address') ?? defaults.httpAddress,
     httpMaxInputBytes: parseInteger('http-max-input-size', string('http-max-input-size'), defaults.httpMaxInputBytes, 1, 2 ** 40),
     isDashboardAllowed: parseBoolean('allow-dashboard', string('allow-dashboard'), defaults.isDashboardAllowed),
-    isGrpcAllowed: parseBoolean('allow-grpc', string('allow-grpc'), defaults.isGrpcAllowed),
+    isGrpcAllowed: parseBoolean('allow-grpc', string('allow-grpc'), defaults.isGrpcAllowed && !vertexAiEnvironment.isPredictionMode),
     grpcPort: parseInteger('grpc-port', string('grpc-port'), defaults.grpcPort, 0, 65535),
     grpcAddress: string('grpc-address') ?? defaults.grpcAddress,
     grpcMaxMessageBytes: parseInteger('grpc-max-message-size', string('grpc-max-message-size'), defaults.grpcMaxMessageBytes, 1, 2 ** 31 - 1),
@@ -615,6 +625,16 @@ export function parseServeArgs(args: readonly string[]): ServerOptions | 'help' 
     startupWarnings: [...checkTritonOnlyFlags(values, usageError), ...trace.warnings, ...cache.warnings],
     traceSettings: trace.settings,
     ...(trace.openTelemetry !== undefined ? { openTelemetry: trace.openTelemetry } : {}),
+    ...(parseBoolean('allow-vertex-ai', string('allow-vertex-ai'), vertexAiEnvironment.isPredictionMode)
+      ? {
+          vertexAi: {
+            port: parseInteger('vertex-ai-port', string('vertex-ai-port'), vertexAiEnvironment.port, 0, 65535),
+            ...(string('vertex-ai-default-model') !== undefined ? { defaultModel: string('vertex-ai-default-model')! } : {}),
+            predictRoute: vertexAiEnvironment.predictRoute,
+            healthRoute: vertexAiEnvironment.healthRoute,
+          },
+        }
+      : {}),
   };
   if (options.authTokenFile === '') throw usageError('--auth-token-file takes the path of a file that holds the token, got an empty path');
   checkPortCollision(options);
@@ -778,14 +798,19 @@ function parseTritonInteger(flag: string, text: string, max: bigint): number {
 
 /** Two services on one port cannot both listen (Triton's CheckPortCollision); port 0 picks free ones. */
 function checkPortCollision(options: ServerOptions): void {
-  const metricsAddress = options.metricsAddress ?? options.httpAddress;
-  if (
-    options.isHttpAllowed &&
-    options.isMetricsAllowed &&
-    options.httpPort !== 0 &&
-    options.httpPort === options.metricsPort &&
-    options.httpAddress === metricsAddress
-  ) {
-    throw usageError(`--http-port and --metrics-port are both ${options.httpPort} on ${options.httpAddress}; give each service its own port`);
-  }
+  // Triton's services, names and sentence (main.cc CheckPortCollision); port 0 picks a free port, which cannot collide.
+  const services: Array<{ readonly name: string; readonly address: string; readonly port: number }> = [
+    ...(options.isHttpAllowed ? [{ name: 'HTTP', address: options.httpAddress, port: options.httpPort }] : []),
+    ...(options.isGrpcAllowed ? [{ name: 'GRPC', address: options.grpcAddress, port: options.grpcPort }] : []),
+    ...(options.isMetricsAllowed ? [{ name: 'metrics', address: options.metricsAddress ?? options.httpAddress, port: options.metricsPort }] : []),
+    ...(options.vertexAi !== undefined ? [{ name: 'Vertex AI', address: '0.0.0.0', port: options.vertexAi.port }] : []),
+  ];
+  services.forEach((first, index) => {
+    const second = services.slice(index + 1).find((other) => other.port !== 0 && other.port === first.port && other.address === first.address);
+    if (second !== undefined) {
+      throw usageError(
+        `The server cannot listen to ${first.name} requests and ${second.name} requests at the same address and port ${first.address}:${first.port}; give each service its own port`,
+      );
+    }
+  });
 }

@@ -71,10 +71,7 @@ export const TRITON_ONLY_FLAGS: Readonly<Record<string, TritonOnlyFlag>> = {
   'sagemaker-port': { disposition: 'refused', argument: 'PORT', reason: 'the SageMaker front end is not implemented' },
   'sagemaker-safe-port-range': { disposition: 'refused', argument: 'LOW-HIGH', reason: 'the SageMaker front end is not implemented' },
   'sagemaker-thread-count': { disposition: 'refused', argument: 'N', reason: 'the SageMaker front end is not implemented' },
-  'allow-vertex-ai': { disposition: 'refused', argument: 'BOOL', reason: 'the Vertex AI front end is not implemented', defaultValue: 'false' },
-  'vertex-ai-port': { disposition: 'refused', argument: 'PORT', reason: 'the Vertex AI front end is not implemented' },
-  'vertex-ai-thread-count': { disposition: 'refused', argument: 'N', reason: 'the Vertex AI front end is not implemented' },
-  'vertex-ai-default-model': { disposition: 'refused', argument: 'NAME', reason: 'the Vertex AI front end is not implemented' },
+  'vertex-ai-thread-count': { disposition: 'ignored', argument: 'N', reason: NODE_THREADS },
 };
 
 const isDefault = (flag: TritonOnlyFlag, values: readonly string[]): boolean =>

@@ -152,8 +152,8 @@ describe('requests that would cost the server gigabytes: refused, memory given b
     await new Promise<void>((resolve, reject) => {
       child.stderr!.on('data', (chunk: Buffer) => {
         output += chunk.toString();
-        const http = /started HTTP service at (127\.0\.0\.1:\d+)/.exec(output);
-        const grpc = /started GRPCInferenceService at (127\.0\.0\.1:\d+)/.exec(output);
+        const http = /Started HTTPService at (127\.0\.0\.1:\d+)/.exec(output);
+        const grpc = /Started GRPCInferenceService at (127\.0\.0\.1:\d+)/.exec(output);
         if (http !== null && grpc !== null) {
           httpUrl = `http://${http[1]}`;
           grpcAddress = grpc[1]!;

@@ -30,7 +30,7 @@ async function serveFixtures(extra: readonly string[] = []): Promise<{ child: Ch
   ]);
   const url = await new Promise<string>((resolve, reject) => {
     const onData = (): void => {
-      const match = /started HTTP service at 127\.0\.0\.1:(\d+)/.exec(run.output());
+      const match = /Started HTTPService at 127\.0\.0\.1:(\d+)/.exec(run.output());
       if (match !== null) resolve(`http://127.0.0.1:${match[1]}`);
     };
     run.child.stderr!.on('data', onData);

@@ -40,8 +40,8 @@ test('a rolling restart loses no request: readiness drops, in-flight requests fi
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = once(child, 'exit');
-  while (!/started HTTP service at 127\.0\.0\.1:\d+/.test(output)) await Promise.race([once(child.stderr, 'data'), exited.then(() => assert.fail(output))]);
-  const url = `http://127.0.0.1:${/started HTTP service at 127\.0\.0\.1:(\d+)/.exec(output)![1]}`;
+  while (!/Started HTTPService at 127\.0\.0\.1:\d+/.test(output)) await Promise.race([once(child.stderr, 'data'), exited.then(() => assert.fail(output))]);
+  const url = `http://127.0.0.1:${/Started HTTPService at 127\.0\.0\.1:(\d+)/.exec(output)![1]}`;
   const probe = (path: string): Promise<number | 'refused'> => fetch(url + path).then((response) => response.status, () => 'refused' as const);
   assert.equal(await probe(container.livenessProbe.httpGet.path), 200);
   assert.equal(await probe(container.readinessProbe.httpGet.path), 200);

@@ -286,7 +286,7 @@ describe('TLS', { skip }, () => {
         await once(child.stderr, 'data');
       }
     };
-    const url = (await logged(/started HTTP service at 127\.0\.0\.1:\d+ over TLS \((https:\/\/127\.0\.0\.1:\d+)\)/))[1]!;
+    const url = (await logged(/Started HTTPService at 127\.0\.0\.1:\d+ over TLS \((https:\/\/127\.0\.0\.1:\d+)\)/))[1]!;
     assert.equal((await python<HttpsAnswer>(['https', `${url}/v2/health/live`, certs.caCert])).serial, SERVER_SERIAL);
     const renewed = await certs.issueServer('sighup-renewed', '1003');
     await copyFile(renewed.key, live.key);
