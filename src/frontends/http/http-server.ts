@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { type InferenceServer, NereidError, type RequestTrace } from '../../core/index.js';
 import { compressBody, decompressBody } from '../../protocol/content-encoding.js';
@@ -13,7 +13,7 @@ import { CorsPolicy } from './cors-policy.js';
 import { errorReply } from './errors.js';
 import { joinBody } from './join-body.js';
 import { bodyTooLarge, clientDisconnected, readBodyChunks } from './read-body.js';
-import { writeReply } from './write-reply.js';
+import { writeReply, writeStreamedReply } from './write-reply.js';
 import { Http1Lane, type LaneRequest } from './http1-lane.js';
 import { type GenerateContext, handleGenerate, handleGenerateStream } from './handlers/generate.js';
 import { forwardedHeaders, headLinePairs, rawHeaderPairs } from '../header-forwarding.js';
@@ -554,7 +554,7 @@ export class HttpFrontend {
       res.once('close', () => trace.end());
     }
     if (reply.stream !== undefined) {
-      await this.#sendStream(res, reply.status, headers, reply.stream);
+      await writeStreamedReply(res, reply.status, headers, reply.stream);
       return;
     }
     writeReply(req, res, reply.status, headers, chunks);
@@ -575,16 +575,5 @@ export class HttpFrontend {
     const { req, res } = exchange.node;
     writeReply(req, res, reply.status, cors === undefined ? { ...reply.headers } : { ...reply.headers, ...cors }, reply.chunks);
     return true;
-  }
-
-  /** Writes each piece as it comes (chunked encoding), waiting when the client reads slowly; stops if it goes away. */
-  async #sendStream(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, stream: AsyncIterable<Uint8Array>): Promise<void> {
-    res.writeHead(status, headers);
-    res.flushHeaders();
-    for await (const piece of stream) {
-      if (res.destroyed) break;
-      if (!res.write(piece)) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
-    }
-    res.end();
   }
 }

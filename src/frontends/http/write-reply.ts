@@ -24,3 +24,14 @@ export function writeReply(req: IncomingMessage, res: ServerResponse, status: nu
   res.end();
   res.uncork();
 }
+
+/** Writes a reply's head, then each piece as it comes (chunked encoding), waiting when the client reads slowly; stops if it goes away. */
+export async function writeStreamedReply(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, stream: AsyncIterable<Uint8Array>): Promise<void> {
+  res.writeHead(status, headers);
+  res.flushHeaders();
+  for await (const piece of stream) {
+    if (res.destroyed) break;
+    if (!res.write(piece)) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+  }
+  res.end();
+}

@@ -1,23 +1,16 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type InferenceServer, NereidError, type RequestTrace } from '../../core/index.js';
+import { type InferenceServer, NereidError } from '../../core/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ServerMetrics } from '../../metrics/server-metrics.js';
 import { type AccessPolicy, OPEN_ACCESS } from '../access-policy.js';
-import { type WebServer, createWebServer } from '../create-web-server.js';
 import { checkHttpAccess } from '../http/access-check.js';
 import { answerRoute } from '../http/answer-route.js';
-import { errorReply } from '../http/errors.js';
 import { handleHealth } from '../http/handlers/health.js';
-import { handleInfer } from '../http/handlers/infer.js';
-import { joinBody } from '../http/join-body.js';
-import { readBodyChunks } from '../http/read-body.js';
 import { type Reply, emptyReply, jsonReply } from '../http/reply.js';
 import { type Route, matchRoute } from '../http/routes.js';
-import { writeReply } from '../http/write-reply.js';
-import { listen } from '../listen.js';
 import type { SharedMemoryRegistry } from '../shared-memory/shared-memory-registry.js';
-import { vertexAiHeaderLength } from './binary-header-length.js';
+import { VERTEX_AI_BINARY_MIME } from '../json-header-size.js';
+import { PlatformPort, type PlatformRequest, headerValue } from '../platform-port.js';
 
 /** The header that sends a predict request to another KServe v2 path, given without its leading '/'. */
 const REDIRECT_HEADER = 'x-vertex-ai-triton-redirect';
@@ -50,11 +43,6 @@ export interface VertexAiFrontendOptions {
   /** `--http-restricted-api` and `--auth-token-file`, as on the HTTP port. */
   readonly access?: AccessPolicy;
 }
-
-const headerValue = (headers: IncomingHttpHeaders, name: string): string | undefined => {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-};
 
 /** The error that stops the server from starting, in Triton's words (main.cc: LOG_TRITONSERVER_ERROR(err, "failed to start Vertex AI service")). */
 const startFailure = (message: string): NereidError => new NereidError('INVALID_ARG', `failed to start Vertex AI service: Invalid argument - ${message}`);
@@ -94,19 +82,18 @@ function redirectRoute(path: string): Route | undefined {
 }
 
 /**
- * Triton's Vertex AI front end (src/vertex_ai_server.cc), on a port of its own: the health route
- * (AIP_HEALTH_ROUTE) answers whether the server is ready; the predict route (AIP_PREDICT_ROUTE) infers
- * on the default model or, with an `X-Vertex-Ai-Triton-Redirect` header, answers the KServe v2 path it
- * names (and `metrics`). Bodies are never compressed either way; a request with the binary data
- * extension gives its JSON header's length in its Content-Type (binary-header-length.ts). Anything else
- * is answered 400 with an empty body, as Triton's is.
+ * Triton's Vertex AI front end (src/vertex_ai_server.cc), on a port of its own (platform-port.ts): the
+ * health route (AIP_HEALTH_ROUTE) answers whether the server is ready; the predict route
+ * (AIP_PREDICT_ROUTE) infers on the default model or, with an `X-Vertex-Ai-Triton-Redirect` header,
+ * answers the KServe v2 path it names (and `metrics`). Anything else is answered 400 with an empty body,
+ * as Triton's is.
  */
 export class VertexAiFrontend {
   readonly #options: VertexAiFrontendOptions;
   readonly #predictRoute: RegExp;
   readonly #healthRoute: RegExp;
   readonly #defaultModel: Route & InferRoute;
-  readonly #server: WebServer;
+  readonly #port: PlatformPort;
 
   /**
    * Checks the routes and the default model as Triton's VertexAiAPIServer::Create does, in its order and
@@ -139,7 +126,7 @@ export class VertexAiFrontend {
     this.#predictRoute = predictRoute;
     this.#healthRoute = healthRoute;
     this.#defaultModel = { kind: 'model', action: 'infer', modelName, modelVersion: undefined };
-    this.#server = createWebServer({}, undefined, (req, res) => this.#handle(req, res));
+    this.#port = new PlatformPort({ ...options, platform: 'Vertex AI' }, (request) => this.#answer(request));
   }
 
   /** The model the predict route infers on. */
@@ -148,46 +135,19 @@ export class VertexAiFrontend {
   }
 
   listen(port: number, host: string): Promise<AddressInfo> {
-    return listen(this.#server, port, host);
+    return this.#port.listen(port, host);
   }
 
-  /** Stops accepting connections; requests already received are answered, then idle connections close. */
   close(): Promise<void> {
-    return new Promise((resolve) => {
-      this.#server.close(() => resolve());
-      this.#server.closeIdleConnections();
-    });
+    return this.#port.close();
   }
 
-  /** Closes every connection at once, answered or not. */
   closeAllConnections(): void {
-    this.#server.closeAllConnections();
+    this.#port.closeAllConnections();
   }
 
-  #handle(req: IncomingMessage, res: ServerResponse): void {
-    const receivedNs = process.hrtime.bigint();
-    const path = (req.url ?? '/').split('?', 1)[0]!;
-    const { logger } = this.#options;
-    logger.verbose(1, 'vertex-ai', `Vertex AI request: ${req.method} ${path}`);
-    // The request is cancelled when its client goes away before the answer.
-    const cancel = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) cancel.abort();
-    });
-    this.#answer(req, path, cancel.signal, receivedNs).then(
-      (reply) => this.#send(req, res, reply),
-      (error: unknown) => {
-        if (cancel.signal.aborted) {
-          logger.verbose(1, 'vertex-ai', `${req.method} ${path}: the client closed the connection first`);
-          return;
-        }
-        const { status, headers, body } = errorReply(error, logger);
-        writeReply(req, res, status, { ...headers }, [Buffer.from(body)]);
-      },
-    );
-  }
-
-  async #answer(req: IncomingMessage, path: string, signal: AbortSignal, receivedNs: bigint): Promise<Reply> {
+  async #answer(request: PlatformRequest): Promise<Reply> {
+    const { req, path } = request;
     const { server, sharedMemory } = this.#options;
     const access = this.#options.access ?? OPEN_ACCESS;
     const method = req.method ?? 'GET';
@@ -200,9 +160,9 @@ export class VertexAiFrontend {
     if (redirect === undefined) {
       if (method !== 'POST') return METHOD_NOT_ALLOWED;
       checkHttpAccess(this.#defaultModel, req.headers, access);
-      return this.#infer(req, this.#defaultModel, signal, receivedNs);
+      return this.#port.infer(request, this.#defaultModel, VERTEX_AI_BINARY_MIME);
     }
-    this.#options.logger.verbose(1, 'vertex-ai', `Redirecting Vertex AI request: /${redirect}`);
+    this.#options.logger.verbose(1, 'server', `Redirecting Vertex AI request: /${redirect}`);
     if (method !== 'POST') return emptyReply(405);
     if (redirect === 'metrics') {
       access.authToken?.check(headerValue(req.headers, 'authorization'));
@@ -211,38 +171,8 @@ export class VertexAiFrontend {
     const route = redirectRoute(`/${redirect}`);
     if (route === undefined) return emptyReply(400);
     checkHttpAccess(route, req.headers, access);
-    if (route.kind === 'model' && route.action === 'infer') return this.#infer(req, route, signal, receivedNs);
-    return answerRoute(route, { server, sharedMemory, method, readBody: () => this.#readBody(req) });
-  }
-
-  /** An inference request: its JSON header's length comes from its Content-Type, never from Inference-Header-Content-Length. */
-  async #infer(req: IncomingMessage, route: InferRoute, signal: AbortSignal, receivedNs: bigint): Promise<Reply> {
-    const { server, sharedMemory } = this.#options;
-    const trace: RequestTrace | undefined = server.startTrace(route.modelName);
-    try {
-      trace?.timestamp('HTTP_RECV_START', receivedNs);
-      const { chunks, size } = await readBodyChunks(req, this.#options.maxInputBytes);
-      const headerLength = vertexAiHeaderLength(headerValue(req.headers, 'content-type'), size);
-      const headers: IncomingHttpHeaders = headerLength === size ? {} : { 'inference-header-content-length': String(headerLength) };
-      const body = joinBody(chunks, size, headers);
-      trace?.timestamp('HTTP_RECV_END');
-      const reply = await handleInfer(server, route, {
-        headers,
-        body,
-        signal,
-        ...(sharedMemory !== undefined ? { sharedMemory } : {}),
-        ...(trace !== undefined ? { trace } : {}),
-      });
-      return trace === undefined ? reply : { ...reply, trace };
-    } catch (error) {
-      trace?.end();
-      throw error;
-    }
-  }
-
-  async #readBody(req: IncomingMessage): Promise<Buffer> {
-    const { chunks, size } = await readBodyChunks(req, this.#options.maxInputBytes);
-    return joinBody(chunks, size, {});
+    if (route.kind === 'model' && route.action === 'infer') return this.#port.infer(request, route, VERTEX_AI_BINARY_MIME);
+    return answerRoute(route, { server, sharedMemory, method, readBody: () => this.#port.readBody(req) });
   }
 
   /** The `metrics` redirect: the Prometheus text, or 400 with an empty body when it cannot be had (Triton's HandleMetrics). */
@@ -252,19 +182,8 @@ export class VertexAiFrontend {
     try {
       return { status: 200, headers: { 'content-type': metrics.registry.contentType }, chunks: [Buffer.from(await metrics.text())] };
     } catch (error) {
-      logger.error('vertex-ai', `collecting metrics failed: ${(error as Error).stack ?? String(error)}`);
+      logger.error('server', `Vertex AI: collecting metrics failed: ${(error as Error).stack ?? String(error)}`);
       return emptyReply(400);
     }
-  }
-
-  /** Writes a reply as it is (Vertex AI's replies are never compressed), recording the send on its trace. */
-  #send(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
-    const { trace } = reply;
-    if (trace !== undefined) {
-      trace.timestamp('HTTP_SEND_START');
-      res.once('finish', () => trace.timestamp('HTTP_SEND_END'));
-      res.once('close', () => trace.end());
-    }
-    writeReply(req, res, reply.status, { ...reply.headers }, reply.chunks);
   }
 }

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { VERTEX_AI_BINARY_MIME, vertexAiHeaderLength } from './binary-header-length.js';
+import { SAGEMAKER_BINARY_MIME, VERTEX_AI_BINARY_MIME, jsonHeaderSize } from './json-header-size.js';
+
+const vertexAiHeaderLength = (contentType: string | undefined, length: number): number => jsonHeaderSize(VERTEX_AI_BINARY_MIME, contentType, length);
 
 test('the JSON header is the whole body for JSON and without a Content-Type', () => {
   assert.equal(vertexAiHeaderLength('application/json', 120), 120);
@@ -34,4 +36,9 @@ test("a length outside the body is refused in Triton's words", () => {
     status: 'INVALID_ARG',
     message: 'inference header size should be in range (0, 164), got: 12345',
   });
+});
+
+test("SageMaker's MIME type is read the same way, and Vertex AI's is not taken for it", () => {
+  assert.equal(jsonHeaderSize(SAGEMAKER_BINARY_MIME, `${SAGEMAKER_BINARY_MIME}100`, 164), 100);
+  assert.equal(jsonHeaderSize(SAGEMAKER_BINARY_MIME, `${VERTEX_AI_BINARY_MIME}100`, 164), 164);
 });
