@@ -12,6 +12,7 @@ import { MetricsFrontend } from './frontends/metrics/metrics-server.js';
 import { chooseRegionMemoryProvider } from './frontends/shared-memory/region-memory.js';
 import { SharedMemoryRegistry } from './frontends/shared-memory/shared-memory-registry.js';
 import { TlsIdentity } from './frontends/tls-identity.js';
+import { SageMakerFrontend } from './frontends/sagemaker/sagemaker-server.js';
 import { VertexAiFrontend } from './frontends/vertex-ai/vertex-ai-server.js';
 import { type Logger, createLogger } from './logging/logger.js';
 import { RecentLogLines } from './logging/recent-log-lines.js';
@@ -36,8 +37,8 @@ function tlsNote(tls: TlsIdentity | undefined, url: string): string {
   return ` over TLS (${url}${tls.isMutual ? ', client certificates required' : ''})`;
 }
 
-/** Where the Vertex AI front end listens, as Triton's: every interface. */
-const VERTEX_AI_ADDRESS = '0.0.0.0';
+/** Where the Vertex AI and SageMaker front ends listen, as Triton's: every interface. */
+const PLATFORM_ADDRESS = '0.0.0.0';
 
 const TLS_SERVICE_NAMES: Record<TlsService, string> = { grpc: 'gRPC', http: 'HTTP', metrics: 'metrics' };
 
@@ -56,6 +57,8 @@ export interface RunningServer {
   readonly metricsUrl: string | undefined;
   /** `http://host:port` of the Vertex AI front end, undefined when it is off. */
   readonly vertexAiUrl: string | undefined;
+  /** `http://host:port` of the SageMaker front end, undefined when it is off. */
+  readonly sageMakerUrl: string | undefined;
   readonly logger: Logger;
   /** Whether any service listens over TLS (`nereid serve` then reloads the certificates on SIGHUP). */
   readonly hasTls: boolean;
@@ -74,7 +77,7 @@ export interface RunningServer {
 }
 
 /** The start-up recommendation of `--auth-token-file` for a service that other machines can reach. */
-function warnIfExposed(logger: Logger, service: 'HTTP' | 'gRPC' | 'Vertex AI', address: string, authToken: AuthToken | undefined): void {
+function warnIfExposed(logger: Logger, service: 'HTTP' | 'gRPC' | 'Vertex AI' | 'SageMaker', address: string, authToken: AuthToken | undefined): void {
   if (authToken !== undefined || isLoopbackAddress(address)) return;
   logger.warning(
     'server',
@@ -302,12 +305,28 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     logger.info('server', `Started GRPCInferenceService at ${options.grpcAddress}:${port}${tlsNote(grpcTls, grpcUrl)}`);
     warnIfExposed(logger, 'gRPC', options.grpcAddress, authToken);
   }
+  let sageMaker: SageMakerFrontend | undefined;
+  let sageMakerUrl: string | undefined;
+  if (options.sageMaker !== undefined) {
+    sageMaker = new SageMakerFrontend({
+      server: core,
+      logger,
+      endpoint: options.sageMaker,
+      maxInputBytes: options.httpMaxInputBytes,
+      access: { restrictedFeatures: options.httpRestrictedApis, authToken },
+      sharedMemory,
+    });
+    const address = await sageMaker.listen(options.sageMaker.port, PLATFORM_ADDRESS);
+    sageMakerUrl = urlOf(address, undefined);
+    logger.info('server', `Started Sagemaker HTTPService at ${PLATFORM_ADDRESS}:${address.port}`);
+    warnIfExposed(logger, 'SageMaker', PLATFORM_ADDRESS, authToken);
+  }
   let vertexAiUrl: string | undefined;
   if (vertexAi !== undefined) {
-    const address = await vertexAi.listen(options.vertexAi!.port, VERTEX_AI_ADDRESS);
+    const address = await vertexAi.listen(options.vertexAi!.port, PLATFORM_ADDRESS);
     vertexAiUrl = urlOf(address, undefined);
-    logger.info('server', `Started Vertex AI HTTPService at ${VERTEX_AI_ADDRESS}:${address.port} (default model '${vertexAi.defaultModel}')`);
-    warnIfExposed(logger, 'Vertex AI', VERTEX_AI_ADDRESS, authToken);
+    logger.info('server', `Started Vertex AI HTTPService at ${PLATFORM_ADDRESS}:${address.port} (default model '${vertexAi.defaultModel}')`);
+    warnIfExposed(logger, 'Vertex AI', PLATFORM_ADDRESS, authToken);
   }
   let metricsFrontend: MetricsFrontend | undefined;
   let metricsUrl: string | undefined;
@@ -325,7 +344,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   const shutdown = (): Promise<void> =>
     (stopping ??= (async () => {
       core.beginShutdown();
-      const closed = Promise.all([http?.close(), grpc?.close(), vertexAi?.close()]);
+      const closed = Promise.all([http?.close(), grpc?.close(), vertexAi?.close(), sageMaker?.close()]);
       const deadline = Date.now() + options.exitTimeoutMs;
       while ((core.inflightCount > 0 || (http?.inflightCount ?? 0) > 0) && Date.now() < deadline) {
         logger.info('server', `waiting for ${core.inflightCount} in-flight inference request(s) to complete; ${Math.ceil((deadline - Date.now()) / 1000)} s left`);
@@ -335,6 +354,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       if (isTimedOut) logger.warning('server', `exit timeout reached with ${core.inflightCount} request(s) still in flight; stopping anyway`);
       http?.closeAllConnections();
       vertexAi?.closeAllConnections();
+      sageMaker?.closeAllConnections();
       grpc?.forceClose();
       await closed;
       sharedMemory.close();
@@ -347,5 +367,5 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       for (const identity of tlsIdentities) identity.close();
       logger.info('server', 'all models are stopped; exiting');
     })());
-  return { core, httpUrl, grpcUrl, metricsUrl, vertexAiUrl, logger, hasTls: tlsIdentities.length > 0, sharedMemory, reloadCertificates, shutdown };
+  return { core, httpUrl, grpcUrl, metricsUrl, vertexAiUrl, sageMakerUrl, logger, hasTls: tlsIdentities.length > 0, sharedMemory, reloadCertificates, shutdown };
 }

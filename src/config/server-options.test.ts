@@ -354,9 +354,6 @@ test("issue 23: Triton's flags with no effect here start the server with a warni
   assert.throws(() => parseServeArgs(['--model-repository', 'm', '--model-namespacing=true']), {
     message: "nereid serve: --model-namespacing is one of Triton's flags that Nereid refuses: model names are unique across the repositories; namespaces are not implemented",
   });
-  assert.throws(() => parseServeArgs(['--model-repository', 'm', '--allow-sagemaker', 'true']), {
-    message: "nereid serve: --allow-sagemaker is one of Triton's flags that Nereid refuses: the SageMaker front end is not implemented",
-  });
 });
 
 test('--help keeps every description in its column: a long flag puts its text on the next line, long texts wrap', () => {
@@ -401,4 +398,44 @@ test("Vertex AI: --allow-vertex-ai and the AIP_* environment change the defaults
     message: 'nereid serve: The server cannot listen to HTTP requests and Vertex AI requests at the same address and port 0.0.0.0:8000; give each service its own port',
   });
   assert.deepEqual(parse(['--model-repository=m', '--vertex-ai-thread-count=4']).startupWarnings.length, 1);
+});
+
+test("SageMaker: --allow-sagemaker, its port and safe port range, and the SAGEMAKER_TRITON_* environment, with Triton's defaults and sentences", () => {
+  const parse = (args: string[], env: Record<string, string> = {}): ServerOptions => parseServeArgs(args, env) as ServerOptions;
+  assert.equal(parse(['--model-repository=m']).sageMaker, undefined, 'off unless asked for');
+  assert.deepEqual(parse(['--model-repository=m', '--allow-sagemaker=true', '--allow-http=false']).sageMaker, {
+    port: 8080,
+    defaultModel: 'unspecified_SAGEMAKER_TRITON_DEFAULT_MODEL_NAME',
+    inferenceType: 'infer',
+    pingMode: 'ready',
+    mmeRoot: '/opt/ml/models',
+  });
+  const configured = parse(['--model-repository=m', '--allow-sagemaker=true', '--sagemaker-port=8000', '--allow-http=false', '--sagemaker-safe-port-range=8001-8002', '--sagemaker-mme-root=/models'], {
+    SAGEMAKER_TRITON_DEFAULT_MODEL_NAME: 'sm_model',
+    SAGEMAKER_TRITON_INFERENCE_TYPE: 'generate',
+    SAGEMAKER_TRITON_PING_MODE: 'live',
+  });
+  assert.deepEqual(configured.sageMaker, {
+    port: 8000,
+    safePortRange: { low: 8001, high: 8002 },
+    defaultModel: 'sm_model',
+    inferenceType: 'generate',
+    pingMode: 'live',
+    mmeRoot: '/models',
+  });
+  assert.throws(() => parse(['--model-repository=m', '--allow-sagemaker=true', '--sagemaker-safe-port-range=8081-9000']), {
+    message: 'nereid serve: The server cannot listen to HTTP requests at port 8000, allowed port range is [8081, 9000]',
+  });
+  assert.throws(() => parse(['--model-repository=m', '--allow-sagemaker=true', '--sagemaker-port=8000']), {
+    message: 'nereid serve: The server cannot listen to HTTP requests and SageMaker requests at the same address and port 0.0.0.0:8000; give each service its own port',
+  });
+  assert.throws(() => parse(['--model-repository=m', '--allow-sagemaker=true', '--sagemaker-safe-port-range=8081']), {
+    message: 'nereid serve: Cannot parse pair option due to incorrect number of inputs.--sagemaker-safe-port-range argument requires format <first>-<second>. Found: 8081',
+  });
+  assert.equal(
+    parse(['--model-repository=m', '--allow-sagemaker=true', '--allow-http=false', '--allow-grpc=false', '--metrics-port=8500', '--sagemaker-safe-port-range=8400-8600']).sageMaker?.port,
+    8080,
+    "SageMaker's own port need not be in the range",
+  );
+  assert.deepEqual(parse(['--model-repository=m', '--sagemaker-thread-count=8']).startupWarnings.length, 1);
 });

@@ -8,6 +8,7 @@ import { type TlsFiles, type TlsService, resolveTlsFiles } from './tls-flags.js'
 import { TRITON_ONLY_FLAGS, checkTritonOnlyFlags } from './triton-flags.js';
 import { parseTraceConfig } from './trace-config.js';
 import { compileHeaderForwardPattern } from './header-forward-pattern.js';
+import { type SageMakerSettings, parseSafePortRange, readSageMakerEnvironment } from './sagemaker-options.js';
 import { type VertexAiSettings, readVertexAiEnvironment } from './vertex-ai-options.js';
 import { DEFAULT_TRACE_SETTINGS, type OpenTelemetrySettings, type TraceSettings } from '../kernel/trace-settings.js';
 
@@ -132,6 +133,8 @@ export interface ServerOptions {
   readonly openTelemetry?: OpenTelemetrySettings;
   /** `--allow-vertex-ai` (Triton's; on by default when AIP_MODE=PREDICTION): the Vertex AI front end; undefined: off. */
   readonly vertexAi?: VertexAiSettings;
+  /** `--allow-sagemaker` (Triton's): the SageMaker front end, its model and modes from the SAGEMAKER_TRITON_* environment; undefined: off. */
+  readonly sageMaker?: SageMakerSettings;
 }
 
 /** The settings of Triton's redis cache (triton-inference-server/redis_cache), timeouts in milliseconds (0: none). */
@@ -323,6 +326,11 @@ const FLAGS = {
   'trace-rate': { type: 'string', help: 'N  deprecated: --trace-config rate=N' },
   'trace-count': { type: 'string', help: 'N  deprecated: --trace-config count=N' },
   'trace-log-frequency': { type: 'string', help: 'N  deprecated: --trace-config triton,log-frequency=N' },
+  // Triton's SageMaker front end:
+  'allow-sagemaker': { type: 'string', help: 'BOOL  serve SageMaker\'s /ping, /invocations (on SAGEMAKER_TRITON_DEFAULT_MODEL_NAME) and /models (default false)' },
+  'sagemaker-port': { type: 'string', help: 'PORT  SageMaker port, on 0.0.0.0 (default 8080)' },
+  'sagemaker-safe-port-range': { type: 'string', help: 'LOW-HIGH  the ports every other service on the same address must use' },
+  'sagemaker-mme-root': { type: 'string', help: 'DIR  the folder POST /models may load models from (default /opt/ml/models, where SageMaker puts them); not in Triton' },
   // Triton's Vertex AI front end:
   'allow-vertex-ai': { type: 'string', help: 'BOOL  serve the Vertex AI routes AIP_PREDICT_ROUTE and AIP_HEALTH_ROUTE (default true if AIP_MODE=PREDICTION, which also turns HTTP and gRPC off by default)' },
   'vertex-ai-port': { type: 'string', help: 'PORT  Vertex AI port, on 0.0.0.0 (default AIP_HTTP_PORT, or 8080)' },
@@ -625,6 +633,16 @@ export function parseServeArgs(args: readonly string[], env: Readonly<Record<str
     startupWarnings: [...checkTritonOnlyFlags(values, usageError), ...trace.warnings, ...cache.warnings],
     traceSettings: trace.settings,
     ...(trace.openTelemetry !== undefined ? { openTelemetry: trace.openTelemetry } : {}),
+    ...(parseBoolean('allow-sagemaker', string('allow-sagemaker'), false)
+      ? {
+          sageMaker: {
+            port: parseInteger('sagemaker-port', string('sagemaker-port'), 8080, 0, 65535),
+            ...(string('sagemaker-safe-port-range') !== undefined ? { safePortRange: parseSafePortRange(string('sagemaker-safe-port-range')!, usageError) } : {}),
+            ...readSageMakerEnvironment(env),
+            mmeRoot: string('sagemaker-mme-root') ?? '/opt/ml/models',
+          },
+        }
+      : {}),
     ...(parseBoolean('allow-vertex-ai', string('allow-vertex-ai'), vertexAiEnvironment.isPredictionMode)
       ? {
           vertexAi: {
@@ -796,21 +814,35 @@ function parseTritonInteger(flag: string, text: string, max: bigint): number {
   return Number(value);
 }
 
-/** Two services on one port cannot both listen (Triton's CheckPortCollision); port 0 picks free ones. */
+/**
+ * Two services on one address and port cannot both listen, and with `--sagemaker-safe-port-range` every
+ * other service on SageMaker's address must use a port in the range (Triton's CheckPortCollision: its
+ * services, order, names and sentences). Port 0 picks a free port, which cannot collide.
+ */
 function checkPortCollision(options: ServerOptions): void {
-  // Triton's services, names and sentence (main.cc CheckPortCollision); port 0 picks a free port, which cannot collide.
-  const services: Array<{ readonly name: string; readonly address: string; readonly port: number }> = [
+  type Service = { readonly name: string; readonly address: string; readonly port: number; readonly range?: { readonly low: number; readonly high: number } };
+  const services: Service[] = [
     ...(options.isHttpAllowed ? [{ name: 'HTTP', address: options.httpAddress, port: options.httpPort }] : []),
     ...(options.isGrpcAllowed ? [{ name: 'GRPC', address: options.grpcAddress, port: options.grpcPort }] : []),
     ...(options.isMetricsAllowed ? [{ name: 'metrics', address: options.metricsAddress ?? options.httpAddress, port: options.metricsPort }] : []),
+    ...(options.sageMaker !== undefined
+      ? [{ name: 'SageMaker', address: '0.0.0.0', port: options.sageMaker.port, ...(options.sageMaker.safePortRange !== undefined ? { range: options.sageMaker.safePortRange } : {}) }]
+      : []),
     ...(options.vertexAi !== undefined ? [{ name: 'Vertex AI', address: '0.0.0.0', port: options.vertexAi.port }] : []),
   ];
-  services.forEach((first, index) => {
-    const second = services.slice(index + 1).find((other) => other.port !== 0 && other.port === first.port && other.address === first.address);
-    if (second !== undefined) {
-      throw usageError(
-        `The server cannot listen to ${first.name} requests and ${second.name} requests at the same address and port ${first.address}:${first.port}; give each service its own port`,
-      );
+  services.forEach((current, index) => {
+    // A service with a range checks every other service; one without, those after it.
+    for (const other of current.range !== undefined ? services : services.slice(index + 1)) {
+      if (other === current || other.address !== current.address) continue;
+      const { range } = current;
+      if (range !== undefined && (other.port < range.low || other.port > range.high)) {
+        throw usageError(`The server cannot listen to ${other.name} requests at port ${other.port}, allowed port range is [${range.low}, ${range.high}]`);
+      }
+      if (other.port !== 0 && other.port === current.port) {
+        throw usageError(
+          `The server cannot listen to ${current.name} requests and ${other.name} requests at the same address and port ${current.address}:${current.port}; give each service its own port`,
+        );
+      }
     }
   });
 }

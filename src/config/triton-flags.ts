@@ -67,10 +67,7 @@ export const TRITON_ONLY_FLAGS: Readonly<Record<string, TritonOnlyFlag>> = {
     reason: 'model names are unique across the repositories; namespaces are not implemented',
     defaultValue: 'false',
   },
-  'allow-sagemaker': { disposition: 'refused', argument: 'BOOL', reason: 'the SageMaker front end is not implemented', defaultValue: 'false' },
-  'sagemaker-port': { disposition: 'refused', argument: 'PORT', reason: 'the SageMaker front end is not implemented' },
-  'sagemaker-safe-port-range': { disposition: 'refused', argument: 'LOW-HIGH', reason: 'the SageMaker front end is not implemented' },
-  'sagemaker-thread-count': { disposition: 'refused', argument: 'N', reason: 'the SageMaker front end is not implemented' },
+  'sagemaker-thread-count': { disposition: 'ignored', argument: 'N', reason: NODE_THREADS },
   'vertex-ai-thread-count': { disposition: 'ignored', argument: 'N', reason: NODE_THREADS },
 };
 

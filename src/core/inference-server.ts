@@ -168,6 +168,16 @@ export class InferenceServer {
     await this.#options.repository.loadModel(name, config === undefined && files.size === 0 ? undefined : { ...(config !== undefined ? { configJson: config } : {}), files });
   }
 
+  /** Adds a model repository while the server runs, the subfolders `mapping` names known by their mapped names (EXPLICIT mode). */
+  registerModelRepository(repository: string, mapping: ReadonlyMap<string, string>): Promise<void> {
+    return this.#options.repository.registerRepository(repository, mapping);
+  }
+
+  /** Removes a repository registerModelRepository added. */
+  unregisterModelRepository(repository: string): void {
+    this.#options.repository.unregisterRepository(repository);
+  }
+
   /** Unloads a model once its accepted requests are done; with `unloadDependents`, the models it was loaded with too. */
   unloadModel(name: string, options: UnloadOptions = {}): Promise<void> {
     return this.#options.repository.unloadModel(name, options);

@@ -24,6 +24,7 @@ import { modelNotPolledError, validateModelName } from './model-name.js';
 import { Model } from './model.js';
 import { prepareModelConfig } from './prepare-model-config.js';
 import { abortable } from '../util/abortable.js';
+import { RegisteredRepositories } from './registered-repositories.js';
 import { RepositoryPoller } from './repository-poller.js';
 import { findModelFolders, findVersions, fingerprintFolders, scanRepositories } from './repository-scan.js';
 import { selectVersions } from './version-policy.js';
@@ -119,6 +120,8 @@ export class RepositoryManager {
   readonly #options: RepositoryOptions;
   readonly #models = new ModelLookup();
   readonly #mutex = new KeyedMutex();
+  /** Repositories registered while the server runs (registerRepository). */
+  readonly #registered = new RegisteredRepositories();
   /** Models whose load is waiting for other models to load (an ensemble for its steps' models). */
   readonly #dependencies = new DependencyGraph();
   readonly #poller: RepositoryPoller;
@@ -186,7 +189,7 @@ export class RepositoryManager {
 
   async #scan(): Promise<Map<string, string[]>> {
     await this.#options.syncRepositories?.();
-    return scanRepositories(this.#options.repositoryPaths);
+    return this.#registered.applyTo(await scanRepositories([...this.#options.repositoryPaths, ...this.#registered.paths]));
   }
 
   /**
@@ -306,7 +309,11 @@ export class RepositoryManager {
   #loadOnDemand(name: string): Promise<void> {
     return this.#mutex.run(name, async () => {
       if (hasReadyVersion(this.#models.get(name))) return;
-      const dirs = await findModelFolders(this.#options.repositoryPaths, name);
+      const mapped = this.#registered.folderOf(name);
+      const dirs =
+        mapped !== undefined
+          ? [mapped]
+          : (await findModelFolders([...this.#options.repositoryPaths, ...this.#registered.paths], name)).filter((dir) => !this.#registered.isMapped(dir));
       if (dirs.length === 0) return;
       this.#options.logger.info('repository', `loading '${name}' on demand: a request asked for it (--load-on-demand)`);
       await this.#replace(name, dirs, { isUploaded: false, origin: 'on_demand' });
@@ -349,6 +356,28 @@ export class RepositoryManager {
   /** POLL mode: re-reads the repositories every `intervalMs` (see RepositoryPoller). */
   startPolling(intervalMs: number): void {
     this.#poller.start(intervalMs);
+  }
+
+  /**
+   * Adds a model repository while the server runs, its folders named by `mapping` (model name →
+   * subfolder) known by those names (Triton's TRITONSERVER_ServerRegisterModelRepository, EXPLICIT mode
+   * only); nothing loads until loadModel.
+   */
+  async registerRepository(repository: string, mapping: ReadonlyMap<string, string>): Promise<void> {
+    if (this.#options.controlMode !== 'explicit') {
+      throw new NereidError('UNSUPPORTED', `repository registration is not allowed if model control mode is not EXPLICIT (the mode is ${this.#options.controlMode.toUpperCase()})`);
+    }
+    await this.#registered.register(repository, mapping, this.#options.repositoryPaths);
+    this.#options.logger.info('repository', `Model repository registered: ${repository}`);
+  }
+
+  /** Removes a repository registerRepository added; the models loaded from it keep serving until unloaded. */
+  unregisterRepository(repository: string): void {
+    if (this.#options.controlMode !== 'explicit') {
+      throw new NereidError('UNSUPPORTED', `repository unregistration is not allowed if model control mode is not EXPLICIT (the mode is ${this.#options.controlMode.toUpperCase()})`);
+    }
+    this.#registered.unregister(repository);
+    this.#options.logger.info('repository', `Model repository unregistered: ${repository}`);
   }
 
   /**
