@@ -440,7 +440,8 @@ export class RepositoryManager {
         const entry = this.#models.get(name);
         if (hasReadyVersion(entry)) return;
         if (this.#options.isLoadOnDemand === true && this.#budget.originOf(requester) === 'on_demand') await this.#loadOnDemand(name);
-        else if (this.#options.controlMode === 'explicit' && entry !== undefined) await this.#loadExplicitly(name, undefined, true);
+        // In EXPLICIT mode a model the server started without (in a repository registered since) loads too.
+        else if (this.#options.controlMode === 'explicit' && (entry !== undefined || (await this.#scan()).has(name))) await this.#loadExplicitly(name, undefined, true);
       });
       this.#budget.addDependency(requester, name);
       return this.getModel(name, version).spec;

@@ -94,6 +94,8 @@ describe('the SageMaker front end', () => {
   copyModel('simple', join(repository, 'sm_model'), 'sm_model');
   copyModel('simple', model1Url, 'sm_mme_model_1');
   copyModel('identity_bytes', model2Url, 'sm_mme_model_2');
+  const ensembleUrl = join(mmeRoot, '123456789ensemble');
+  for (const model of ['digits_pipeline', 'digits_preprocess', 'digits', 'digits_postprocess']) cpSync(join(EXAMPLES, model), join(ensembleUrl, model), { recursive: true });
   mkdirSync(join(root, 'elsewhere'));
   copyModel('simple', join(root, 'elsewhere', 'model'), 'outside');
   after(() => rmSync(root, { recursive: true, force: true }));
@@ -213,6 +215,25 @@ describe('the SageMaker front end', () => {
       // Unloaded and unregistered: the same folder loads again.
       assert.equal((await load('sm_mme_model_1', model1Url)).status, 200);
       assert.equal((await fetch(`${nereid.url}/models/sm_mme_model_1`, { method: 'DELETE' })).status, 200);
+    });
+
+    test("a folder of models loads its ensemble, the ensemble's steps with it, and unloads them all", async () => {
+      const loaded = await post('/models', JSON.stringify({ model_name: 'digits_pipeline', url: ensembleUrl }));
+      assert.equal(loaded.status, 200, await loaded.text());
+      const image = Array.from({ length: 64 }, (_, index) => (index % 8 === 3 ? 16 : 0));
+      const invoked = await post('/models/digits_pipeline/invoke', JSON.stringify({ inputs: [{ name: 'IMAGE', datatype: 'UINT8', shape: [1, 8, 8], data: image }] }));
+      assert.equal(invoked.status, 200);
+      const outputs = ((await invoked.json()) as { outputs: Array<{ name: string; datatype: string; shape: number[]; data: unknown[] }> }).outputs;
+      assert.deepEqual(
+        outputs.map(({ name, datatype, shape }) => ({ name, datatype, shape })),
+        [
+          { name: 'LABEL', datatype: 'BYTES', shape: [1, 1] },
+          { name: 'SCORE', datatype: 'FP32', shape: [1, 1] },
+        ],
+      );
+      assert.ok(['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'].includes(outputs[0]!.data[0] as string));
+      assert.equal((await fetch(`${nereid.url}/models/digits_pipeline`, { method: 'DELETE' })).status, 200);
+      assert.equal((await post('/models/digits_pipeline/invoke', '{}')).status, 404);
     });
 
     test('X-Amzn-SageMaker-Target-Model names the model a load and an invoke are for', async () => {
