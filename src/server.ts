@@ -346,11 +346,13 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       core.beginShutdown();
       const closed = Promise.all([http?.close(), grpc?.close(), vertexAi?.close(), sageMaker?.close()]);
       const deadline = Date.now() + options.exitTimeoutMs;
-      while ((core.inflightCount > 0 || (http?.inflightCount ?? 0) > 0) && Date.now() < deadline) {
+      // Front-end requests count until answered: a body still being read, or a SageMaker load or unload.
+      const frontEndInflight = (): number => (http?.inflightCount ?? 0) + (vertexAi?.inflightCount ?? 0) + (sageMaker?.inflightCount ?? 0);
+      while ((core.inflightCount > 0 || frontEndInflight() > 0) && Date.now() < deadline) {
         logger.info('server', `waiting for ${core.inflightCount} in-flight inference request(s) to complete; ${Math.ceil((deadline - Date.now()) / 1000)} s left`);
         await new Promise((resolve) => setTimeout(resolve, Math.min(500, Math.max(1, deadline - Date.now()))));
       }
-      const isTimedOut = core.inflightCount > 0 || (http?.inflightCount ?? 0) > 0;
+      const isTimedOut = core.inflightCount > 0 || frontEndInflight() > 0;
       if (isTimedOut) logger.warning('server', `exit timeout reached with ${core.inflightCount} request(s) still in flight; stopping anyway`);
       http?.closeAllConnections();
       vertexAi?.closeAllConnections();

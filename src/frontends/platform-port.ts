@@ -7,11 +7,15 @@ import { errorReply } from './http/errors.js';
 import { handleInfer } from './http/handlers/infer.js';
 import { joinBody } from './http/join-body.js';
 import { readBodyChunks } from './http/read-body.js';
-import type { Reply } from './http/reply.js';
+import { type Reply, jsonReply } from './http/reply.js';
+import { headerValue } from './http/access-check.js';
 import { writeReply, writeStreamedReply } from './http/write-reply.js';
 import { jsonHeaderSize } from './json-header-size.js';
 import { listen } from './listen.js';
 import type { SharedMemoryRegistry } from './shared-memory/shared-memory-registry.js';
+
+/** The model a request runs, and its version (undefined: the newest ready one). */
+export type ModelTarget = { readonly modelName: string; readonly modelVersion: number | undefined };
 
 /** One request on a platform's port, with what answering it needs. */
 export interface PlatformRequest {
@@ -34,10 +38,8 @@ export interface PlatformPortOptions {
   readonly sharedMemory?: SharedMemoryRegistry;
 }
 
-export const headerValue = (headers: IncomingHttpHeaders, name: string): string | undefined => {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-};
+/** Triton's answer to a method a platform's inference or health route does not take. */
+export const METHOD_NOT_ALLOWED: Reply = jsonReply({ error: 'Method Not Allowed' }, 405);
 
 /**
  * The HTTP port a cloud platform's container contract is served on (Triton's Vertex AI and SageMaker
@@ -49,6 +51,8 @@ export const headerValue = (headers: IncomingHttpHeaders, name: string): string 
 export class PlatformPort {
   readonly #options: PlatformPortOptions;
   readonly #server: WebServer;
+  /** Requests received and not yet answered (the server's shutdown waits for them). */
+  #inflight = 0;
 
   constructor(options: PlatformPortOptions, answer: (request: PlatformRequest) => Promise<Reply>) {
     this.#options = options;
@@ -57,6 +61,10 @@ export class PlatformPort {
 
   listen(port: number, host: string): Promise<AddressInfo> {
     return listen(this.#server, port, host);
+  }
+
+  get inflightCount(): number {
+    return this.#inflight;
   }
 
   /** Stops accepting connections; requests already received are answered, then idle connections close. */
@@ -79,29 +87,43 @@ export class PlatformPort {
   }
 
   /**
-   * An inference request on `target`, traced when the trace settings sample it: its JSON header's
-   * length is read from a Content-Type of `mime` (never from Inference-Header-Content-Length).
+   * An inference request on `target`: its JSON header's length is read from a Content-Type of `mime`
+   * (never from Inference-Header-Content-Length); an empty body is a raw input, as Triton's header
+   * length of 0 makes it.
    */
-  async infer(request: PlatformRequest, target: { readonly modelName: string; readonly modelVersion: number | undefined }, mime: string): Promise<Reply> {
+  infer(request: PlatformRequest, target: ModelTarget, mime: string): Promise<Reply> {
     const { server, sharedMemory } = this.#options;
-    const { req, signal } = request;
-    // As Triton's HandleInfer: the model is looked up before the body is read (an unknown model's error, not the body's).
+    return this.traced(request, target, async (chunks, size, trace) => {
+      const headerLength = jsonHeaderSize(mime, headerValue(request.req.headers, 'content-type'), size);
+      const headers: IncomingHttpHeaders = headerLength === size && size > 0 ? {} : { 'inference-header-content-length': String(headerLength) };
+      return handleInfer(server, target, {
+        headers,
+        body: joinBody(chunks, size, headers),
+        signal: request.signal,
+        ...(sharedMemory !== undefined ? { sharedMemory } : {}),
+        ...(trace !== undefined ? { trace } : {}),
+      });
+    });
+  }
+
+  /**
+   * A request that runs `target` (inference, generate), as Triton's HandleInfer and HandleGenerate take
+   * it: the model is looked up before the body is read (an unknown model's error, not the body's), and
+   * the request is traced when the trace settings sample it, the reply carrying the trace to #send.
+   */
+  async traced(
+    request: PlatformRequest,
+    target: ModelTarget,
+    handle: (chunks: readonly Buffer[], size: number, trace: RequestTrace | undefined) => Promise<Reply>,
+  ): Promise<Reply> {
+    const { server } = this.#options;
     await server.modelSpec(target.modelName, target.modelVersion);
     const trace: RequestTrace | undefined = server.startTrace(target.modelName);
     try {
       trace?.timestamp('HTTP_RECV_START', request.receivedNs);
-      const { chunks, size } = await readBodyChunks(req, this.#options.maxInputBytes);
-      const headerLength = jsonHeaderSize(mime, headerValue(req.headers, 'content-type'), size);
-      const headers: IncomingHttpHeaders = headerLength === size ? {} : { 'inference-header-content-length': String(headerLength) };
-      const body = joinBody(chunks, size, headers);
+      const { chunks, size } = await readBodyChunks(request.req, this.#options.maxInputBytes);
       trace?.timestamp('HTTP_RECV_END');
-      const reply = await handleInfer(server, target, {
-        headers,
-        body,
-        signal,
-        ...(sharedMemory !== undefined ? { sharedMemory } : {}),
-        ...(trace !== undefined ? { trace } : {}),
-      });
+      const reply = await handle(chunks, size, trace);
       return trace === undefined ? reply : { ...reply, trace };
     } catch (error) {
       trace?.end();
@@ -115,20 +137,28 @@ export class PlatformPort {
     const { logger, platform } = this.#options;
     logger.verbose(1, 'server', `${platform} request: ${req.method} ${path}`);
     const cancel = new AbortController();
+    this.#inflight++;
     res.once('close', () => {
+      this.#inflight--;
       if (!res.writableFinished) cancel.abort();
     });
-    answer({ req, path, signal: cancel.signal, receivedNs }).then(
-      (reply) => this.#send(req, res, reply),
-      (error: unknown) => {
-        if (cancel.signal.aborted) {
-          logger.verbose(1, 'server', `${platform} ${req.method} ${path}: the client closed the connection first`);
-          return;
-        }
-        const { status, headers, body } = errorReply(error, logger);
-        writeReply(req, res, status, { ...headers }, [Buffer.from(body)]);
-      },
-    );
+    const send = (reply: Reply): void => {
+      try {
+        this.#send(req, res, reply);
+      } catch (error) {
+        // A bug (errorReply logs it with its stack): the reply may be half written, so the connection goes.
+        errorReply(error, logger);
+        res.destroy();
+      }
+    };
+    answer({ req, path, signal: cancel.signal, receivedNs }).then(send, (error: unknown) => {
+      if (cancel.signal.aborted) {
+        logger.verbose(1, 'server', `${platform} ${req.method} ${path}: the client closed the connection first`);
+        return;
+      }
+      const { status, headers, body } = errorReply(error, logger);
+      send({ status, headers, chunks: [Buffer.from(body)] });
+    });
   }
 
   /** Writes a reply as it is (never compressed), recording the send on its trace. */

@@ -27,6 +27,8 @@ export interface PrepareOptions {
   readonly configName?: string;
   /** The model files came with a load request and code uploads are off: refuse a backend that runs them. */
   readonly isModelCodeRefused?: boolean;
+  /** The folder is known by a name a repository registration mapped to it: the config takes that name, whatever it says (Triton's core). */
+  readonly isNameMapped?: boolean;
 }
 
 const fileExists = (path: string): Promise<boolean> =>
@@ -82,7 +84,7 @@ export async function prepareModelConfig(options: PrepareOptions): Promise<{ con
     : text === undefined
       ? create(ModelConfigSchema)
       : parseModelConfig(text, file);
-  if (config.name !== '' && config.name !== options.name) {
+  if (config.name !== '' && config.name !== options.name && options.isNameMapped !== true) {
     throw new NereidError(
       'INVALID_ARG',
       `${file}: name '${config.name}' does not match the model folder '${options.name}'; expected the folder name or no name`,

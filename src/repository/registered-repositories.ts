@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { NereidError } from '../kernel/errors.js';
 
 /**
@@ -29,7 +29,7 @@ export class RegisteredRepositories {
       () => false,
     );
     if (!isFolder) throw new NereidError('INVALID_ARG', `failed to register '${repository}', repository not found`);
-    if (this.#repositories.has(repository) || startupPaths.includes(repository)) {
+    if (this.#repositories.has(repository) || startupPaths.some((path) => resolve(path) === resolve(repository))) {
       throw new NereidError('ALREADY_EXISTS', `model repository '${repository}' has already been registered`);
     }
     for (const name of mapping.keys()) {

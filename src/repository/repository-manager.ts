@@ -189,7 +189,16 @@ export class RepositoryManager {
 
   async #scan(): Promise<Map<string, string[]>> {
     await this.#options.syncRepositories?.();
-    return this.#registered.applyTo(await scanRepositories([...this.#options.repositoryPaths, ...this.#registered.paths]));
+    const found = await scanRepositories(this.#options.repositoryPaths);
+    // A registered repository whose folder went away is skipped (its models cannot load), not every load failed.
+    for (const repository of this.#registered.paths) {
+      const inside = await scanRepositories([repository]).catch((error: Error) => {
+        this.#options.logger.warning('repository', error.message);
+        return new Map<string, string[]>();
+      });
+      for (const [name, dirs] of inside) found.set(name, [...(found.get(name) ?? []), ...dirs]);
+    }
+    return this.#registered.applyTo(found);
   }
 
   /**
@@ -509,6 +518,7 @@ export class RepositoryManager {
           versionDir: newest === undefined ? undefined : join(modelDir, String(newest)),
           isAutoCompleteEnabled: this.#options.isAutoCompleteEnabled,
           isModelCodeRefused: source.isUploaded && this.#options.isModelCodeUploadAllowed !== true,
+          isNameMapped: this.#registered.isMapped(modelDir),
           context: this.#options.context,
           ...(configJson !== undefined ? { configJson } : {}),
           ...(this.#options.modelConfigName !== undefined ? { configName: this.#options.modelConfigName } : {}),

@@ -94,6 +94,9 @@ describe('the SageMaker front end', () => {
   copyModel('simple', join(repository, 'sm_model'), 'sm_model');
   copyModel('simple', model1Url, 'sm_mme_model_1');
   copyModel('identity_bytes', model2Url, 'sm_mme_model_2');
+  // SageMaker names a load by a hash, whatever the model's config calls it.
+  const unrenamedUrl = join(mmeRoot, 'c0ffee', 'model');
+  cpSync(join(EXAMPLES, 'simple'), unrenamedUrl, { recursive: true });
   const ensembleUrl = join(mmeRoot, '123456789ensemble');
   for (const model of ['digits_pipeline', 'digits_preprocess', 'digits', 'digits_postprocess']) cpSync(join(EXAMPLES, model), join(ensembleUrl, model), { recursive: true });
   mkdirSync(join(root, 'elsewhere'));
@@ -234,6 +237,28 @@ describe('the SageMaker front end', () => {
       assert.ok(['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'].includes(outputs[0]!.data[0] as string));
       assert.equal((await fetch(`${nereid.url}/models/digits_pipeline`, { method: 'DELETE' })).status, 200);
       assert.equal((await post('/models/digits_pipeline/invoke', '{}')).status, 404);
+    });
+
+    test("a model loads under the load's name whatever its config calls it; a second load of that name, or a second unload at once, is refused", async () => {
+      const loaded = await post('/models', JSON.stringify({ model_name: 'c0ffee.tar.gz', url: unrenamedUrl }));
+      assert.equal(loaded.status, 200, await loaded.text());
+      const invoked = await post('/models/c0ffee.tar.gz/invoke', simpleRequest());
+      assert.deepEqual(await invoked.json(), expectedResponse('c0ffee.tar.gz'));
+      const twice = await post('/models', JSON.stringify({ model_name: 'c0ffee.tar.gz', url: model1Url }));
+      assert.equal(twice.status, 409);
+      assert.deepEqual(await twice.json(), { error: "failed to register 'c0ffee.tar.gz', there is a conflicting mapping for 'c0ffee.tar.gz'" });
+      // The same load name for another model (X-Amzn-SageMaker-Target-Model) is refused too, its registration undone.
+      const renamed = await post('/models', JSON.stringify({ model_name: 'c0ffee.tar.gz', url: model1Url }), { 'X-Amzn-SageMaker-Target-Model': 'other' });
+      assert.equal(renamed.status, 409);
+      assert.deepEqual(await renamed.json(), {
+        error: `model 'c0ffee.tar.gz' is already loaded by the multi-model endpoint, from '${join(mmeRoot, 'c0ffee')}'; unload it first`,
+      });
+      const deletes = await Promise.all([0, 1].map(() => fetch(`${nereid.url}/models/c0ffee.tar.gz`, { method: 'DELETE' })));
+      const statuses = deletes.map((response) => response.status).sort();
+      assert.ok(JSON.stringify(statuses) === '[200,404]' || JSON.stringify(statuses) === '[200,409]', JSON.stringify(statuses));
+      // The other folder's registration was undone: it loads.
+      assert.equal((await post('/models', JSON.stringify({ model_name: 'sm_mme_model_1', url: model1Url }))).status, 200);
+      assert.equal((await fetch(`${nereid.url}/models/sm_mme_model_1`, { method: 'DELETE' })).status, 200);
     });
 
     test('X-Amzn-SageMaker-Target-Model names the model a load and an invoke are for', async () => {

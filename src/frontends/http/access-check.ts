@@ -40,7 +40,8 @@ export function categoryOfRoute(route: Route): RestrictedCategory {
   }
 }
 
-const headerValue = (headers: IncomingHttpHeaders, name: string): string | undefined => {
+/** A request header's (first) value, by its lowercase name. */
+export const headerValue = (headers: IncomingHttpHeaders, name: string): string | undefined => {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
 };

@@ -1,5 +1,5 @@
 import { readFile, readdir, realpath, stat } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { NereidError } from '../../core/index.js';
 
 /** Where a multi-model endpoint's load finds its model: the repository to register and the model's folder in it. */
@@ -21,14 +21,14 @@ export function normalizeLoadUrl(url: string): string | undefined {
 }
 
 /**
- * Throws INVALID_ARG unless `folder`, links followed, is inside `root` (`--sagemaker-mme-root`): the
- * load route runs whatever model a folder holds, Python code included, so it reads only where
- * SageMaker puts models.
+ * Throws INVALID_ARG unless `folder`, links followed, is `root` (`--sagemaker-mme-root`) or inside it:
+ * the load route registers a repository and runs whatever model it holds, Python code included, so it
+ * registers only where SageMaker puts models.
  */
 export async function checkInsideRoot(folder: string, root: string): Promise<void> {
   const [real, realRoot] = await Promise.all([realpath(folder).catch(() => folder), realpath(root).catch(() => resolve(root))]);
   const path = relative(realRoot, real);
-  if (path.startsWith('..') || resolve(realRoot, path) !== real) {
+  if (path === '..' || path.startsWith(`..${sep}`) || resolve(realRoot, path) !== real) {
     throw new NereidError(
       'INVALID_ARG',
       `'${folder}' is outside ${root}, the folder the multi-model endpoint loads models from; start the server with --sagemaker-mme-root=DIR to load from elsewhere`,
@@ -56,6 +56,6 @@ export async function findMmeFolder(url: string): Promise<MmeFolder> {
   const folders = entries.filter((entry) => entry.isDirectory() && !entry.name.startsWith('.')).map((entry) => entry.name).sort();
   if (folders.length === 0) throw new NereidError('INVALID_ARG', `no model folder in '${url}': expected a model's folder (holding config.pbtxt) or a folder of them`);
   const configs = await Promise.all(folders.map((folder) => readFile(join(url, folder, 'config.pbtxt'), 'utf8').catch(() => '')));
-  const ensemble = folders.find((_, index) => ENSEMBLE_PLATFORM.test(configs[index]!));
+  const ensemble = folders.filter((_, index) => ENSEMBLE_PLATFORM.test(configs[index]!)).pop();
   return { repository: url, subfolder: ensemble ?? folders[folders.length - 1]! };
 }

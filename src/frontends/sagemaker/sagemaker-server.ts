@@ -2,24 +2,22 @@ import type { AddressInfo } from 'node:net';
 import { type InferenceServer, NereidError } from '../../core/index.js';
 import type { Logger } from '../../logging/logger.js';
 import { type AccessPolicy, OPEN_ACCESS } from '../access-policy.js';
-import { checkHttpAccess } from '../http/access-check.js';
+import { checkHttpAccess, headerValue } from '../http/access-check.js';
 import { handleGenerate, handleGenerateStream } from '../http/handlers/generate.js';
 import { handleHealth } from '../http/handlers/health.js';
 import { type Reply, emptyReply, jsonReply } from '../http/reply.js';
 import { parseRequestJson } from '../http/request-json.js';
 import { SAGEMAKER_BINARY_MIME } from '../json-header-size.js';
-import { PlatformPort, type PlatformRequest, headerValue } from '../platform-port.js';
+import { METHOD_NOT_ALLOWED, type ModelTarget, PlatformPort, type PlatformRequest } from '../platform-port.js';
 import type { SharedMemoryRegistry } from '../shared-memory/shared-memory-registry.js';
 import { checkInsideRoot, findMmeFolder, normalizeLoadUrl } from './mme-folder.js';
+import { joinBody } from '../http/join-body.js';
 
 /** The multi-model endpoint's routes (Triton's regex, matched on the whole path): `/models`, `/models/<name>`, `/models/<name>/invoke`. */
 const MODELS_PATH = /^\/models(?:\/)?([^/]+)?(\/invoke)?$/;
 
 /** The header that names the model a multi-model endpoint's request is for, in place of the path's. */
 const TARGET_MODEL_HEADER = 'x-amzn-sagemaker-target-model';
-
-/** Triton's answer to a method /ping or /invocations does not take. */
-const METHOD_NOT_ALLOWED: Reply = jsonReply({ error: 'Method Not Allowed' }, 405);
 
 /** What a repository route's access check sees (the model-repository category). */
 const REPOSITORY_ROUTE = { kind: 'repository-index' } as const;
@@ -102,6 +100,8 @@ export class SageMakerFrontend {
   readonly #port: PlatformPort;
   /** The multi-model endpoint's models: the name SageMaker gave each load → the repository registered for it. */
   readonly #models = new Map<string, string>();
+  /** Names a load or an unload is working on: another load or unload of one waits for nothing and is refused. */
+  readonly #busy = new Set<string>();
 
   constructor(options: SageMakerFrontendOptions) {
     this.#options = options;
@@ -110,6 +110,11 @@ export class SageMakerFrontend {
 
   listen(port: number, host: string): Promise<AddressInfo> {
     return this.#port.listen(port, host);
+  }
+
+  /** Requests received and not yet answered. */
+  get inflightCount(): number {
+    return this.#port.inflightCount;
   }
 
   close(): Promise<void> {
@@ -159,16 +164,18 @@ export class SageMakerFrontend {
   }
 
   /** `POST /invocations`: inference, or the generate extension, on the default model. */
-  async #invocations(request: PlatformRequest, target: { readonly modelName: string; readonly modelVersion: undefined }): Promise<Reply> {
+  async #invocations(request: PlatformRequest, target: ModelTarget): Promise<Reply> {
     const { server, endpoint } = this.#options;
-    const context = { trace: undefined, signal: request.signal, forwarded: undefined };
     switch (endpoint.inferenceType) {
       case 'infer':
         return withSageMakerContentType(await this.#port.infer(request, target, SAGEMAKER_BINARY_MIME));
       case 'generate':
-        return handleGenerate(server, target, await this.#port.readBody(request.req), context);
-      case 'generate_stream':
-        return handleGenerateStream(server, target, await this.#port.readBody(request.req), context);
+      case 'generate_stream': {
+        const generate = endpoint.inferenceType === 'generate' ? handleGenerate : handleGenerateStream;
+        return this.#port.traced(request, target, (chunks, size, trace) =>
+          generate(server, target, joinBody(chunks, size, {}), { trace, signal: request.signal, forwarded: undefined }),
+        );
+      }
       default:
         return jsonReply({ error: `Server has invalid inference type '${endpoint.inferenceType}'. Must be one of: infer, generate, generate_stream.` }, 400);
     }
@@ -205,25 +212,37 @@ export class SageMakerFrontend {
       return emptyReply(400);
     }
     const target = targetModel ?? modelName;
+    if (this.#busy.has(modelName)) return jsonReply({ error: `model '${modelName}' is being loaded or unloaded by the multi-model endpoint` }, 409);
     logger.info('server', `Loading SageMaker TargetModel: ${target}`);
-    let repository: string;
+    this.#busy.add(modelName);
     try {
-      await checkInsideRoot(folder, this.#options.endpoint.mmeRoot);
-      const found = await findMmeFolder(folder);
-      repository = found.repository;
-      await server.registerModelRepository(repository, new Map([[target, found.subfolder]]));
-    } catch (error) {
-      if (error instanceof NereidError && error.status === 'ALREADY_EXISTS') return jsonReply({ error: error.message }, 409);
-      return mmeErrorReply(error);
+      let repository: string;
+      try {
+        const found = await findMmeFolder(folder);
+        // The repository is what the server reads from: it, not only the folder named, stays below the root.
+        await checkInsideRoot(found.repository, this.#options.endpoint.mmeRoot);
+        repository = found.repository;
+        await server.registerModelRepository(repository, new Map([[target, found.subfolder]]));
+      } catch (error) {
+        if (error instanceof NereidError && error.status === 'ALREADY_EXISTS') return jsonReply({ error: error.message }, 409);
+        return mmeErrorReply(error);
+      }
+      const loaded = this.#models.get(modelName);
+      if (loaded !== undefined) {
+        server.unregisterModelRepository(repository);
+        return jsonReply({ error: `model '${modelName}' is already loaded by the multi-model endpoint, from '${loaded}'; unload it first` }, 409);
+      }
+      try {
+        await server.loadModel(target);
+      } catch (error) {
+        server.unregisterModelRepository(repository);
+        return mmeErrorReply(error);
+      }
+      this.#models.set(modelName, repository);
+      return emptyReply(200);
+    } finally {
+      this.#busy.delete(modelName);
     }
-    try {
-      await server.loadModel(target);
-    } catch (error) {
-      server.unregisterModelRepository(repository);
-      return mmeErrorReply(error);
-    }
-    this.#models.set(modelName, repository);
-    return emptyReply(200);
   }
 
   /** `POST /models/<name>/invoke`: inference on the model; errors are 400, or 507 when memory ran out. */
@@ -243,12 +262,16 @@ export class SageMakerFrontend {
     const { server, logger } = this.#options;
     const repository = this.#models.get(name);
     if (repository === undefined) return emptyReply(404);
+    if (this.#busy.has(name)) return jsonReply({ error: `model '${name}' is being unloaded already` }, 409);
     logger.info('server', `Unloading SageMaker TargetModel: ${target}`);
     const started = Date.now();
+    this.#busy.add(name);
     try {
       await server.unloadModel(target, { unloadDependents: true });
     } catch (error) {
       return mmeErrorReply(error);
+    } finally {
+      this.#busy.delete(name);
     }
     logger.info('server', `UNLOAD for model ${target} completed in ${Math.round((Date.now() - started) / 1000)} seconds.`);
     // As Triton's: the model leaves the list even when its repository cannot be unregistered.

@@ -3,20 +3,17 @@ import { type InferenceServer, NereidError } from '../../core/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ServerMetrics } from '../../metrics/server-metrics.js';
 import { type AccessPolicy, OPEN_ACCESS } from '../access-policy.js';
-import { checkHttpAccess } from '../http/access-check.js';
+import { checkHttpAccess, headerValue } from '../http/access-check.js';
 import { answerRoute } from '../http/answer-route.js';
 import { handleHealth } from '../http/handlers/health.js';
-import { type Reply, emptyReply, jsonReply } from '../http/reply.js';
+import { type Reply, emptyReply } from '../http/reply.js';
 import { type Route, matchRoute } from '../http/routes.js';
 import type { SharedMemoryRegistry } from '../shared-memory/shared-memory-registry.js';
 import { VERTEX_AI_BINARY_MIME } from '../json-header-size.js';
-import { PlatformPort, type PlatformRequest, headerValue } from '../platform-port.js';
+import { METHOD_NOT_ALLOWED, PlatformPort, type PlatformRequest } from '../platform-port.js';
 
 /** The header that sends a predict request to another KServe v2 path, given without its leading '/'. */
 const REDIRECT_HEADER = 'x-vertex-ai-triton-redirect';
-
-/** Triton's answer to a method the health route or the default model's inference does not take. */
-const METHOD_NOT_ALLOWED: Reply = jsonReply({ error: 'Method Not Allowed' }, 405);
 
 type InferRoute = { readonly modelName: string; readonly modelVersion: number | undefined };
 
@@ -138,6 +135,11 @@ export class VertexAiFrontend {
     return this.#port.listen(port, host);
   }
 
+  /** Requests received and not yet answered. */
+  get inflightCount(): number {
+    return this.#port.inflightCount;
+  }
+
   close(): Promise<void> {
     return this.#port.close();
   }
@@ -158,8 +160,8 @@ export class VertexAiFrontend {
     if (!this.#predictRoute.test(path)) return emptyReply(400);
     const redirect = headerValue(req.headers, REDIRECT_HEADER);
     if (redirect === undefined) {
-      if (method !== 'POST') return METHOD_NOT_ALLOWED;
       checkHttpAccess(this.#defaultModel, req.headers, access);
+      if (method !== 'POST') return METHOD_NOT_ALLOWED;
       return this.#port.infer(request, this.#defaultModel, VERTEX_AI_BINARY_MIME);
     }
     this.#options.logger.verbose(1, 'server', `Redirecting Vertex AI request: /${redirect}`);
