@@ -439,3 +439,10 @@ test("SageMaker: --allow-sagemaker, its port and safe port range, and the SAGEMA
   );
   assert.deepEqual(parse(['--model-repository=m', '--sagemaker-thread-count=8']).startupWarnings.length, 1);
 });
+
+test("--log-verbose takes a level, or true and false as Triton's ParseIntBoolOption does", () => {
+  const level = (text: string): number => (parseServeArgs(['--model-repository=m', `--log-verbose=${text}`], {}) as ServerOptions).log.verboseLevel;
+  assert.equal(level('2'), 2);
+  assert.equal(level('true'), 1);
+  assert.equal(level('False'), 0);
+});

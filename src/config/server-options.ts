@@ -590,7 +590,7 @@ export function parseServeArgs(args: readonly string[], env: Readonly<Record<str
       info: parseBoolean('log-info', string('log-info'), defaults.log.info),
       warning: parseBoolean('log-warning', string('log-warning'), defaults.log.warning),
       error: parseBoolean('log-error', string('log-error'), defaults.log.error),
-      verboseLevel: parseInteger('log-verbose', string('log-verbose'), defaults.log.verboseLevel, 0, 1000),
+      verboseLevel: parseInteger('log-verbose', intBoolText(string('log-verbose')), defaults.log.verboseLevel, 0, 1000),
       format: logFormat,
       ...(logFile !== undefined ? { file: logFile } : {}),
     },
@@ -812,6 +812,12 @@ function parseTritonInteger(flag: string, text: string, max: bigint): number {
   const value = BigInt(digits);
   if (value > max || value < -max - 1n) throw badOption(flag, `Provided option value is out of bound. Got ${text}`);
   return Number(value);
+}
+
+/** A flag Triton reads with ParseIntBoolOption (--log-verbose): `true` is 1 and `false` 0, any case; other text as it is. */
+function intBoolText(text: string | undefined): string | undefined {
+  const lower = text?.toLowerCase();
+  return lower === 'true' ? '1' : lower === 'false' ? '0' : text;
 }
 
 /**

@@ -13,9 +13,9 @@ import { matchRoute } from '../../src/frontends/http/routes.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const read = (path: string): string => readFileSync(ROOT + path, 'utf8');
 
-/** The Dockerfile's instructions, continuation lines joined, comments dropped. */
-function instructions(): Array<{ keyword: string; args: string }> {
-  const text = read('Dockerfile').replace(/\\\n/g, ' ');
+/** A Dockerfile's instructions, continuation lines joined, comments dropped. */
+function instructions(dockerfile = 'Dockerfile'): Array<{ keyword: string; args: string }> {
+  const text = read(dockerfile).replace(/\\\n/g, ' ');
   return text
     .split('\n')
     .map((line) => line.trim())
@@ -25,16 +25,45 @@ function instructions(): Array<{ keyword: string; args: string }> {
       return { keyword: keyword.toUpperCase(), args: rest.join(' ') };
     });
 }
-const of = (keyword: string): string[] => instructions().filter((entry) => entry.keyword === keyword).map((entry) => entry.args);
-const ignored = read('.dockerignore').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+const of = (keyword: string, dockerfile = 'Dockerfile'): string[] =>
+  instructions(dockerfile)
+    .filter((entry) => entry.keyword === keyword)
+    .map((entry) => entry.args);
+const patterns = read('.dockerignore').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+/** Whether .dockerignore keeps a path out of the build context: a pattern covers it and no later `!` exception takes it back. */
+const isIgnored = (source: string): boolean =>
+  patterns.reduce((ignored, pattern) => {
+    const isException = pattern.startsWith('!');
+    const path = isException ? pattern.slice(1) : pattern;
+    return source === path || source.startsWith(`${path}/`) ? !isException : ignored;
+  }, false);
+/** The sources a Dockerfile copies from the build context. */
+const copiedSources = (dockerfile: string): string[] =>
+  of('COPY', dockerfile)
+    .filter((args) => !args.startsWith('--from='))
+    .flatMap((args) => args.split(/\s+/).filter((word) => !word.startsWith('--')).slice(0, -1));
 
 test('every file the build context copies exists and is not kept out by .dockerignore', () => {
-  const sources = of('COPY').filter((args) => !args.startsWith('--from=')).flatMap((args) => args.split(/\s+/).slice(0, -1));
-  assert.ok(sources.length >= 6);
+  const sources = [...copiedSources('Dockerfile'), ...copiedSources('deploy/sagemaker/Dockerfile')];
+  assert.ok(sources.length >= 7);
   for (const source of sources) {
     assert.ok(existsSync(ROOT + source), `COPY ${source}: no such file`);
-    assert.ok(!ignored.some((pattern) => source === pattern || source.startsWith(`${pattern}/`)), `COPY ${source}: .dockerignore keeps it out`);
+    assert.ok(!isIgnored(source), `COPY ${source}: .dockerignore keeps it out`);
   }
+  assert.ok(isIgnored('deploy/kubernetes'), 'the rest of deploy/ stays out');
+});
+
+test("the SageMaker image runs its entry script as SageMaker runs it, and its health check asks SageMaker's port", () => {
+  const sageMaker = 'deploy/sagemaker/Dockerfile';
+  assert.deepEqual(JSON.parse(of('ENTRYPOINT', sageMaker)[0]!), ['/usr/bin/tini', '--']);
+  assert.deepEqual(JSON.parse(of('CMD', sageMaker)[0]!), ['serve']);
+  assert.match(of('COPY', sageMaker)[0]!, /deploy\/sagemaker\/serve \/usr\/local\/bin\/serve$/);
+  assert.match(of('ENV', sageMaker)[0]!, /NEREID_COMMAND="node \/app\/dist\/cli\/main\.js"/);
+  assert.deepEqual(of('EXPOSE', sageMaker), ['8080']);
+  const options = parseServeArgs(['--model-repository=/opt/ml/model', '--allow-sagemaker=true', '--allow-http=false'], {});
+  assert.ok(options !== 'help');
+  assert.equal(options.sageMaker?.port, 8080);
+  assert.match(of('HEALTHCHECK', sageMaker)[0]!, /http:\/\/127\.0\.0\.1:8080\/ping/);
 });
 
 test('the npm scripts it runs exist, and the stages install what they need', () => {
