@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { InferenceServer, RequestTrace } from '../core/index.js';
+import { type InferenceServer, NereidError, type RequestTrace } from '../core/index.js';
 import type { Logger } from '../logging/logger.js';
 import { type WebServer, createWebServer } from './create-web-server.js';
 import { errorReply } from './http/errors.js';
@@ -40,6 +40,21 @@ export interface PlatformPortOptions {
 
 /** Triton's answer to a method a platform's inference or health route does not take. */
 export const METHOD_NOT_ALLOWED: Reply = jsonReply({ error: 'Method Not Allowed' }, 405);
+
+/**
+ * Whether a web page sent the request: a browser sends `Origin` with every POST, PUT and DELETE, the
+ * cloud platforms never do. NOTE: a page may POST a plain-text body anywhere without asking first (no
+ * preflight), so these ports, which have no page of their own to serve, refuse any such request rather
+ * than let a page that a user on the machine opens infer, load or unload.
+ */
+function isFromWebPage(req: IncomingMessage): boolean {
+  return req.headers.origin !== undefined && req.method !== 'GET' && req.method !== 'HEAD';
+}
+
+const webPageRefused = (platform: string, req: IncomingMessage): NereidError =>
+  new NereidError('PERMISSION_DENIED', `requests from web pages (Origin '${req.headers.origin}') are refused on the ${platform} port: only ${platform} calls it`, {
+    reason: 'CROSS_ORIGIN_REFUSED',
+  });
 
 /**
  * The HTTP port a cloud platform's container contract is served on (Triton's Vertex AI and SageMaker
@@ -151,7 +166,8 @@ export class PlatformPort {
         res.destroy();
       }
     };
-    answer({ req, path, signal: cancel.signal, receivedNs }).then(send, (error: unknown) => {
+    const answered = isFromWebPage(req) ? Promise.reject(webPageRefused(platform, req)) : answer({ req, path, signal: cancel.signal, receivedNs });
+    answered.then(send, (error: unknown) => {
       if (cancel.signal.aborted) {
         logger.verbose(1, 'server', `${platform} ${req.method} ${path}: the client closed the connection first`);
         return;

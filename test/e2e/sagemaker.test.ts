@@ -261,6 +261,17 @@ describe('the SageMaker front end', () => {
       assert.equal((await fetch(`${nereid.url}/models/sm_mme_model_1`, { method: 'DELETE' })).status, 200);
     });
 
+    test('a web page cannot load, unload or infer: a request with an Origin is refused (403)', async () => {
+      const origin = { origin: 'http://evil.example', 'content-type': 'text/plain' };
+      for (const [path, body] of [['/models', JSON.stringify({ model_name: 'x', url: model1Url })], ['/invocations', simpleRequest()]] as const) {
+        const refused = await post(path, body, origin);
+        assert.equal(refused.status, 403, path);
+        assert.deepEqual(await refused.json(), { error: "requests from web pages (Origin 'http://evil.example') are refused on the SageMaker port: only SageMaker calls it" });
+      }
+      assert.deepEqual(await (await fetch(`${nereid.url}/models`)).json(), { models: [] });
+      assert.equal((await fetch(`${nereid.url}/ping`, { headers: { origin: 'http://evil.example' } })).status, 200);
+    });
+
     test('X-Amzn-SageMaker-Target-Model names the model a load and an invoke are for', async () => {
       const loaded = await post('/models', JSON.stringify({ model_name: 'by-hash', url: model1Url }), { 'X-Amzn-SageMaker-Target-Model': 'sm_mme_model_1' });
       assert.equal(loaded.status, 200);

@@ -201,6 +201,12 @@ describe('the Vertex AI front end', () => {
       });
     });
 
+    test('a web page cannot infer: a request with an Origin is refused (403)', async () => {
+      const refused = await predict(JSON.stringify(simpleRequest()), { origin: 'http://evil.example', 'content-type': 'text/plain' });
+      assert.equal(refused.status, 403);
+      assert.deepEqual(await refused.json(), { error: "requests from web pages (Origin 'http://evil.example') are refused on the Vertex AI port: only Vertex AI calls it" });
+    });
+
     test('the predict route takes POST only; other paths are answered 400 with an empty body', async () => {
       const got = await fetch(`${nereid.vertexUrl}/v1/endpoints/7/deployedModels/3:predict`);
       assert.equal(got.status, 405);
