@@ -316,14 +316,14 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       access: { restrictedFeatures: options.httpRestrictedApis, authToken },
       sharedMemory,
     });
-    const address = await sageMaker.listen(options.sageMaker.port, PLATFORM_ADDRESS);
+    const address = await sageMaker.port.listen(options.sageMaker.port, PLATFORM_ADDRESS);
     sageMakerUrl = urlOf(address, undefined);
     logger.info('server', `Started Sagemaker HTTPService at ${PLATFORM_ADDRESS}:${address.port}`);
     warnIfExposed(logger, 'SageMaker', PLATFORM_ADDRESS, authToken);
   }
   let vertexAiUrl: string | undefined;
   if (vertexAi !== undefined) {
-    const address = await vertexAi.listen(options.vertexAi!.port, PLATFORM_ADDRESS);
+    const address = await vertexAi.port.listen(options.vertexAi!.port, PLATFORM_ADDRESS);
     vertexAiUrl = urlOf(address, undefined);
     logger.info('server', `Started Vertex AI HTTPService at ${PLATFORM_ADDRESS}:${address.port} (default model '${vertexAi.defaultModel}')`);
     warnIfExposed(logger, 'Vertex AI', PLATFORM_ADDRESS, authToken);
@@ -344,10 +344,10 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   const shutdown = (): Promise<void> =>
     (stopping ??= (async () => {
       core.beginShutdown();
-      const closed = Promise.all([http?.close(), grpc?.close(), vertexAi?.close(), sageMaker?.close()]);
+      const closed = Promise.all([http?.close(), grpc?.close(), vertexAi?.port.close(), sageMaker?.port.close()]);
       const deadline = Date.now() + options.exitTimeoutMs;
       // Front-end requests count until answered: a body still being read, or a SageMaker load or unload.
-      const frontEndInflight = (): number => (http?.inflightCount ?? 0) + (vertexAi?.inflightCount ?? 0) + (sageMaker?.inflightCount ?? 0);
+      const frontEndInflight = (): number => (http?.inflightCount ?? 0) + (vertexAi?.port.inflightCount ?? 0) + (sageMaker?.port.inflightCount ?? 0);
       while ((core.inflightCount > 0 || frontEndInflight() > 0) && Date.now() < deadline) {
         logger.info('server', `waiting for ${core.inflightCount} in-flight inference request(s) to complete; ${Math.ceil((deadline - Date.now()) / 1000)} s left`);
         await new Promise((resolve) => setTimeout(resolve, Math.min(500, Math.max(1, deadline - Date.now()))));
@@ -355,8 +355,8 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       const isTimedOut = core.inflightCount > 0 || frontEndInflight() > 0;
       if (isTimedOut) logger.warning('server', `exit timeout reached with ${core.inflightCount} request(s) still in flight; stopping anyway`);
       http?.closeAllConnections();
-      vertexAi?.closeAllConnections();
-      sageMaker?.closeAllConnections();
+      vertexAi?.port.closeAllConnections();
+      sageMaker?.port.closeAllConnections();
       grpc?.forceClose();
       await closed;
       sharedMemory.close();

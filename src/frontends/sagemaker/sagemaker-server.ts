@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import { type InferenceServer, NereidError } from '../../core/index.js';
 import type { Logger } from '../../logging/logger.js';
 import { type AccessPolicy, OPEN_ACCESS } from '../access-policy.js';
@@ -97,7 +96,8 @@ export interface SageMakerFrontendOptions {
  */
 export class SageMakerFrontend {
   readonly #options: SageMakerFrontendOptions;
-  readonly #port: PlatformPort;
+  /** The port it answers on: the server listens, waits for its requests and closes it there. */
+  readonly port: PlatformPort;
   /** The multi-model endpoint's models: the name SageMaker gave each load → the repository registered for it. */
   readonly #models = new Map<string, string>();
   /** Names a load or an unload is working on: another load or unload of one waits for nothing and is refused. */
@@ -105,24 +105,7 @@ export class SageMakerFrontend {
 
   constructor(options: SageMakerFrontendOptions) {
     this.#options = options;
-    this.#port = new PlatformPort({ ...options, platform: 'SageMaker' }, (request) => this.#answer(request));
-  }
-
-  listen(port: number, host: string): Promise<AddressInfo> {
-    return this.#port.listen(port, host);
-  }
-
-  /** Requests received and not yet answered. */
-  get inflightCount(): number {
-    return this.#port.inflightCount;
-  }
-
-  close(): Promise<void> {
-    return this.#port.close();
-  }
-
-  closeAllConnections(): void {
-    this.#port.closeAllConnections();
+    this.port = new PlatformPort({ ...options, platform: 'SageMaker' }, (request) => this.#answer(request));
   }
 
   async #answer(request: PlatformRequest): Promise<Reply> {
@@ -168,11 +151,11 @@ export class SageMakerFrontend {
     const { server, endpoint } = this.#options;
     switch (endpoint.inferenceType) {
       case 'infer':
-        return withSageMakerContentType(await this.#port.infer(request, target, SAGEMAKER_BINARY_MIME));
+        return withSageMakerContentType(await this.port.infer(request, target, SAGEMAKER_BINARY_MIME));
       case 'generate':
       case 'generate_stream': {
         const generate = endpoint.inferenceType === 'generate' ? handleGenerate : handleGenerateStream;
-        return this.#port.traced(request, target, (chunks, size, trace) =>
+        return this.port.traced(request, target, (chunks, size, trace) =>
           generate(server, target, joinBody(chunks, size, {}), { trace, signal: request.signal, forwarded: undefined }),
         );
       }
@@ -200,7 +183,7 @@ export class SageMakerFrontend {
    */
   async #load(request: PlatformRequest, targetModel: string | undefined): Promise<Reply> {
     const { server, logger } = this.#options;
-    const body = parseRequestJson((await this.#port.readBody(request.req)).toString('utf8'), 'load request');
+    const body = parseRequestJson((await this.port.readBody(request.req)).toString('utf8'), 'load request');
     const fields = body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {};
     const { model_name: modelName = '', url = '' } = fields as { model_name?: unknown; url?: unknown };
     if (typeof modelName !== 'string' || typeof url !== 'string') {
@@ -250,7 +233,7 @@ export class SageMakerFrontend {
     if (!this.#models.has(name)) return emptyReply(404);
     this.#options.logger.verbose(1, 'server', `Invoking SageMaker TargetModel: ${target}`);
     try {
-      return withSageMakerContentType(await this.#port.infer(request, { modelName: target, modelVersion: undefined }, SAGEMAKER_BINARY_MIME));
+      return withSageMakerContentType(await this.port.infer(request, { modelName: target, modelVersion: undefined }, SAGEMAKER_BINARY_MIME));
     } catch (error) {
       if (request.signal.aborted) throw error;
       return mmeErrorReply(error);

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import { type InferenceServer, NereidError } from '../../core/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ServerMetrics } from '../../metrics/server-metrics.js';
@@ -90,7 +89,8 @@ export class VertexAiFrontend {
   readonly #predictRoute: RegExp;
   readonly #healthRoute: RegExp;
   readonly #defaultModel: Route & InferRoute;
-  readonly #port: PlatformPort;
+  /** The port it answers on: the server listens, waits for its requests and closes it there. */
+  readonly port: PlatformPort;
 
   /**
    * Checks the routes and the default model as Triton's VertexAiAPIServer::Create does, in its order and
@@ -123,29 +123,12 @@ export class VertexAiFrontend {
     this.#predictRoute = predictRoute;
     this.#healthRoute = healthRoute;
     this.#defaultModel = { kind: 'model', action: 'infer', modelName, modelVersion: undefined };
-    this.#port = new PlatformPort({ ...options, platform: 'Vertex AI' }, (request) => this.#answer(request));
+    this.port = new PlatformPort({ ...options, platform: 'Vertex AI' }, (request) => this.#answer(request));
   }
 
   /** The model the predict route infers on. */
   get defaultModel(): string {
     return this.#defaultModel.modelName;
-  }
-
-  listen(port: number, host: string): Promise<AddressInfo> {
-    return this.#port.listen(port, host);
-  }
-
-  /** Requests received and not yet answered. */
-  get inflightCount(): number {
-    return this.#port.inflightCount;
-  }
-
-  close(): Promise<void> {
-    return this.#port.close();
-  }
-
-  closeAllConnections(): void {
-    this.#port.closeAllConnections();
   }
 
   async #answer(request: PlatformRequest): Promise<Reply> {
@@ -162,7 +145,7 @@ export class VertexAiFrontend {
     if (redirect === undefined) {
       checkHttpAccess(this.#defaultModel, req.headers, access);
       if (method !== 'POST') return METHOD_NOT_ALLOWED;
-      return this.#port.infer(request, this.#defaultModel, VERTEX_AI_BINARY_MIME);
+      return this.port.infer(request, this.#defaultModel, VERTEX_AI_BINARY_MIME);
     }
     this.#options.logger.verbose(1, 'server', `Redirecting Vertex AI request: /${redirect}`);
     if (method !== 'POST') return emptyReply(405);
@@ -173,8 +156,8 @@ export class VertexAiFrontend {
     const route = redirectRoute(`/${redirect}`);
     if (route === undefined) return emptyReply(400);
     checkHttpAccess(route, req.headers, access);
-    if (route.kind === 'model' && route.action === 'infer') return this.#port.infer(request, route, VERTEX_AI_BINARY_MIME);
-    return answerRoute(route, { server, sharedMemory, method, readBody: () => this.#port.readBody(req) });
+    if (route.kind === 'model' && route.action === 'infer') return this.port.infer(request, route, VERTEX_AI_BINARY_MIME);
+    return answerRoute(route, { server, sharedMemory, method, readBody: () => this.port.readBody(req) });
   }
 
   /** The `metrics` redirect: the Prometheus text, or 400 with an empty body when it cannot be had (Triton's HandleMetrics). */
