@@ -33,6 +33,10 @@ import type { RateLimiter } from '../scheduling/rate-limiter.js';
 import type { ResponseCacheStore } from '../scheduling/response-cache.js';
 
 
+/** Why a model whose name more than one repository holds does not load. */
+const duplicateNameMessage = (name: string, dirs: readonly string[]): string =>
+  `model '${name}' appears in more than one repository (${dirs.join(', ')}); model names must be unique`;
+
 export interface RepositoryOptions {
   readonly repositoryPaths: readonly string[];
   readonly controlMode: ModelControlMode;
@@ -446,6 +450,12 @@ export class RepositoryManager {
     try {
       await this.#slots.whileWaiting(async () => {
         await this.#mutex.settled(name);
+        // A repository registered since (SageMaker's multi-model endpoint) may hold a model of the same name
+        // as one already serving: an ensemble from it must not run the other one's.
+        if (this.#registered.paths.length > 0) {
+          const dirs = (await this.#scan()).get(name) ?? [];
+          if (dirs.length > 1) throw new NereidError('INVALID_ARG', duplicateNameMessage(name, dirs));
+        }
         const entry = this.#models.get(name);
         if (hasReadyVersion(entry)) return;
         if (this.#options.isLoadOnDemand === true && this.#budget.originOf(requester) === 'on_demand') await this.#loadOnDemand(name);
@@ -496,7 +506,7 @@ export class RepositoryManager {
     const entry: ModelEntry = { name, modelDir, versions: new Map() };
     let reservation: Reservation | undefined;
     if (dirs.length > 1) {
-      entry.error = `model '${name}' appears in more than one repository (${dirs.join(', ')}); model names must be unique`;
+      entry.error = duplicateNameMessage(name, dirs);
       logger.error('repository', entry.error);
       return { entry };
     }

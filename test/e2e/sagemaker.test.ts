@@ -98,7 +98,10 @@ describe('the SageMaker front end', () => {
   const unrenamedUrl = join(mmeRoot, 'c0ffee', 'model');
   cpSync(join(EXAMPLES, 'simple'), unrenamedUrl, { recursive: true });
   const ensembleUrl = join(mmeRoot, '123456789ensemble');
-  for (const model of ['digits_pipeline', 'digits_preprocess', 'digits', 'digits_postprocess']) cpSync(join(EXAMPLES, model), join(ensembleUrl, model), { recursive: true });
+  const secondEnsembleUrl = join(mmeRoot, '987654321ensemble');
+  for (const url of [ensembleUrl, secondEnsembleUrl]) {
+    for (const model of ['digits_pipeline', 'digits_preprocess', 'digits', 'digits_postprocess']) cpSync(join(EXAMPLES, model), join(url, model), { recursive: true });
+  }
   mkdirSync(join(root, 'elsewhere'));
   copyModel('simple', join(root, 'elsewhere', 'model'), 'outside');
   after(() => rmSync(root, { recursive: true, force: true }));
@@ -235,6 +238,11 @@ describe('the SageMaker front end', () => {
         ],
       );
       assert.ok(['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'].includes(outputs[0]!.data[0] as string));
+      // A second folder with the same steps: its ensemble would run the first one's, so it does not load.
+      const second = await post('/models', JSON.stringify({ model_name: 'pipeline-b', url: secondEnsembleUrl }), { 'X-Amzn-SageMaker-Target-Model': 'digits_pipeline_b' });
+      assert.equal(second.status, 400);
+      assert.match(((await second.json()) as { error: string }).error, /model 'digits_preprocess' appears in more than one repository .*; model names must be unique/);
+      assert.equal((await post('/models/digits_pipeline/invoke', JSON.stringify({ inputs: [{ name: 'IMAGE', datatype: 'UINT8', shape: [1, 8, 8], data: image }] }))).status, 200);
       assert.equal((await fetch(`${nereid.url}/models/digits_pipeline`, { method: 'DELETE' })).status, 200);
       assert.equal((await post('/models/digits_pipeline/invoke', '{}')).status, 404);
     });
@@ -268,8 +276,10 @@ describe('the SageMaker front end', () => {
         assert.equal(refused.status, 403, path);
         assert.deepEqual(await refused.json(), { error: "requests from web pages (Origin 'http://evil.example') are refused on the SageMaker port: only SageMaker calls it" });
       }
-      assert.deepEqual(await (await fetch(`${nereid.url}/models`)).json(), { models: [] });
-      assert.equal((await fetch(`${nereid.url}/ping`, { headers: { origin: 'http://evil.example' } })).status, 200);
+      // Reading is not refused: a page cannot see the answer of another origin anyway.
+      const listed = await fetch(`${nereid.url}/models`, { headers: { origin: 'http://evil.example' } });
+      assert.equal(listed.status, 200);
+      assert.deepEqual(await listed.json(), { models: [] });
     });
 
     test('X-Amzn-SageMaker-Target-Model names the model a load and an invoke are for', async () => {

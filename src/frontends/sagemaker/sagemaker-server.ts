@@ -218,6 +218,8 @@ export class SageMakerFrontend {
       try {
         await server.loadModel(target);
       } catch (error) {
+        // As Triton's: a model that exists already keeps the registration and answers 409.
+        if (error instanceof NereidError && error.status === 'ALREADY_EXISTS') return jsonReply({ error: error.message }, 409);
         server.unregisterModelRepository(repository);
         return mmeErrorReply(error);
       }
