@@ -1,4 +1,5 @@
 import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
+import { rapidJsonError } from './rapidjson-error.js';
 /** A parsed JSON value; integers beyond 2^53 as bigints (see parseJsonBody). */
 export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -50,19 +51,28 @@ function rewriteNonFinite(text: string): string | undefined {
   return copied === 0 ? undefined : out + text.slice(copied);
 }
 
-/** Text that is not JSON; the message names what failed to parse and why. */
+/** A body that cannot be parsed; the message starts with Triton's `failed to parse the request JSON buffer: `. */
 export class JsonBodyError extends Error {
-  constructor(what: string, reason: string) {
-    super(`failed to parse the ${what} as JSON: ${reason}`);
+  constructor(reason: string) {
+    super(`failed to parse the request JSON buffer: ${reason}`);
     this.name = 'JsonBodyError';
+  }
+
+  /**
+   * Text that is not JSON: RapidJSON's message and offset, as Triton answers (rapidjson-error.ts), then
+   * what failed to parse; where RapidJSON would have taken the text, the JavaScript parser's reason.
+   */
+  static notJson(text: string, what: string, reason: string): JsonBodyError {
+    const rapid = rapidJsonError(text);
+    return new JsonBodyError(rapid === undefined ? `the ${what} is not JSON: ${reason}` : `${rapid.message} at ${rapid.offset} (the ${what} is not JSON)`);
   }
 }
 
-function parseLosslessOrFail(text: string, what: string): JsonValue {
+function parseLosslessOrFail(text: string, original: string, what: string): JsonValue {
   try {
     return parseLossless(text, null, parseNumber) as JsonValue;
   } catch (error) {
-    throw new JsonBodyError(what, (error as Error).message);
+    throw JsonBodyError.notJson(original, what, (error as Error).message);
   }
 }
 
@@ -121,14 +131,16 @@ export function tooDeepAt(text: string): number {
  */
 export function parseJsonBody(text: string, what: string): JsonValue {
   const deepAt = tooDeepAt(text);
-  if (deepAt !== -1) throw new JsonBodyError(what, `arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels (at character ${deepAt})`);
-  if (LONG_DIGIT_RUN.test(text)) return parseLosslessOrFail(rewriteNonFinite(text) ?? text, what);
+  if (deepAt !== -1) {
+    throw new JsonBodyError(`arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels (at character ${deepAt}) in the ${what}`);
+  }
+  if (LONG_DIGIT_RUN.test(text)) return parseLosslessOrFail(rewriteNonFinite(text) ?? text, text, what);
   try {
     return JSON.parse(text) as JsonValue;
   } catch (error) {
     const rewritten = rewriteNonFinite(text);
-    if (rewritten === undefined) throw new JsonBodyError(what, (error as Error).message);
-    return parseLosslessOrFail(rewritten, what);
+    if (rewritten === undefined) throw JsonBodyError.notJson(text, what, (error as Error).message);
+    return parseLosslessOrFail(rewritten, text, what);
   }
 }
 

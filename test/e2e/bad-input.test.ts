@@ -126,7 +126,7 @@ const CASES: Array<{ title: string; path?: string; body: unknown; headers?: Reco
     title: 'malformed JSON',
     body: '{"inputs": [',
     status: 400,
-    error: 'failed to parse the inference request as JSON: Unexpected end of JSON input',
+    error: 'failed to parse the request JSON buffer: Invalid value. at 12 (the inference request is not JSON)',
   },
   {
     title: 'unknown datatype',

@@ -117,7 +117,7 @@ describe('no malformed request gets a 500', () => {
     const response = await server.post('/v2/models/simple/infer', `{"inputs":${'['.repeat(100_000)}${']'.repeat(100_000)}}`);
     assert.equal(response.status, 400);
     assert.deepEqual(await response.json(), {
-      error: 'failed to parse the inference request as JSON: arrays and objects nest deeper than 128 levels (at character 137)',
+      error: 'failed to parse the request JSON buffer: arrays and objects nest deeper than 128 levels (at character 137) in the inference request',
     });
   });
 

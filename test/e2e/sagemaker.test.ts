@@ -300,7 +300,7 @@ describe('the SageMaker front end', () => {
       assert.equal(await system.text(), '');
       const junk = await post('/models', 'junk');
       assert.equal(junk.status, 400);
-      assert.match(((await junk.json()) as { error: string }).error, /^failed to parse the load request as JSON/);
+      assert.match(((await junk.json()) as { error: string }).error, /^failed to parse the request JSON buffer: Invalid value\. at 0 \(the load request is not JSON\)$/);
       mkdirSync(join(mmeRoot, 'empty'), { recursive: true });
       const empty = await post('/models', JSON.stringify({ model_name: 'empty', url: join(mmeRoot, 'empty') }));
       assert.equal(empty.status, 400);

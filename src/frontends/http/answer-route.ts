@@ -41,8 +41,8 @@ export async function answerRoute(route: Route, { server, sharedMemory, method, 
     case 'logging':
       return handleLogging(server, method === 'POST' ? await readBody() : undefined);
     case 'shared-memory': {
-      if (route.memory === 'cuda') return handleCudaSharedMemory(route);
       const body = route.action === 'register' ? await readBody() : Buffer.alloc(0);
+      if (route.memory === 'cuda') return handleCudaSharedMemory(route, body);
       if (sharedMemory === undefined) throw new NereidError('UNSUPPORTED', 'this server has no system shared memory');
       return handleSystemSharedMemory(sharedMemory, route, body);
     }

@@ -49,9 +49,9 @@ export function handleSystemSharedMemory(registry: SharedMemoryRegistry, route: 
 /**
  * `/v2/cudasharedmemory[/region/{r}]/status|register|unregister` as a Triton built without GPU support
  * answers them (TRITON_ENABLE_GPU off in src/http_server.cc and src/shared_memory_manager.cc): no region
- * is ever listed, registering fails, unregistering has nothing to do.
+ * is ever listed, registering fails (its body read and parsed first), unregistering has nothing to do.
  */
-export function handleCudaSharedMemory(route: { readonly action: Action; readonly regionName: string | undefined }): Reply {
+export function handleCudaSharedMemory(route: { readonly action: Action; readonly regionName: string | undefined }, body: Buffer): Reply {
   const { regionName } = route;
   switch (route.action) {
     case 'status':
@@ -61,6 +61,8 @@ export function handleCudaSharedMemory(route: { readonly action: Action; readonl
       return OK;
     case 'register':
       if (regionName === undefined) throw new NereidError('INVALID_ARG', "'region name' is necessary to register cuda shared memory region");
+      // The request is read as Triton reads it before anything else: a body that is not JSON says so.
+      parseRequestJson(body.toString('utf8'), 'shared memory register request');
       throw new NereidError('INVALID_ARG', `failed to register CUDA shared memory region: '${regionName}', GPUs not supported`);
   }
 }
