@@ -18,7 +18,15 @@ export function bodyTooLarge(req: IncomingMessage, size: string, limit: number):
 }
 
 /**
- * Reads a node:http request's body as it came, refusing more than `limit` bytes. NOTE: an oversized
+ * The most chunks a chunked body may come in (Triton's kMaxChunkedChunks, src/http_server.cc): each is
+ * an allocation and a callback, so a body of a million one-byte chunks costs far more than its bytes.
+ */
+export const MAX_CHUNKED_CHUNKS = 65_536;
+
+/**
+ * Reads a node:http request's body as it came, refusing more than `limit` bytes, or a chunked body in
+ * more than MAX_CHUNKED_CHUNKS chunks with Triton's words. NOTE: node hands a chunked body over one
+ * piece per chunk (a chunk split between two reads of the socket in two), so its pieces are counted. NOTE: an oversized
  * body is refused as soon as the limit is passed, without reading the rest: the answer says
  * `Connection: close` (errors.ts), the socket keeps draining (so the client, still writing, reads the
  * 400 rather than a reset) until node closes it once the answer is out.
@@ -32,17 +40,29 @@ export async function readBodyChunks(req: IncomingMessage, limit: number): Promi
   }
   const chunks: Buffer[] = [];
   let size = 0;
+  const isChunked = /chunked/i.test(String(req.headers['transfer-encoding'] ?? ''));
   await new Promise<void>((resolve, reject) => {
+    const refuse = (error: NereidError): void => {
+      req.off('data', onData);
+      chunks.length = 0;
+      req.resume();
+      reject(error);
+    };
     const onData = (chunk: Buffer): void => {
+      if (isChunked && chunks.length >= MAX_CHUNKED_CHUNKS) {
+        refuse(
+          new NereidError('INVALID_ARG', `Chunked request body exceeds maximum of ${MAX_CHUNKED_CHUNKS} non-empty chunks. Send fewer or larger HTTP chunks.`, {
+            reason: 'BODY_TOO_LARGE',
+          }),
+        );
+        return;
+      }
       size += chunk.byteLength;
       if (size <= limit) {
         chunks.push(chunk);
         return;
       }
-      req.off('data', onData);
-      chunks.length = 0;
-      req.resume();
-      reject(tooLarge(`more than ${limit} bytes`));
+      refuse(tooLarge(`more than ${limit} bytes`));
     };
     const disconnected = (): void => reject(clientDisconnected());
     req.on('data', onData);
