@@ -32,3 +32,10 @@ test('malformed JSON names what failed to parse', () => {
     message: 'failed to parse the request JSON buffer: Invalid value. at 5 (the inference request is not JSON)',
   });
 });
+
+test("a text that both nests too deep and is not JSON gets RapidJSON's error first, as Triton answers it", () => {
+  assert.throws(() => parseJsonBody(`x${'['.repeat(200)}`, 'inference request'), {
+    name: 'JsonBodyError',
+    message: 'failed to parse the request JSON buffer: Invalid value. at 0 (the inference request is not JSON)',
+  });
+});

@@ -63,8 +63,13 @@ export class JsonBodyError extends Error {
    * what failed to parse; where RapidJSON would have taken the text, the JavaScript parser's reason.
    */
   static notJson(text: string, what: string, reason: string): JsonBodyError {
+    return JsonBodyError.rapid(text, what) ?? new JsonBodyError(`the ${what} is not JSON: ${reason}`);
+  }
+
+  /** RapidJSON's error for the text, if it has one: its message and offset, then what failed to parse. */
+  static rapid(text: string, what: string): JsonBodyError | undefined {
     const rapid = rapidJsonError(text);
-    return new JsonBodyError(rapid === undefined ? `the ${what} is not JSON: ${reason}` : `${rapid.message} at ${rapid.offset} (the ${what} is not JSON)`);
+    return rapid === undefined ? undefined : new JsonBodyError(`${rapid.message} at ${rapid.offset} (the ${what} is not JSON)`);
   }
 }
 
@@ -132,7 +137,9 @@ export function tooDeepAt(text: string): number {
 export function parseJsonBody(text: string, what: string): JsonValue {
   const deepAt = tooDeepAt(text);
   if (deepAt !== -1) {
-    throw new JsonBodyError(`arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels (at character ${deepAt}) in the ${what}`);
+    // RapidJSON's own error comes first, where the text has one (the scan is iterative: no depth overflows it).
+    throw JsonBodyError.rapid(text, what) ??
+      new JsonBodyError(`arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels (at character ${deepAt}) in the ${what}`);
   }
   if (LONG_DIGIT_RUN.test(text)) return parseLosslessOrFail(rewriteNonFinite(text) ?? text, text, what);
   try {

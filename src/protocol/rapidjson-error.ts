@@ -1,6 +1,6 @@
 /**
- * RapidJSON's English messages (rapidjson/error/en.h), for the errors its reader reports on the text a
- * client can send. Triton parses every HTTP body with RapidJSON (TritonJson, kParseNanAndInfFlag) and
+ * RapidJSON's English messages (rapidjson/error/en.h, version 1.1.0, the one Triton's images build
+ * with), for the errors its reader reports on the text a client can send. Triton parses every HTTP body with RapidJSON (TritonJson, kParseNanAndInfFlag) and
  * answers `failed to parse the request JSON buffer: <message> at <offset>`; Triton's QA looks for it.
  */
 const MESSAGES = {
@@ -15,7 +15,6 @@ const MESSAGES = {
   unicodeSurrogateInvalid: 'The surrogate pair in string is invalid.',
   escapeInvalid: 'Invalid escape character in string.',
   missQuotationMark: 'Missing a closing quotation mark in string.',
-  invalidEncoding: 'Invalid encoding in string.',
   numberMissFraction: 'Miss fraction part in number.',
   numberMissExponent: 'Miss exponent in number.',
 } as const;
@@ -81,8 +80,8 @@ export function rapidJsonError(text: string): RapidJsonError | undefined {
           i++;
         } else if (e === 0x75) {
           i++;
+          // A lone low surrogate passes (RapidJSON 1.1.0, what Triton builds with); a high one needs its pair.
           const code = hex4(escapeAt);
-          if (code >= 0xdc00 && code <= 0xdfff) throw new Stop(MESSAGES.unicodeSurrogateInvalid, escapeAt);
           if (code >= 0xd800 && code <= 0xdbff) {
             if (peek() !== 0x5c) throw new Stop(MESSAGES.unicodeSurrogateInvalid, escapeAt);
             i++;
@@ -100,7 +99,8 @@ export function rapidJsonError(text: string): RapidJsonError | undefined {
       } else if (c === 0) {
         throw new Stop(MESSAGES.missQuotationMark, i);
       } else if (c < 0x20) {
-        throw new Stop(MESSAGES.invalidEncoding, i);
+        // RapidJSON 1.1.0's words for a control character in a string (later versions say invalid encoding).
+        throw new Stop(MESSAGES.escapeInvalid, i);
       } else {
         i++;
       }
@@ -110,7 +110,7 @@ export function rapidJsonError(text: string): RapidJsonError | undefined {
     while (isDigit(peek())) i++;
   };
   const number = (): void => {
-    const start = i;
+    // RapidJSON reports an invalid number where it stopped: after a leading '-', at the character after it.
     if (peek() === 0x2d) i++;
     const c = peek();
     if (c === 0x30) {
@@ -125,7 +125,7 @@ export function rapidJsonError(text: string): RapidJsonError | undefined {
       if (peek() === 0x69) consume('inity');
       return;
     } else {
-      throw new Stop(MESSAGES.valueInvalid, start);
+      throw new Stop(MESSAGES.valueInvalid, i);
     }
     if (peek() === 0x2e) {
       i++;

@@ -26,7 +26,9 @@ export const MAX_CHUNKED_CHUNKS = 65_536;
 /**
  * Reads a node:http request's body as it came, refusing more than `limit` bytes, or a chunked body in
  * more than MAX_CHUNKED_CHUNKS chunks with Triton's words. NOTE: node hands a chunked body over one
- * piece per chunk (a chunk split between two reads of the socket in two), so its pieces are counted. NOTE: an oversized
+ * piece per chunk, so its pieces are counted; node does not tell where chunks begin, and a chunk split
+ * between two reads of the socket comes as two pieces, so a body of tens of thousands of mid-size chunks
+ * (a kilobyte each, near the 64 MiB input limit) may be refused a little before Triton would. NOTE: an oversized
  * body is refused as soon as the limit is passed, without reading the rest: the answer says
  * `Connection: close` (errors.ts), the socket keeps draining (so the client, still writing, reads the
  * 400 rather than a reset) until node closes it once the answer is out.
