@@ -12,6 +12,7 @@ import { MetricsFrontend } from './frontends/metrics/metrics-server.js';
 import { chooseRegionMemoryProvider } from './frontends/shared-memory/region-memory.js';
 import { SharedMemoryRegistry } from './frontends/shared-memory/shared-memory-registry.js';
 import { TlsIdentity } from './frontends/tls-identity.js';
+import type { PlatformPort } from './frontends/platform-port.js';
 import { SageMakerFrontend } from './frontends/sagemaker/sagemaker-server.js';
 import { VertexAiFrontend } from './frontends/vertex-ai/vertex-ai-server.js';
 import { type Logger, createLogger } from './logging/logger.js';
@@ -305,6 +306,13 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     logger.info('server', `Started GRPCInferenceService at ${options.grpcAddress}:${port}${tlsNote(grpcTls, grpcUrl)}`);
     warnIfExposed(logger, 'gRPC', options.grpcAddress, authToken);
   }
+  /** A platform's port listening on every interface, with Triton's start-up line (`logName` as Triton spells it); its URL. */
+  const listenPlatform = async (port: PlatformPort, portNumber: number, service: 'Vertex AI' | 'SageMaker', logName: string, note: string): Promise<string> => {
+    const address = await port.listen(portNumber, PLATFORM_ADDRESS);
+    logger.info('server', `Started ${logName} HTTPService at ${PLATFORM_ADDRESS}:${address.port}${note}`);
+    warnIfExposed(logger, service, PLATFORM_ADDRESS, authToken);
+    return urlOf(address, undefined);
+  };
   let sageMaker: SageMakerFrontend | undefined;
   let sageMakerUrl: string | undefined;
   if (options.sageMaker !== undefined) {
@@ -316,18 +324,10 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       access: { restrictedFeatures: options.httpRestrictedApis, authToken },
       sharedMemory,
     });
-    const address = await sageMaker.port.listen(options.sageMaker.port, PLATFORM_ADDRESS);
-    sageMakerUrl = urlOf(address, undefined);
-    logger.info('server', `Started Sagemaker HTTPService at ${PLATFORM_ADDRESS}:${address.port}`);
-    warnIfExposed(logger, 'SageMaker', PLATFORM_ADDRESS, authToken);
+    sageMakerUrl = await listenPlatform(sageMaker.port, options.sageMaker.port, 'SageMaker', 'Sagemaker', '');
   }
-  let vertexAiUrl: string | undefined;
-  if (vertexAi !== undefined) {
-    const address = await vertexAi.port.listen(options.vertexAi!.port, PLATFORM_ADDRESS);
-    vertexAiUrl = urlOf(address, undefined);
-    logger.info('server', `Started Vertex AI HTTPService at ${PLATFORM_ADDRESS}:${address.port} (default model '${vertexAi.defaultModel}')`);
-    warnIfExposed(logger, 'Vertex AI', PLATFORM_ADDRESS, authToken);
-  }
+  const vertexAiUrl =
+    vertexAi === undefined ? undefined : await listenPlatform(vertexAi.port, options.vertexAi!.port, 'Vertex AI', 'Vertex AI', ` (default model '${vertexAi.defaultModel}')`);
   let metricsFrontend: MetricsFrontend | undefined;
   let metricsUrl: string | undefined;
   if (metrics !== undefined) {

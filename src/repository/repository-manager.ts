@@ -377,18 +377,14 @@ export class RepositoryManager {
    * only); nothing loads until loadModel.
    */
   async registerRepository(repository: string, mapping: ReadonlyMap<string, string>): Promise<void> {
-    if (this.#options.controlMode !== 'explicit') {
-      throw new NereidError('UNSUPPORTED', `repository registration is not allowed if model control mode is not EXPLICIT (the mode is ${this.#options.controlMode.toUpperCase()})`);
-    }
+    this.#checkRegistrationMode('registration');
     await this.#registered.register(repository, mapping, this.#options.repositoryPaths);
     this.#options.logger.info('repository', `Model repository registered: ${repository}`);
   }
 
   /** Removes a repository registerRepository added; the models loaded from it keep serving until unloaded. */
   unregisterRepository(repository: string): void {
-    if (this.#options.controlMode !== 'explicit') {
-      throw new NereidError('UNSUPPORTED', `repository unregistration is not allowed if model control mode is not EXPLICIT (the mode is ${this.#options.controlMode.toUpperCase()})`);
-    }
+    this.#checkRegistrationMode('unregistration');
     this.#registered.unregister(repository);
     this.#options.logger.info('repository', `Model repository unregistered: ${repository}`);
   }
@@ -452,15 +448,14 @@ export class RepositoryManager {
         await this.#mutex.settled(name);
         // A repository registered since (SageMaker's multi-model endpoint) may hold a model of the same name
         // as one already serving: an ensemble from it must not run the other one's.
-        if (this.#registered.paths.length > 0) {
-          const dirs = (await this.#scan()).get(name) ?? [];
-          if (dirs.length > 1) throw new NereidError('INVALID_ARG', duplicateNameMessage(name, dirs));
-        }
+        const scanned = this.#registered.paths.length > 0 ? await this.#scan() : undefined;
+        const dirs = scanned?.get(name) ?? [];
+        if (dirs.length > 1) throw new NereidError('INVALID_ARG', duplicateNameMessage(name, dirs));
         const entry = this.#models.get(name);
         if (hasReadyVersion(entry)) return;
         if (this.#options.isLoadOnDemand === true && this.#budget.originOf(requester) === 'on_demand') await this.#loadOnDemand(name);
         // In EXPLICIT mode a model the server started without (in a repository registered since) loads too.
-        else if (this.#options.controlMode === 'explicit' && (entry !== undefined || (await this.#scan()).has(name))) await this.#loadExplicitly(name, undefined, true);
+        else if (this.#options.controlMode === 'explicit' && (entry !== undefined || (scanned ?? (await this.#scan())).has(name))) await this.#loadExplicitly(name, undefined, true);
       });
       this.#budget.addDependency(requester, name);
       return this.getModel(name, version).spec;
@@ -476,6 +471,13 @@ export class RepositoryManager {
 
   #drainOptions(): CloseOptions {
     return { drainTimeoutMs: this.#options.unloadTimeoutMs };
+  }
+
+  /** Triton's refusal of a repository (un)registration outside EXPLICIT mode (core RegisterModelRepository), then the mode. */
+  #checkRegistrationMode(action: 'registration' | 'unregistration'): void {
+    if (this.#options.controlMode !== 'explicit') {
+      throw new NereidError('UNSUPPORTED', `repository ${action} is not allowed if model control mode is not EXPLICIT (the mode is ${this.#options.controlMode.toUpperCase()})`);
+    }
   }
 
   #checkExplicit(action: 'load' | 'unload'): void {

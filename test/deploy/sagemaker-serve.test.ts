@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { environmentWithout } from '../helpers/environment.js';
 import { EXAMPLES } from '../helpers/server.js';
 
 const SERVE = fileURLToPath(new URL('../../deploy/sagemaker/serve', import.meta.url));
@@ -15,18 +16,15 @@ const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const INPUT = Array.from({ length: 16 }, (_, index) => index);
 
 function runServe(modelDir: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const base: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('SAGEMAKER_')) base[key] = value;
   const child = spawn('bash', [SERVE], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...base,
+    env: environmentWithout('SAGEMAKER_', {
       NEREID_COMMAND: `${process.execPath} --import tsx ${MAIN}`,
       NEREID_SAGEMAKER_MODEL_DIR: modelDir,
       SAGEMAKER_BIND_TO_PORT: '0',
       SAGEMAKER_TRITON_LOG_VERBOSE: 'false',
       ...env,
-    },
+    }),
   });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { environmentWithout } from '../helpers/environment.js';
 import { EXAMPLES, bytesOf } from '../helpers/server.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -32,19 +33,12 @@ interface RunningNereid {
   stop(): Promise<void>;
 }
 
-/** The environment without any SAGEMAKER_* variable of the machine running the tests. */
-function environment(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('SAGEMAKER_')) env[key] = value;
-  return { ...env, ...extra };
-}
-
 /** Starts `nereid serve` with the SageMaker front end only, as SageMaker's `serve` script starts tritonserver; resolves once it listens. */
 async function startNereid(args: readonly string[], env: Record<string, string>): Promise<RunningNereid> {
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', MAIN, 'serve', '--allow-sagemaker=true', '--allow-http=false', '--allow-grpc=false', '--allow-metrics=false', '--sagemaker-port=0', ...args],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: environment(env) },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: environmentWithout('SAGEMAKER_', env) },
   );
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { environmentWithout } from '../helpers/environment.js';
 import { EXAMPLES, bytesOf } from '../helpers/server.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -27,15 +28,8 @@ interface RunningNereid {
   stop(): Promise<void>;
 }
 
-/** The environment without any AIP_* variable of the machine running the tests. */
-function environment(aip: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('AIP_')) env[key] = value;
-  return { ...env, ...aip };
-}
-
 function spawnNereid(args: readonly string[], aip: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--metrics-port=0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: environment(aip) });
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--metrics-port=0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: environmentWithout('AIP_', aip) });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));

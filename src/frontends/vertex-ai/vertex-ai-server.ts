@@ -9,12 +9,10 @@ import { type Reply, emptyReply } from '../http/reply.js';
 import { type Route, matchRoute } from '../http/routes.js';
 import type { SharedMemoryRegistry } from '../shared-memory/shared-memory-registry.js';
 import { VERTEX_AI_BINARY_MIME } from '../json-header-size.js';
-import { METHOD_NOT_ALLOWED, PlatformPort, type PlatformRequest } from '../platform-port.js';
+import { METHOD_NOT_ALLOWED, type ModelTarget, PlatformPort, type PlatformRequest } from '../platform-port.js';
 
 /** The header that sends a predict request to another KServe v2 path, given without its leading '/'. */
 const REDIRECT_HEADER = 'x-vertex-ai-triton-redirect';
-
-type InferRoute = { readonly modelName: string; readonly modelVersion: number | undefined };
 
 /** What the Vertex AI environment and flags choose (config/vertex-ai-options.ts reads them). */
 export interface VertexAiRoutes {
@@ -88,7 +86,7 @@ export class VertexAiFrontend {
   readonly #options: VertexAiFrontendOptions;
   readonly #predictRoute: RegExp;
   readonly #healthRoute: RegExp;
-  readonly #defaultModel: Route & InferRoute;
+  readonly #defaultModel: Route & ModelTarget;
   /** The port it answers on: the server listens, waits for its requests and closes it there. */
   readonly port: PlatformPort;
 
