@@ -18,6 +18,7 @@ import { VertexAiFrontend } from './frontends/vertex-ai/vertex-ai-server.js';
 import { type Logger, createLogger } from './logging/logger.js';
 import { RecentLogLines } from './logging/recent-log-lines.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
+import type { ModelId } from './kernel/model-id.js';
 import type { ModelMetricSettings } from './metrics/model-statistics.js';
 import { RepositoryManager } from './repository/repository-manager.js';
 import { RateLimiter } from './scheduling/rate-limiter.js';
@@ -164,6 +165,8 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   });
   const repository: RepositoryManager = new RepositoryManager({
     repositoryPaths: repositories.paths,
+    repositoryNamespaces: options.modelRepositories,
+    isModelNamespacing: options.isModelNamespacing,
     ...(repositories.sync !== undefined ? { syncRepositories: repositories.sync } : {}),
     controlMode: options.modelControlMode,
     startupModels: options.startupModels,
@@ -196,7 +199,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
     },
     logger,
     ...(metrics !== undefined
-      ? { observerFor: (name: string, version: number, settings: ModelMetricSettings) => metrics.observerFor(name, version, settings) }
+      ? { observerFor: (model: ModelId, version: number, settings: ModelMetricSettings) => metrics.observerFor(model, version, settings) }
       : {}),
   });
   await repository.loadAll();

@@ -11,6 +11,8 @@ import type { Scheduler } from '../scheduling/scheduler.js';
 /** Where a model version's files are. */
 export interface ModelFiles {
   readonly modelName: string;
+  /** `--model-namespacing`: the repository the model is in, as the server was given it (model-id.ts). */
+  readonly namespace?: string;
   /** `<repository>/<model>` */
   readonly modelDir: string;
   readonly version: number;

@@ -341,7 +341,7 @@ test("issue 16: --rate-limit off|execution_count and --rate-limit-resource NAME:
   }
 });
 
-test("issue 23: Triton's flags with no effect here start the server with a warning each; those asking for what Nereid lacks are refused", () => {
+test("issue 23: Triton's flags with no effect here start the server with a warning each", () => {
   const options = parseServeArgs(['--model-repository', 'm', '--http-thread-count', '16', '--grpc-infer-allocation-pool-size=8', '--host-policy', 'gpu0,numa-node=0', '--host-policy', 'gpu1,numa-node=1']);
   assert.notEqual(options, 'help');
   assert.deepEqual((options as ServerOptions).startupWarnings, [
@@ -350,10 +350,13 @@ test("issue 23: Triton's flags with no effect here start the server with a warni
     "--host-policy gpu0,numa-node=0 gpu1,numa-node=1 is accepted for Triton's sake and has no effect: instances are not pinned to NUMA nodes or cores (--backend-config onnxruntime,execution-thread-count sizes the ONNX Runtime threads)",
   ]);
   assert.deepEqual((parseServeArgs(['--model-repository', 'm']) as ServerOptions).startupWarnings, []);
-  assert.deepEqual((parseServeArgs(['--model-repository', 'm', '--model-namespacing=false', '--allow-sagemaker', 'false']) as ServerOptions).startupWarnings, [], "a refused flag given Triton's default asks for nothing");
-  assert.throws(() => parseServeArgs(['--model-repository', 'm', '--model-namespacing=true']), {
-    message: "nereid serve: --model-namespacing is one of Triton's flags that Nereid refuses: model names are unique across the repositories; namespaces are not implemented",
-  });
+});
+
+test('--model-namespacing takes a boolean, false unless given', () => {
+  assert.equal((parseServeArgs(['--model-repository', 'm']) as ServerOptions).isModelNamespacing, false);
+  assert.equal((parseServeArgs(['--model-repository', 'm', '--model-namespacing=true']) as ServerOptions).isModelNamespacing, true);
+  assert.equal((parseServeArgs(['--model-repository', 'm', '--model-namespacing', '0']) as ServerOptions).isModelNamespacing, false);
+  assert.throws(() => parseServeArgs(['--model-repository', 'm', '--model-namespacing=maybe']), { message: /--model-namespacing takes true or false, got 'maybe'/ });
 });
 
 test('--help keeps every description in its column: a long flag puts its text on the next line, long texts wrap', () => {

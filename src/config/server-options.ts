@@ -64,6 +64,8 @@ export interface ServerOptions {
   readonly isClientShmAllowed: boolean;
   /** Exit at start-up when a model fails to load. Triton defaults to true; Nereid to false, so one broken model never takes the others down. */
   readonly isExitOnError: boolean;
+  /** `--model-namespacing`: models of the same name in different repositories are served side by side (Triton's, default false). */
+  readonly isModelNamespacing: boolean;
   readonly isAutoCompleteEnabled: boolean;
   readonly defaultMaxBatchSize: number;
   /** `--backend-config=onnxruntime,execution-thread-count=N`: threads the ONNX Runtime sessions share; 0: one per core. */
@@ -184,6 +186,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ServerOptions, 'modelRepositories'> = 
   isStrictReadiness: true,
   isClientShmAllowed: false,
   isExitOnError: true,
+  isModelNamespacing: false,
   isAutoCompleteEnabled: true,
   defaultMaxBatchSize: 4,
   onnxExecutionThreadCount: 0,
@@ -248,6 +251,10 @@ const FLAGS = {
   'strict-readiness': { type: 'string', help: 'BOOL  ready only when every model loaded, loading or failed is ready (default true)' },
   'allow-client-shm': { type: 'string', help: 'BOOL  let clients register system shared memory regions and pass tensors in them (default false)' },
   'exit-on-error': { type: 'string', help: 'BOOL  exit when a model fails to load at start-up (default true, as Triton)' },
+  'model-namespacing': {
+    type: 'string',
+    help: "BOOL  serve models of the same name from different repositories, each in its repository's namespace; a request naming a shared name is refused as ambiguous (default false)",
+  },
   'disable-auto-complete-config': { type: 'boolean', help: '  take config.pbtxt as written; fill nothing from the model' },
   'strict-model-config': { type: 'string', help: 'BOOL  deprecated: true is --disable-auto-complete-config' },
   'backend-config': { type: 'string', multiple: true, help: '[BACKEND,]KEY=VALUE  backend setting: default-max-batch-size=4, onnxruntime,execution-thread-count=N (threads ONNX Runtime sessions share; default one per core)' },
@@ -338,14 +345,14 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h', help: '  show this help' },
 } as const;
 
-/** Triton's flags Nereid ignores or refuses (triton-flags.ts), parsed with the others. */
+/** Triton's flags Nereid ignores (triton-flags.ts), parsed with the others. */
 const TRITON_ONLY_FLAG_SPECS = Object.fromEntries(
   Object.entries(TRITON_ONLY_FLAGS).map(([name, flag]) => [
     name,
     {
       type: 'string',
       ...(flag.isRepeatable === true ? { multiple: true } : {}),
-      help: `${flag.argument}  ${flag.disposition === 'ignored' ? 'ignored, with a warning' : `refused${flag.defaultValue !== undefined ? ` unless ${flag.defaultValue}` : ''}`}: ${flag.reason}`,
+      help: `${flag.argument}  ignored, with a warning: ${flag.reason}`,
     },
   ]),
 ) as Readonly<Record<string, FlagSpec>>;
@@ -382,7 +389,7 @@ export function serveUsage(): string {
       .join('\n');
   return (
     `Usage: nereid serve --model-repository DIR [flags]\n\nFlags (Triton's names and defaults):\n${section(FLAGS)}\n\n` +
-    `Triton's flags that have no effect here (accepted with a warning) or ask for what Nereid lacks (refused):\n${section(TRITON_ONLY_FLAG_SPECS)}\n`
+    `Triton's flags that have no effect here (accepted with a warning):\n${section(TRITON_ONLY_FLAG_SPECS)}\n`
   );
 }
 
@@ -582,6 +589,7 @@ export function parseServeArgs(args: readonly string[], env: Readonly<Record<str
     isStrictReadiness: parseBoolean('strict-readiness', string('strict-readiness'), defaults.isStrictReadiness),
     isClientShmAllowed: parseBoolean('allow-client-shm', string('allow-client-shm'), defaults.isClientShmAllowed),
     isExitOnError: parseBoolean('exit-on-error', string('exit-on-error'), defaults.isExitOnError),
+    isModelNamespacing: parseBoolean('model-namespacing', string('model-namespacing'), defaults.isModelNamespacing),
     isAutoCompleteEnabled:
       values['disable-auto-complete-config'] !== true && !parseBoolean('strict-model-config', string('strict-model-config'), false),
     ...parseBackendConfig((values['backend-config'] as string[]) ?? []),
@@ -630,7 +638,7 @@ export function parseServeArgs(args: readonly string[], env: Readonly<Record<str
     rateLimit: parseRateLimit(string('rate-limit')),
     rateLimitResources: ((values['rate-limit-resource'] as string[] | undefined) ?? []).map(parseRateLimitResource),
     // Issue 23, Triton's flags and the trace extension:
-    startupWarnings: [...checkTritonOnlyFlags(values, usageError), ...trace.warnings, ...cache.warnings],
+    startupWarnings: [...checkTritonOnlyFlags(values), ...trace.warnings, ...cache.warnings],
     traceSettings: trace.settings,
     ...(trace.openTelemetry !== undefined ? { openTelemetry: trace.openTelemetry } : {}),
     ...(parseBoolean('allow-sagemaker', string('allow-sagemaker'), false)

@@ -87,7 +87,7 @@ test('a nested field is named by its path, with the index of its item', () => {
   );
   assert.equal(
     refusalOf('platform: "ensemble"\nensemble_scheduling { step [{ model_name: "a" model_namespace: "n" }] }'),
-    "ensemble_scheduling.step[0].model_namespace | model 'm': config field 'ensemble_scheduling.step[0].model_namespace' is not supported yet (Nereid has no model namespacing); remove it to load the model",
+    "ensemble_scheduling.step[0].model_namespace | model 'm': config field 'ensemble_scheduling.step[0].model_namespace' is not supported yet (Triton reserves it for the server's use; with --model-namespacing each step's model is found in the ensemble's namespace, or else in the only namespace that has its name); remove it to load the model",
   );
 });
 

@@ -157,7 +157,9 @@ export const SUPPORTED_FIELDS: Readonly<Record<string, Readonly<Record<string, F
     model_version: supported,
     input_map: supported,
     output_map: supported,
-    model_namespace: refused('Nereid has no model namespacing'),
+    // Triton's model_config.proto reserves it for the server's use: --model-namespacing finds each
+    // step's model (the ensemble's namespace first, then the only namespace holding its name).
+    model_namespace: refused("Triton reserves it for the server's use; with --model-namespacing each step's model is found in the ensemble's namespace, or else in the only namespace that has its name"),
   },
   'inference.ModelInstanceGroup': {
     name: supported,

@@ -16,6 +16,8 @@ export interface TensorSpec {
 /** A loaded model version's interface, derived once at load time from its normalised configuration. */
 export interface ModelSpec {
   readonly name: string;
+  /** `--model-namespacing`: the repository the model is in, as the server was given it; other models reach it as `<namespace>::<name>`. */
+  readonly namespace?: string;
   readonly version: number;
   readonly platform: string;
   readonly backend: string;

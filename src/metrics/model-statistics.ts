@@ -92,8 +92,12 @@ export class ModelStatistics {
 
   readonly #observer: StatisticsObserver | undefined;
 
-  constructor(name: string, version: number, observer?: StatisticsObserver) {
+  /** `--model-namespacing`: the model's namespace, which its metrics carry as a label (not part of Triton's statistics). */
+  readonly namespace: string | undefined;
+
+  constructor(name: string, version: number, observer?: StatisticsObserver, namespace?: string) {
     this.#name = name;
+    this.namespace = namespace;
     this.#version = String(version);
     this.#observer = observer;
   }

@@ -5,7 +5,7 @@ import { DEFAULT_METRICS_CONFIG, ServerMetrics } from './server-metrics.js';
 
 test('counters come from the statistics at scrape time, failures by reason, pending from the scheduler', async () => {
   const metrics: ServerMetrics = new ServerMetrics({ config: DEFAULT_METRICS_CONFIG, source: { models: () => models }, cpuIntervalMs: 0 });
-  const statistics: ModelStatistics = new ModelStatistics('m', 2, metrics.observerFor('m', 2, { isResponseCacheEnabled: false, isDecoupled: false }));
+  const statistics: ModelStatistics = new ModelStatistics('m', 2, metrics.observerFor({ name: 'm' }, 2, { isResponseCacheEnabled: false, isDecoupled: false }));
   const models: Array<{ statistics: ModelStatistics; pendingCount: number }> = [{ statistics, pendingCount: 3 }];
   statistics.recordExecution({ batchSize: 4, inferenceCount: 4, queueNs: [1000, 3000], timing: { inputNs: 2000, inferNs: 10_000, outputNs: 1000 } });
   statistics.recordRequest('SUCCESS', 20_000);
@@ -28,6 +28,32 @@ test('counters come from the statistics at scrape time, failures by reason, pend
     assert.ok(text.includes(`${line}\n`), `missing: ${line}\n${text}`);
   }
   assert.doesNotMatch(text, /nv_inference_request_summary_us/, 'summaries are opt-in');
+  metrics.close();
+});
+
+test("--model-namespacing: models of one name in two namespaces have series of their own, with Triton's namespace label", async () => {
+  const config = { ...DEFAULT_METRICS_CONFIG, summaryLatencies: true, summaryQuantiles: [0.5] };
+  const metrics: ServerMetrics = new ServerMetrics({ config, source: { models: () => models }, cpuIntervalMs: 0 });
+  const inRepository = (namespace: string): ModelStatistics =>
+    new ModelStatistics('m', 1, metrics.observerFor({ name: 'm', namespace }, 1, { isResponseCacheEnabled: false, isDecoupled: false }), namespace);
+  const models = [
+    { statistics: inRepository('/repos/a'), pendingCount: 0 },
+    { statistics: inRepository('/repos/b'), pendingCount: 0 },
+  ];
+  models[0]!.statistics.recordRequest('SUCCESS', 1000);
+  models[1]!.statistics.recordExecution({ batchSize: 1, inferenceCount: 1, queueNs: [2000], timing: { inputNs: 0, inferNs: 0, outputNs: 0 } });
+  models[1]!.statistics.recordRequest('SUCCESS', 1000);
+  models[1]!.statistics.recordRequest('SUCCESS', 1000);
+  const text = await metrics.text();
+  for (const line of [
+    'nv_inference_request_success{model="m",version="1",namespace="/repos/a"} 1',
+    'nv_inference_request_success{model="m",version="1",namespace="/repos/b"} 2',
+    'nv_inference_count{model="m",version="1",namespace="/repos/b"} 1',
+    'nv_inference_queue_summary_us_count{model="m",version="1",namespace="/repos/b"} 1',
+  ]) {
+    assert.ok(text.includes(`${line}\n`), `missing: ${line}\n${text}`);
+  }
+  assert.doesNotMatch(text, /nv_inference_request_success\{model="m",version="1"\}/, 'no series without its namespace');
   metrics.close();
 });
 
@@ -104,7 +130,7 @@ test("which families and series exist follows Triton's InitializeCounters and In
         const metrics: ServerMetrics = new ServerMetrics({ config, source: { models: () => loaded, responseCache: () => cache }, cpuIntervalMs: 0 });
         for (const name of models) {
           const isResponseCacheEnabled = name === 'cached';
-          loaded.push({ statistics: new ModelStatistics(name, 1, metrics.observerFor(name, 1, { isResponseCacheEnabled, isDecoupled: false })), pendingCount: 0, isResponseCacheEnabled });
+          loaded.push({ statistics: new ModelStatistics(name, 1, metrics.observerFor({ name }, 1, { isResponseCacheEnabled, isDecoupled: false })), pendingCount: 0, isResponseCacheEnabled });
         }
         const hasPlain = models.includes('plain');
         const hasCached = models.includes('cached');
@@ -135,7 +161,7 @@ test("which families and series exist follows Triton's InitializeCounters and In
 test('cache hits and misses feed the cache summaries and the queue summary; an unloaded version leaves /metrics', async () => {
   const config = { ...DEFAULT_METRICS_CONFIG, summaryLatencies: true, summaryQuantiles: [0.5] };
   const metrics = new ServerMetrics({ config, source: { models: () => [] }, cpuIntervalMs: 0 });
-  const statistics = new ModelStatistics('cached', 3, metrics.observerFor('cached', 3, { isResponseCacheEnabled: true, isDecoupled: false }));
+  const statistics = new ModelStatistics('cached', 3, metrics.observerFor({ name: 'cached' }, 3, { isResponseCacheEnabled: true, isDecoupled: false }));
   statistics.recordCacheHit(9000, 4000);
   statistics.recordCacheHit(9000, 6000);
   statistics.recordCacheMiss(7000);

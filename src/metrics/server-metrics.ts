@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { CpuSampler } from './cpu-metrics.js';
 import { CustomMetrics } from './custom-metrics.js';
 import { HeldSeries } from './held-series.js';
+import type { ModelId } from '../kernel/model-id.js';
 import { FIRST_RESPONSE_FAMILY } from './model-metrics-config.js';
 import { type Execution, FAILURE_REASONS, type ModelMetricSettings, type ModelStatistics, type StatisticsObserver } from './model-statistics.js';
 import type { ResponseCacheStatistics } from './response-cache-statistics.js';
@@ -33,7 +34,7 @@ export interface MetricsSource {
   /** Models with a version loaded. */
   loadedModelCount?(): number;
   /** The estimated memory of each loaded version, as `--model-memory-budget` counts it. */
-  memoryEstimates?(): Iterable<{ readonly name: string; readonly version: number; readonly bytes: number }>;
+  memoryEstimates?(): Iterable<{ readonly name: string; readonly namespace?: string; readonly version: number; readonly bytes: number }>;
 }
 
 /** The repository's loads and evictions, counted (issue 19). */
@@ -49,7 +50,10 @@ export interface ServerMetricsOptions {
   readonly cpuIntervalMs: number;
 }
 
-const LABELS = ['model', 'version'] as const;
+/** A model version's labels; `namespace` only with `--model-namespacing` (Triton's MetricModelReporter), left out otherwise. */
+const LABELS = ['model', 'version', 'namespace'] as const;
+const labelsOf = (statistics: ModelStatistics, snapshot: { readonly name: string; readonly version: string }): Record<string, string> =>
+  statistics.namespace === undefined ? { model: snapshot.name, version: snapshot.version } : { model: snapshot.name, version: snapshot.version, namespace: statistics.namespace };
 type Summaries = Record<'request' | 'queue' | 'computeInput' | 'computeInfer' | 'computeOutput' | 'cacheHit' | 'cacheMiss', SeriesSummary>;
 const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 /** Triton's buckets of nv_inference_first_response_histogram_ms, in milliseconds, where the model's model_metrics sets none. */
@@ -68,7 +72,7 @@ export class ServerMetrics {
   /** The families models create (pb_utils.MetricFamily), on the same registry. */
   readonly customMetrics = new CustomMetrics(this.registry);
   readonly #options: ServerMetricsOptions;
-  readonly #batchSize: Histogram<'model' | 'version'>;
+  readonly #batchSize: Histogram<'model' | 'version' | 'namespace'>;
   readonly #summaries: Summaries | undefined;
   readonly #firstResponse: SeriesHistogram | undefined;
   /** Each loaded version's load time, by its labels, with how many loaded copies hold it (a reload adds before the old one goes). */
@@ -92,7 +96,7 @@ export class ServerMetrics {
           this.reset();
           for (const { statistics } of source.models()) {
             const snapshot = statistics.snapshot();
-            this.inc({ model: snapshot.name, version: snapshot.version }, read(snapshot));
+            this.inc(labelsOf(statistics, snapshot), read(snapshot));
           }
         },
       });
@@ -108,7 +112,7 @@ export class ServerMetrics {
         for (const { statistics } of source.models()) {
           const snapshot = statistics.snapshot();
           for (const reason of FAILURE_REASONS) {
-            this.inc({ model: snapshot.name, version: snapshot.version, reason }, snapshot.failuresByReason[reason]);
+            this.inc({ ...labelsOf(statistics, snapshot), reason }, snapshot.failuresByReason[reason]);
           }
         }
       },
@@ -124,7 +128,7 @@ export class ServerMetrics {
         this.reset();
         for (const { statistics, pendingCount } of source.models()) {
           const snapshot = statistics.snapshot();
-          this.set({ model: snapshot.name, version: snapshot.version }, pendingCount);
+          this.set(labelsOf(statistics, snapshot), pendingCount);
         }
       },
     });
@@ -193,7 +197,9 @@ export class ServerMetrics {
       registers,
       collect() {
         this.reset();
-        for (const { name, version, bytes } of source.memoryEstimates?.() ?? []) this.set({ model: name, version: String(version) }, bytes);
+        for (const { name, namespace, version, bytes } of source.memoryEstimates?.() ?? []) {
+          this.set({ model: name, version: String(version), ...(namespace !== undefined ? { namespace } : {}) }, bytes);
+        }
       },
     });
     if (options.cpuIntervalMs > 0) this.#startCpuMetrics();
@@ -243,7 +249,7 @@ export class ServerMetrics {
           for (const { statistics, isResponseCacheEnabled } of source.models()) {
             if (isResponseCacheEnabled !== true) continue;
             const snapshot = statistics.snapshot();
-            this.inc({ model: snapshot.name, version: snapshot.version }, value(snapshot));
+            this.inc(labelsOf(statistics, snapshot), value(snapshot));
           }
         },
       });
@@ -316,9 +322,9 @@ export class ServerMetrics {
    * histograms on, a decoupled version's first-response histogram likewise (InitializeHistograms),
    * observed in whole milliseconds as Triton's InferenceResponse::UpdateResponseMetrics divides them.
    */
-  observerFor(model: string, version: number, settings: ModelMetricSettings): StatisticsObserver {
+  observerFor(model: ModelId, version: number, settings: ModelMetricSettings): StatisticsObserver {
     const { isResponseCacheEnabled, loadSeconds } = settings;
-    const labels = { model, version: String(version) };
+    const labels = { model: model.name, version: String(version), ...(model.namespace !== undefined ? { namespace: model.namespace } : {}) };
     // What close gives back, each once: a second close must not take another holder's series away.
     const releases: Array<() => void> = [];
     if (loadSeconds !== undefined) {

@@ -14,12 +14,16 @@ export interface VersionState {
 /** Everything known about one model folder: its versions, or why none could be considered. */
 export interface ModelEntry {
   readonly name: string;
+  /** `--model-namespacing`: the repository the model is in, as the server was given it (Triton's ModelIdentifier namespace). */
+  readonly namespace?: string;
   readonly modelDir: string;
   readonly versions: Map<number, VersionState>;
   /** Set when the model failed before any version could load (unreadable or invalid config, no backend). */
   error?: string;
   /** Not loaded on purpose: never asked for in EXPLICIT mode or with loading on demand, unloaded, or evicted. */
   isUnloaded?: boolean;
+  /** The key each model its load asked for (an ensemble's steps) was found under, by the name asked for: `--model-namespacing` links them again when models come and go (repository-manager.ts, #linkedKey). */
+  readonly links?: Map<string, string>;
   /** The status of a load that failed as a whole: INVALID_ARG (Triton's), or UNAVAILABLE when the budget refused it. */
   errorStatus?: 'INVALID_ARG' | 'UNAVAILABLE';
 }

@@ -93,3 +93,39 @@ test('requests in flight are counted over every loaded version, draining ones to
   assert.equal(models.inflightCount, 0);
   assert.equal(models.get('m'), undefined);
 });
+
+test('--model-namespacing: a name finds the one model of that name in any namespace, its key that model alone; several loaded are ambiguous', () => {
+  const namespaced = (namespace: string, name: string, versions: VersionState[], error?: string): [string, ModelEntry] => [
+    `${namespace}::${name}`,
+    { ...entry(name, versions, error), namespace, ...(error === 'unloaded' ? { isUnloaded: true } : {}) },
+  ];
+  const models = new ModelLookup();
+  for (const [key, model] of [
+    namespaced('/b', 'shared', [version('shared', 1, 'READY')]),
+    namespaced('/a', 'shared', [version('shared', 2, 'READY')]),
+    namespaced('/a', 'alone', [version('alone', 1, 'READY')]),
+    namespaced('/a', 'gone', [], 'unloaded'),
+    namespaced('/b', 'gone', [], 'unloaded'),
+  ] as const) {
+    models.set(key, model);
+  }
+  assert.equal(described(models.getModel('alone')), 'alone:1');
+  assert.equal(described(models.getModel('/b::shared')), 'shared:1');
+  assert.throws(() => models.getModel('shared'), {
+    status: 'INVALID_ARG',
+    message: "There are 2 identifiers of model 'shared' in global map, model namespace must be provided to resolve ambiguity. (Nereid: a request may name one of them as '/a::shared' or '/b::shared')",
+  });
+  assert.throws(() => models.getModel('gone'), { status: 'NOT_FOUND', message: "Identifier of model 'gone' is not found in global map (Nereid: none of the models of that name is loaded: '/a::gone', '/b::gone')" });
+  assert.throws(() => models.getModel('nothing'), { status: 'INVALID_ARG', message: "Request for unknown model: 'nothing' is not found" });
+  assert.deepEqual(models.keysNamed('shared').sort(), ['/a::shared', '/b::shared']);
+  // The index: by namespace, then name; a shared name twice.
+  assert.deepEqual(
+    models.index().map(({ name, version: number }) => `${name}:${number}`),
+    ['alone:1', 'gone:', 'shared:2', 'gone:', 'shared:1'],
+  );
+  models.set('/b::gone', { ...entry('gone', [version('gone', 4, 'READY')]), namespace: '/b' });
+  assert.equal(described(models.getModel('gone')), 'gone:4', 'once one of them loads, the name is that one');
+  models.delete('/b::shared');
+  assert.equal(described(models.getModel('shared')), 'shared:2');
+  assert.deepEqual(models.keysNamed('shared'), ['/a::shared']);
+});

@@ -30,23 +30,79 @@ function readyVersionsOf(entry: ModelEntry): Array<VersionState & { model: Model
 const unknownModel = (name: string): NereidError => new NereidError('INVALID_ARG', `Request for unknown model: '${name}' is not found`);
 
 /**
- * The models the repository knows, by name, and the answers read from them: which version serves a
+ * Triton's refusal of a name that models of several namespaces share (core FindModelIdentifier); Nereid
+ * adds the keys under which a request may name each of them.
+ */
+const ambiguousModel = (name: string, keys: readonly string[]): NereidError =>
+  new NereidError(
+    'INVALID_ARG',
+    `There are ${keys.length} identifiers of model '${name}' in global map, model namespace must be provided to resolve ambiguity. (Nereid: a request may name one of them as ${keys.map((key) => `'${key}'`).join(' or ')})`,
+  );
+
+/**
+ * The models the repository knows, by key, and the answers read from them: which version serves a
  * request, which are ready, the repository index. The repository manager changes the entries; this
- * only reads them.
+ * only reads them. A key is the model's name, or with `--model-namespacing` `<namespace>::<name>`
+ * (model-id.ts); a request names a model by its name, which finds the one model of that name in any
+ * namespace (Triton's FindModelIdentifier), or by its key.
  */
 export class ModelLookup {
   readonly #entries = new Map<string, ModelEntry>();
+  /** The keys of the namespaced entries (those whose key is not their name), by name. */
+  readonly #keysByName = new Map<string, Set<string>>();
 
-  get(name: string): ModelEntry | undefined {
-    return this.#entries.get(name);
+  get(key: string): ModelEntry | undefined {
+    return this.#entries.get(key);
   }
 
-  set(name: string, entry: ModelEntry): void {
-    this.#entries.set(name, entry);
+  set(key: string, entry: ModelEntry): void {
+    this.#entries.set(key, entry);
+    if (key === entry.name) return;
+    let keys = this.#keysByName.get(entry.name);
+    if (keys === undefined) this.#keysByName.set(entry.name, (keys = new Set()));
+    keys.add(key);
   }
 
-  delete(name: string): void {
-    this.#entries.delete(name);
+  delete(key: string): void {
+    const entry = this.#entries.get(key);
+    this.#entries.delete(key);
+    const keys = entry === undefined ? undefined : this.#keysByName.get(entry.name);
+    if (keys === undefined) return;
+    keys.delete(key);
+    if (keys.size === 0) this.#keysByName.delete(entry!.name);
+  }
+
+  /**
+   * The key of the model a request names: its key, or the one namespaced model of that name. When
+   * several have it, those loaded (or loading, or failed) count, as Triton's global map holds them:
+   * one is the model, several are Triton's ambiguity error, none (all unloaded) Triton's NOT_FOUND.
+   * Undefined for an unknown name.
+   */
+  find(name: string): string | undefined {
+    if (this.#entries.has(name)) return name;
+    const keys = this.#keysByName.get(name);
+    if (keys === undefined) return undefined;
+    if (keys.size === 1) return keys.values().next().value;
+    const loaded = [...keys].filter((key) => this.#entries.get(key)!.isUnloaded !== true);
+    if (loaded.length > 1) throw ambiguousModel(name, loaded.sort());
+    if (loaded.length === 0) {
+      const known = [...keys].sort().map((key) => `'${key}'`).join(', ');
+      throw new NereidError('NOT_FOUND', `Identifier of model '${name}' is not found in global map (Nereid: none of the models of that name is loaded: ${known})`);
+    }
+    return loaded[0];
+  }
+
+  /** The keys of every model of that name: the name itself, and those of its namespaced models. */
+  keysNamed(name: string): string[] {
+    return [...(this.#entries.has(name) ? [name] : []), ...(this.#keysByName.get(name) ?? [])];
+  }
+
+  /** The entry of the model a request names (see find). */
+  #named(name: string): ModelEntry | undefined {
+    const entry = this.#entries.get(name);
+    if (entry !== undefined || this.#keysByName.size === 0) return entry;
+    const key = this.find(name);
+    return key === undefined ? undefined : this.#entries.get(key);
   }
 
   entries(): IterableIterator<ModelEntry> {
@@ -58,7 +114,7 @@ export class ModelLookup {
    * Throws Triton's errors: unknown model INVALID_ARG, unknown version NOT_FOUND, not ready UNAVAILABLE.
    */
   getModel(name: string, version?: number): Model {
-    const entry = this.#entries.get(name);
+    const entry = this.#named(name);
     if (entry === undefined) throw unknownModel(name);
     if (version === undefined) {
       // Found without sorting or copying: this runs for every request.
@@ -84,14 +140,15 @@ export class ModelLookup {
    */
   readyModels(name?: string, version?: number): Model[] {
     if (name !== undefined && version !== undefined) return [this.getModel(name, version)];
-    if (name !== undefined && !this.#entries.has(name)) throw unknownModel(name);
-    const entries = name === undefined ? this.#sortedEntries() : [this.#entries.get(name)!];
+    const named = name === undefined ? undefined : this.#named(name);
+    if (name !== undefined && named === undefined) throw unknownModel(name);
+    const entries = named === undefined ? this.#sortedEntries() : [named];
     return entries.flatMap((entry) => readyVersionsOf(entry).map((state) => state.model));
   }
 
   /** Versions of a model that are READY, ascending. */
   readyVersions(name: string): number[] {
-    const entry = this.#entries.get(name);
+    const entry = this.#named(name);
     return entry === undefined ? [] : readyVersionsOf(entry).map((state) => state.version);
   }
 
@@ -116,7 +173,7 @@ export class ModelLookup {
       .filter((entry) => entry.state !== 'READY');
   }
 
-  /** Triton's repository index: one entry per model version, sorted by name then version. */
+  /** Triton's repository index: one entry per model version, sorted by namespace, name, then version (a name in two namespaces is listed twice, without its namespace, as Triton lists it). */
   index(): RepositoryIndexEntry[] {
     return this.#sortedEntries().flatMap(indexEntries);
   }
@@ -130,7 +187,8 @@ export class ModelLookup {
     return count;
   }
 
+  /** By namespace, then name, as Triton's set of ModelIdentifier orders them. */
   #sortedEntries(): ModelEntry[] {
-    return [...this.#entries.values()].sort((a, b) => a.name.localeCompare(b.name));
+    return [...this.#entries.values()].sort((a, b) => (a.namespace ?? '').localeCompare(b.namespace ?? '') || a.name.localeCompare(b.name));
   }
 }

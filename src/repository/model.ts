@@ -6,6 +6,7 @@ import { backendSpecOf, loadModelSpec } from '../config/model-spec.js';
 import { responseCacheRefusal } from '../config/response-cache-refusal.js';
 import type { InferRequest } from '../kernel/infer-request.js';
 import { NereidError } from '../kernel/errors.js';
+import { modelKey } from '../kernel/model-id.js';
 import type { ModelSpec } from '../kernel/model-spec.js';
 import type { Tensor } from '../kernel/tensor.js';
 import { type ModelMetricSettings, ModelStatistics, type StatisticsObserver } from '../metrics/model-statistics.js';
@@ -84,14 +85,14 @@ export class Model {
     this.config = config;
     this.spec = spec;
     const isResponseCacheEnabled = responseCache !== undefined && config.responseCache?.enable === true;
-    this.statistics = new ModelStatistics(spec.name, spec.version, observerFor?.({ isResponseCacheEnabled, isDecoupled: spec.isDecoupled }));
+    this.statistics = new ModelStatistics(spec.name, spec.version, observerFor?.({ isResponseCacheEnabled, isDecoupled: spec.isDecoupled }), spec.namespace);
     this.#backendModel = backendModel;
     this.#instances = instances;
     const scheduler = backendModel.createScheduler?.(this.statistics) ?? createScheduler(config, new InstancePool(instances), this.statistics, scheduling);
     // Validation refuses the cache for decoupled models and sequence batching, as Triton does, and
     // `load` for an ensemble with a decoupled step.
     this.#scheduler = isResponseCacheEnabled
-      ? new CachingScheduler({ scheduler, cache: responseCache, statistics: this.statistics, version: spec.version, loadId: responseCache.isShared ? 0 : nextLoadId++ })
+      ? new CachingScheduler({ scheduler, cache: responseCache, statistics: this.statistics, model: modelKey(spec), version: spec.version, loadId: responseCache.isShared ? 0 : nextLoadId++ })
       : scheduler;
   }
 
@@ -114,7 +115,8 @@ export class Model {
         ? undefined
         : (settings: ModelMetricSettings) =>
             makeObserver({ ...settings, ...(firstResponseBucketsMs !== undefined ? { firstResponseBucketsMs } : {}), loadSeconds: (performance.now() - loadStartMs) / 1000 });
-    const spec = await loadModelSpec(config, files.version, files.modelDir);
+    const loaded = await loadModelSpec(config, files.version, files.modelDir);
+    const spec = files.namespace === undefined ? loaded : { ...loaded, namespace: files.namespace };
     const stateSpecs = await loadStateSpecs(config, files.modelDir);
     const loading = backend.loadModel(files, config, backendSpecOf(config, spec), context);
     let backendModel: BackendModel;

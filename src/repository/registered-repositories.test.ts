@@ -18,7 +18,7 @@ test("a registered repository's mapped folder is known by its mapped name only; 
   await registered.register(first, new Map([['sm_model', 'model']]), ['/startup']);
   assert.equal(registered.folderOf('sm_model'), join(first, 'model'));
   assert.equal(registered.isMapped(join(first, 'model')), true);
-  const scan = registered.applyTo(new Map([['model', [join(first, 'model')]], ['other', [join(first, 'other')]]]));
+  const scan = registered.applyTo(first, new Map([['model', [join(first, 'model')]], ['other', [join(first, 'other')]]]));
   assert.deepEqual(Object.fromEntries(scan), { other: [join(first, 'other')], sm_model: [join(first, 'model')] });
   await assert.rejects(registered.register(first, new Map(), []), { status: 'ALREADY_EXISTS', message: `model repository '${first}' has already been registered` });
   await assert.rejects(registered.register('/startup', new Map(), ['/startup']), { status: 'INVALID_ARG', message: "failed to register '/startup', repository not found" });

@@ -62,16 +62,17 @@ export class RegisteredRepositories {
     return false;
   }
 
-  /** A scan of every repository (model name → folders) with the mapped folders under their mapped names instead of their own. */
-  applyTo(found: Map<string, string[]>): Map<string, string[]> {
+  /**
+   * One repository's scan (model name → folders) with every mapped folder left out, and, for a registered
+   * repository, its mapped folders under their mapped names instead of their own.
+   */
+  applyTo(repository: string, found: Map<string, string[]>): Map<string, string[]> {
     for (const [name, folders] of found) {
       const unmapped = folders.filter((folder) => !this.isMapped(folder));
       if (unmapped.length === 0) found.delete(name);
       else found.set(name, unmapped);
     }
-    for (const mapping of this.#repositories.values()) {
-      for (const [name, folder] of mapping) found.set(name, [...(found.get(name) ?? []), folder]);
-    }
+    for (const [name, folder] of this.#repositories.get(repository) ?? []) found.set(name, [...(found.get(name) ?? []), folder]);
     return found;
   }
 }

@@ -27,6 +27,7 @@ import { abortable } from '../util/abortable.js';
 import { RegisteredRepositories } from './registered-repositories.js';
 import { RepositoryPoller } from './repository-poller.js';
 import { findModelFolders, findVersions, fingerprintFolders, scanRepositories } from './repository-scan.js';
+import { type ModelId, type ScannedModel, modelKey } from '../kernel/model-id.js';
 import { selectVersions } from './version-policy.js';
 import type { ModelControlMode } from '../config/server-options.js';
 import type { RateLimiter } from '../scheduling/rate-limiter.js';
@@ -39,6 +40,13 @@ const duplicateNameMessage = (name: string, dirs: readonly string[]): string =>
 
 export interface RepositoryOptions {
   readonly repositoryPaths: readonly string[];
+  /**
+   * `--model-namespacing`: models of the same name in different repositories are different models,
+   * each in its repository's namespace (Triton's ModelIdentifier). Off: a name is one model.
+   */
+  readonly isModelNamespacing?: boolean;
+  /** The namespace of each of `repositoryPaths`, by position: the repository as the server was given it (an object-storage path, for a local copy). */
+  readonly repositoryNamespaces?: readonly string[];
   readonly controlMode: ModelControlMode;
   /** EXPLICIT mode: the models to load at start-up (`--load-model`); `*` means all. */
   readonly startupModels: readonly string[];
@@ -48,7 +56,7 @@ export interface RepositoryOptions {
   readonly context: BackendContext;
   readonly logger: Logger;
   /** Who else sees each loaded version's requests and executions (the metrics). */
-  readonly observerFor?: (modelName: string, version: number, settings: ModelMetricSettings) => StatisticsObserver;
+  readonly observerFor?: (model: ModelId, version: number, settings: ModelMetricSettings) => StatisticsObserver;
   /** Times the POLL mode's passes; the system clock unless a test drives it. */
   readonly clock?: Clock;
   /**
@@ -147,6 +155,8 @@ export class RepositoryManager {
   readonly #loadedAsDependency = new Set<string>();
   /** EXPLICIT mode: each model's folders as they were (fingerprintFolders) when it was last loaded from them. */
   readonly #loadedPrints = new Map<string, string>();
+  /** `--model-namespacing`: what each key the scans found stands for (a key without one is a name: model-id.ts). */
+  readonly #ids = new Map<string, ModelId>();
 
   constructor(options: RepositoryOptions) {
     this.#options = options;
@@ -167,42 +177,68 @@ export class RepositoryManager {
     this.#poller = new RepositoryPoller({
       clock,
       logger: options.logger,
-      scan: () => this.#scan(),
+      scan: async () => new Map([...(await this.#scan())].map(([key, model]) => [key, model.dirs])),
       fingerprint: fingerprintFolders,
-      reload: (name, dirs) =>
-        this.#mutex.run(name, async () => {
+      reload: (key, dirs) =>
+        this.#mutex.run(key, async () => {
           // With loading on demand a model not loaded stays so: the next request loads the new files.
-          if (options.isLoadOnDemand === true && !hasReadyVersion(this.#models.get(name))) {
-            this.#failedLoads.forget(name);
-            this.#models.set(name, unloadedEntry(name, dirs[0]!));
+          if (options.isLoadOnDemand === true && !hasReadyVersion(this.#models.get(key))) {
+            this.#failedLoads.forget(key);
+            this.#models.set(key, unloadedEntry(this.#idOf(key), dirs[0]!));
             return 'listed';
           }
-          await this.#replace(name, dirs, { isUploaded: false, origin: 'poll' });
+          await this.#replace(key, dirs, { isUploaded: false, origin: 'poll' });
           return 'loaded';
         }),
-      remove: (name) =>
-        this.#mutex.run(name, async () => {
-          const entry = this.#models.get(name);
-          this.#models.delete(name);
-          this.#budget.forget(name);
-          this.#failedLoads.forget(name);
+      remove: (key) =>
+        this.#mutex.run(key, async () => {
+          const entry = this.#models.get(key);
+          this.#models.delete(key);
+          this.#budget.forget(key);
+          this.#failedLoads.forget(key);
           if (entry !== undefined) await unloadVersions(entry, this.#drainOptions());
         }),
+      ...(options.isModelNamespacing === true ? { afterChanges: () => this.#relinkEnsembles('poll') } : {}),
     });
   }
 
-  async #scan(): Promise<Map<string, string[]>> {
+  get #isNamespacing(): boolean {
+    return this.#options.isModelNamespacing === true;
+  }
+
+  /** What a key stands for: the model the scans found under it, or the model of that name (keys without a namespace). */
+  #idOf(key: string): ModelId {
+    return this.#ids.get(key) ?? { name: key };
+  }
+
+  /**
+   * Every model folder of the repositories, by key (model-id.ts): by name, or with namespacing by
+   * namespace and name. A repository the server started with that cannot be read throws; a registered
+   * one whose folder went away is skipped (its models cannot load), not every load failed.
+   */
+  async #scan(): Promise<Map<string, ScannedModel>> {
     await this.#options.syncRepositories?.();
-    const found = await scanRepositories(this.#options.repositoryPaths);
-    // A registered repository whose folder went away is skipped (its models cannot load), not every load failed.
+    const { repositoryPaths, repositoryNamespaces, logger } = this.#options;
+    const models = new Map<string, ScannedModel>();
+    const add = (repository: string, namespace: string, found: Map<string, string[]>): void => {
+      for (const [name, dirs] of this.#registered.applyTo(repository, found)) {
+        const id: ModelId = this.#isNamespacing ? { name, namespace } : { name };
+        const key = modelKey(id);
+        const known = models.get(key);
+        if (known !== undefined) known.dirs.push(...dirs);
+        else models.set(key, { ...id, dirs: [...dirs] });
+        if (this.#isNamespacing) this.#ids.set(key, id);
+      }
+    };
+    for (const [index, repository] of repositoryPaths.entries()) add(repository, repositoryNamespaces?.[index] ?? repository, await scanRepositories([repository]));
     for (const repository of this.#registered.paths) {
       const inside = await scanRepositories([repository]).catch((error: Error) => {
-        this.#options.logger.warning('repository', error.message);
+        logger.warning('repository', error.message);
         return new Map<string, string[]>();
       });
-      for (const [name, dirs] of inside) found.set(name, [...(found.get(name) ?? []), ...dirs]);
+      add(repository, repository, inside);
     }
-    return this.#registered.applyTo(found);
+    return models;
   }
 
   /**
@@ -215,18 +251,21 @@ export class RepositoryManager {
     const isLoadedAtStart = (name: string): boolean =>
       controlMode === 'explicit' ? startupModels.includes('*') || startupModels.includes(name) : this.#options.isLoadOnDemand !== true;
     const found = await this.#scan();
-    const missing = controlMode === 'explicit' ? startupModels.filter((name) => name !== '*' && !found.has(name)) : [];
+    const names = new Set([...found.values()].map((model) => model.name));
+    const missing = controlMode === 'explicit' ? startupModels.filter((name) => name !== '*' && !names.has(name)) : [];
     for (const name of missing) {
       this.#options.logger.error('repository', `--load-model '${name}': no model folder of that name in the model repositories`);
     }
     // Every load is registered before any runs, so that an ensemble can wait for its composing models.
     await Promise.all(
-      [...found].map(([name, dirs]) =>
-        this.#mutex.run(name, async () => {
-          const print = controlMode === 'poll' || (controlMode === 'explicit' && isLoadedAtStart(name)) ? await fingerprintFolders(dirs) : '';
-          this.#models.set(name, isLoadedAtStart(name) ? await this.#loadAndSettle(name, dirs, 'startup') : unloadedEntry(name, dirs[0]!));
-          if (controlMode === 'poll') this.#poller.remember(name, print);
-          else if (controlMode === 'explicit' && isLoadedAtStart(name)) this.#loadedPrints.set(name, print);
+      [...found].map(([key, model]) =>
+        this.#mutex.run(key, async () => {
+          const { dirs } = model;
+          const isLoaded = isLoadedAtStart(model.name);
+          const print = controlMode === 'poll' || (controlMode === 'explicit' && isLoaded) ? await fingerprintFolders(dirs) : '';
+          this.#models.set(key, isLoaded ? await this.#loadAndSettle(key, dirs, 'startup') : unloadedEntry(model, dirs[0]!));
+          if (controlMode === 'poll') this.#poller.remember(key, print);
+          else if (controlMode === 'explicit' && isLoaded) this.#loadedPrints.set(key, print);
         }),
       ),
     );
@@ -237,20 +276,28 @@ export class RepositoryManager {
    * new versions fully before they replace the old ones, which finish the requests they have accepted;
    * if the new load fails, the old versions keep serving. Calls for one model run one at a time.
    */
-  loadModel(name: string, override?: LoadOverride): Promise<void> {
-    return this.#loadExplicitly(name, override, false);
-  }
-
-  /** EXPLICIT mode's load; `isDependency`: for an ensemble that runs the model, so nothing to do once it is ready. */
-  #loadExplicitly(name: string, override: LoadOverride | undefined, isDependency: boolean): Promise<void> {
+  async loadModel(name: string, override?: LoadOverride): Promise<void> {
     this.#checkExplicit('load');
     validateModelName('load', name);
+    // Files sent with the load make a model without a namespace, as in Triton.
+    if (!this.#isNamespacing || (override !== undefined && override.files.size > 0)) return this.#loadExplicitly(name, override, false);
+    // With namespacing, every model of that name loads, in each namespace, with the same config if one is given (Triton's Poll).
+    const keys = [...(await this.#scan())].filter(([, model]) => model.name === name).map(([key]) => key);
+    if (keys.length === 0) throw modelNotPolledError(name, `no model folder of that name in ${this.#options.repositoryPaths.join(', ')}`);
+    const outcomes = await Promise.allSettled(keys.map((key) => this.#loadExplicitly(key, override, false)));
+    const failures = outcomes.filter((outcome) => outcome.status === 'rejected').map((outcome) => outcome.reason as NereidError);
+    // Triton's one line per namespace that failed, each `load failed for model '<namespace>::<name>': ...`.
+    if (failures.length > 0) throw new NereidError(failures[0]!.status, failures.map((error) => error.message).join(''));
+  }
+
+  /** EXPLICIT mode's load of one key; `isDependency`: for an ensemble that runs the model, so nothing to do once it is ready. */
+  #loadExplicitly(name: string, override: LoadOverride | undefined, isDependency: boolean): Promise<void> {
     return this.#mutex.run(name, async () => {
       if (isDependency && hasReadyVersion(this.#models.get(name))) return;
       // Override files make a model folder of their own, in a private place; otherwise the repository's.
       const isUploaded = override !== undefined && override.files.size > 0;
       if (isUploaded && !this.#options.isModelCodeUploadAllowed) refuseCodeFiles(override.files);
-      const dirs = isUploaded ? [await writeOverrideFiles(name, override.files)] : (await this.#scan()).get(name);
+      const dirs = isUploaded ? [await writeOverrideFiles(name, override.files)] : (await this.#scan()).get(name)?.dirs;
       if (dirs === undefined) {
         throw modelNotPolledError(name, `no model folder of that name in ${this.#options.repositoryPaths.join(', ')}`);
       }
@@ -258,7 +305,7 @@ export class RepositoryManager {
       // version serves, loaded from folders unchanged since, stays as it is (qa/L0_metrics: its load time too).
       const isFromRepository = !isUploaded && override?.configJson === undefined;
       const print = isFromRepository ? await fingerprintFolders(dirs) : undefined;
-      if (print !== undefined && print === this.#loadedPrints.get(name) && isFullyReady(this.#models.get(name))) {
+      if (print !== undefined && print === this.#loadedPrints.get(name) && isFullyReady(this.#models.get(name)) && (await this.#isLinkedAsNow(this.#models.get(name)!))) {
         this.#options.logger.verbose(1, 'repository', `'${name}' is unchanged since its load: not loaded again`);
       } else {
         this.#loadedPrints.delete(name);
@@ -276,7 +323,8 @@ export class RepositoryManager {
    * failed load rejects each of them with its reason. Each request makes its model the most recently
    * used. A model in no repository is left to getModel's error.
    */
-  async prepareModel(name: string): Promise<void> {
+  async prepareModel(requested: string): Promise<void> {
+    const name = this.#keyOf(requested);
     // Without --max-loaded-models or --model-memory-budget nothing is ever evicted: no lease, no
     // recency to keep, and no macrotask per request.
     if (!this.#isEvicting) return this.#demandLoad(name);
@@ -318,13 +366,23 @@ export class RepositoryManager {
     return load;
   }
 
+  /**
+   * The key of the model a request names: the name itself without namespacing; with it, the key of the
+   * one model of that name (throwing Triton's ambiguity error when there are several), or the name when
+   * no model has it (left to getModel's error).
+   */
+  #keyOf(name: string): string {
+    return this.#isNamespacing ? (this.#models.find(name) ?? name) : name;
+  }
+
   /** Loads a model for a request, unless it is ready by then; a model in no repository is left to getModel's error. */
   #loadOnDemand(name: string): Promise<void> {
     return this.#mutex.run(name, async () => {
       if (hasReadyVersion(this.#models.get(name))) return;
       const mapped = this.#registered.folderOf(name);
-      const dirs =
-        mapped !== undefined
+      const dirs = this.#isNamespacing
+        ? ((await this.#scan()).get(name)?.dirs ?? [])
+        : mapped !== undefined
           ? [mapped]
           : (await findModelFolders([...this.#options.repositoryPaths, ...this.#registered.paths], name)).filter((dir) => !this.#registered.isMapped(dir));
       if (dirs.length === 0) return;
@@ -401,7 +459,10 @@ export class RepositoryManager {
   async unloadModel(name: string, options: UnloadOptions = {}): Promise<void> {
     this.#checkExplicit('unload');
     validateModelName('unload', name);
-    let pending = await this.#mutex.run(name, () => this.#unloadNow(name));
+    // With namespacing, the models of that name in every namespace (Triton's global map).
+    const keys = this.#isNamespacing ? this.#models.keysNamed(name) : [name];
+    let pending: string[] = [];
+    for (const key of keys) pending.push(...(await this.#mutex.run(key, () => this.#unloadNow(key))));
     if (options.unloadDependents !== true) return;
     while (pending.length > 0) {
       const next: string[] = [];
@@ -424,7 +485,7 @@ export class RepositoryManager {
     await unloadVersions(entry, this.#drainOptions());
     this.#budget.forget(name);
     this.#loadedAsDependency.delete(name);
-    this.#models.set(name, unloadedEntry(name, entry.modelDir));
+    this.#models.set(name, unloadedEntry(entry, entry.modelDir));
     this.#options.logger.info('repository', `successfully unloaded '${name}'`);
     return dependencies;
   }
@@ -436,7 +497,9 @@ export class RepositoryManager {
    * demand too (and are unloaded only after it). Models waiting for each other in a circle are refused.
    * The requester's load slot is free during the wait.
    */
-  async #requireModel(requester: string, name: string, version?: number): Promise<ModelSpec> {
+  async #requireModel(requester: string, links: Map<string, string>, asked: string, version?: number): Promise<ModelSpec> {
+    const name = this.#isNamespacing ? this.#linkedKey(requester, asked, await this.#scan()) : asked;
+    links.set(asked, name);
     if (this.#dependencies.isWaitingFor(name, requester)) {
       throw new NereidError('INVALID_ARG', `models '${requester}' and '${name}' depend on each other; expected the models an ensemble runs not to run the ensemble`);
     }
@@ -449,7 +512,7 @@ export class RepositoryManager {
         // A repository registered since (SageMaker's multi-model endpoint) may hold a model of the same name
         // as one already serving: an ensemble from it must not run the other one's.
         const scanned = this.#registered.paths.length > 0 ? await this.#scan() : undefined;
-        const dirs = scanned?.get(name) ?? [];
+        const dirs = scanned?.get(name)?.dirs ?? [];
         if (dirs.length > 1) throw new NereidError('INVALID_ARG', duplicateNameMessage(name, dirs));
         const entry = this.#models.get(name);
         if (hasReadyVersion(entry)) return;
@@ -465,8 +528,57 @@ export class RepositoryManager {
     }
   }
 
-  #loadContext(requester: string): LoadContext {
-    return { ...this.#options.context, requireModel: (name, version) => this.#requireModel(requester, name, version) };
+  /**
+   * With namespacing, the key of the model an ensemble's step names, as Triton's ConnectDependencyGraph
+   * links it: the model of that name in the ensemble's namespace, or else the only one of that name in
+   * any namespace; several elsewhere, or none, is Triton's error.
+   */
+  #linkedKey(requester: string, name: string, scanned: ReadonlyMap<string, ScannedModel>): string {
+    const { namespace } = this.#idOf(requester);
+    const own = modelKey(namespace === undefined ? { name } : { name, namespace });
+    if (scanned.has(own)) return own;
+    const elsewhere = [...scanned].filter(([, model]) => model.name === name).map(([key]) => key);
+    if (elsewhere.length === 1) return elsewhere[0]!;
+    throw new NereidError('INVALID_ARG', `ensemble ${requester} contains models that are not available or ambiguous: ${name}`);
+  }
+
+  /** Whether each model a loaded model runs is still the one its steps' names would find now (always, without namespacing). */
+  async #isLinkedAsNow(entry: ModelEntry, scan?: ReadonlyMap<string, ScannedModel>): Promise<boolean> {
+    if (!this.#isNamespacing || entry.links === undefined || entry.links.size === 0) return true;
+    const scanned = scan ?? (await this.#scan());
+    const key = modelKey(entry);
+    return [...entry.links].every(([name, linked]) => {
+      try {
+        return this.#linkedKey(key, name, scanned) === linked;
+      } catch {
+        return false;
+      }
+    });
+  }
+
+  /**
+   * POLL mode with namespacing, after models appeared or went: reloads each loaded model whose steps
+   * would now find other models, as Triton re-links and reloads its ensembles (an ensemble running
+   * another namespace's model turns to its own namespace's once one appears, and back when it goes).
+   */
+  async #relinkEnsembles(origin: LoadOrigin): Promise<void> {
+    const scanned = await this.#scan();
+    for (const entry of [...this.#models.entries()]) {
+      if (!hasReadyVersion(entry) || (await this.#isLinkedAsNow(entry, scanned))) continue;
+      const key = modelKey(entry);
+      await this.#mutex.run(key, async () => {
+        try {
+          await this.#replace(key, [entry.modelDir], { isUploaded: false, origin });
+          this.#options.logger.info('repository', `reloaded '${key}': a model it runs was added or removed`);
+        } catch (error) {
+          this.#options.logger.error('repository', `failed to reload '${key}' after a model it runs was added or removed: ${(error as Error).message}`);
+        }
+      });
+    }
+  }
+
+  #loadContext(requester: string, links: Map<string, string>): LoadContext {
+    return { ...this.#options.context, requireModel: (name, version) => this.#requireModel(requester, links, name, version) };
   }
 
   #drainOptions(): CloseOptions {
@@ -505,7 +617,8 @@ export class RepositoryManager {
     const { configJson } = source;
     const { logger, loadTimeoutMs } = this.#options;
     const modelDir = dirs[0]!;
-    const entry: ModelEntry = { name, modelDir, versions: new Map() };
+    const id = this.#idOf(name);
+    const entry: ModelEntry = { name: id.name, ...(id.namespace !== undefined ? { namespace: id.namespace } : {}), modelDir, versions: new Map(), links: new Map() };
     let reservation: Reservation | undefined;
     if (dirs.length > 1) {
       entry.error = duplicateNameMessage(name, dirs);
@@ -524,7 +637,7 @@ export class RepositoryManager {
       const newest = available.length > 0 ? Math.max(...available) : undefined;
       const { config, backend } = await abortable(
         prepareModelConfig({
-          name,
+          name: id.name,
           modelDir,
           version: newest,
           versionDir: newest === undefined ? undefined : join(modelDir, String(newest)),
@@ -558,11 +671,11 @@ export class RepositoryManager {
           const versionDir = join(modelDir, String(version));
           const load = (): Promise<Model> =>
             Model.load({
-              files: { modelName: name, modelDir, version, versionDir },
+              files: { modelName: id.name, ...(id.namespace !== undefined ? { namespace: id.namespace } : {}), modelDir, version, versionDir },
               config,
               backend,
-              context: this.#loadContext(name),
-              ...(observerFor !== undefined ? { observerFor: (settings: ModelMetricSettings) => observerFor(name, version, settings) } : {}),
+              context: this.#loadContext(name, entry.links!),
+              ...(observerFor !== undefined ? { observerFor: (settings: ModelMetricSettings) => observerFor(id, version, settings) } : {}),
               maxInputBytes: this.#options.maxInputBytes,
               signal,
               ...(this.#options.responseCache !== undefined ? { responseCache: this.#options.responseCache } : {}),
@@ -616,7 +729,8 @@ export class RepositoryManager {
    * prepareModel and getModel in one step, for a request about to be enqueued in the same step (so no
    * eviction can come between): undefined when the model is to be loaded on demand first.
    */
-  getModelNow(name: string, version?: number): Model | undefined {
+  getModelNow(requested: string, version?: number): Model | undefined {
+    const name = this.#keyOf(requested);
     if (this.#options.isLoadOnDemand === true && !hasReadyVersion(this.#models.get(name))) return undefined;
     const model = this.#models.getModel(name, version);
     if (this.#isEvicting) this.#budget.touch(name);
@@ -667,9 +781,11 @@ export class RepositoryManager {
   }
 
   /** The estimated memory of each loaded version (memory-estimate.ts), as the budget counts it. */
-  memoryEstimates(): Array<{ readonly name: string; readonly version: number; readonly bytes: number }> {
+  memoryEstimates(): Array<{ readonly name: string; readonly namespace?: string; readonly version: number; readonly bytes: number }> {
     return [...this.#models.entries()].flatMap((entry) =>
-      [...entry.versions.values()].filter(isReadyVersion).map((state) => ({ name: entry.name, version: state.version, bytes: state.memoryBytes ?? 0 })),
+      [...entry.versions.values()]
+        .filter(isReadyVersion)
+        .map((state) => ({ name: entry.name, ...(entry.namespace !== undefined ? { namespace: entry.namespace } : {}), version: state.version, bytes: state.memoryBytes ?? 0 })),
     );
   }
 
@@ -697,6 +813,6 @@ function isFullyReady(entry: ModelEntry | undefined): boolean {
 }
 
 /** A model found in a repository and not loaded (EXPLICIT mode, or loading on demand), as the index lists it. */
-function unloadedEntry(name: string, modelDir: string): ModelEntry {
-  return { name, modelDir, versions: new Map(), error: 'unloaded', isUnloaded: true };
+function unloadedEntry(id: ModelId, modelDir: string): ModelEntry {
+  return { name: id.name, ...(id.namespace !== undefined ? { namespace: id.namespace } : {}), modelDir, versions: new Map(), error: 'unloaded', isUnloaded: true };
 }

@@ -16,6 +16,8 @@ export interface RepositoryPollerOptions {
   reload(name: string, dirs: readonly string[]): Promise<'loaded' | 'listed'>;
   /** Unloads a model whose folders are gone. */
   remove(name: string): Promise<void>;
+  /** After a poll that loaded, reloaded or unloaded models (never throws): `--model-namespacing` re-links the ensembles. */
+  afterChanges?(): Promise<void>;
 }
 
 /**
@@ -88,10 +90,12 @@ export class RepositoryPoller {
         }
       }),
     );
-    for (const name of [...this.#fingerprints.keys()].filter((name) => !found.has(name))) {
+    const removed = [...this.#fingerprints.keys()].filter((name) => !found.has(name));
+    for (const name of removed) {
       this.#fingerprints.delete(name);
       await remove(name);
       logger.info('repository', `poll: unloaded '${name}', whose folder is gone`);
     }
+    if (changed.length + removed.length > 0) await this.#options.afterChanges?.();
   }
 }

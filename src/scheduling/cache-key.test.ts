@@ -12,8 +12,8 @@ const base: InferRequest = {
     { name: 'B', dataType: 'BYTES', shape: [1], data: [new TextEncoder().encode('xy')] },
   ],
 };
-const key = (request: Partial<InferRequest>, version = 1, loadId = 1, isShared = false): string =>
-  responseCacheKey({ ...base, ...request }, { version, loadId, isShared });
+const key = (request: Partial<InferRequest>, version = 1, loadId = 1, isShared = false, model = 'm'): string =>
+  responseCacheKey({ ...base, ...request }, { model, version, loadId, isShared });
 
 test('equal requests share a key whatever their id, input order, priority or timeout, in a local and a shared cache', () => {
   for (const isShared of [false, true]) {
@@ -31,15 +31,15 @@ test('a shared cache, and a request of more than 512 bytes of input, get a SHA-2
 
 test('the key changes with the model, version, load, any input byte, data type, shape, requested outputs and other parameters', () => {
   for (const isShared of [false, true]) {
-    const keys = variants((request, version, loadId) => key(request, version, loadId, isShared));
+    const keys = variants((request, version, loadId, model) => key(request, version, loadId, isShared, model));
     assert.equal(new Set(keys).size, keys.length);
   }
 });
 
-function variants(key: (request: Partial<InferRequest>, version?: number, loadId?: number) => string): string[] {
+function variants(key: (request: Partial<InferRequest>, version?: number, loadId?: number, model?: string) => string): string[] {
   return [
     key({}),
-    key({ modelName: 'n' }),
+    key({}, 1, 1, 'n'),
     key({}, 2),
     key({}, 1, 2),
     key({ inputs: [{ ...base.inputs[0]!, data: new Float32Array([1, 3]) }, base.inputs[1]!] }),
@@ -54,3 +54,10 @@ function variants(key: (request: Partial<InferRequest>, version?: number, loadId
     key({ parameters: { 'scale:string:"2"': true } }),
   ];
 }
+
+test("the model's key, not the name the request used, is in the key: two namespaces' models of one name never share entries", () => {
+  for (const isShared of [false, true]) {
+    assert.equal(key({ modelName: '/repos/a::m' }, 1, 0, isShared, '/repos/a::m'), key({ modelName: 'm' }, 1, 0, isShared, '/repos/a::m'));
+    assert.notEqual(key({}, 1, 0, isShared, '/repos/a::m'), key({}, 1, 0, isShared, '/repos/b::m'));
+  }
+});

@@ -15,6 +15,8 @@ const SCHEDULING_PARAMETERS: ReadonlySet<string> = new Set(['priority', 'timeout
 const MAX_EXACT_INPUT_BYTES = 512;
 
 export interface ResponseCacheKeyOptions {
+  /** The model's key: its name, or with `--model-namespacing` `<namespace>::<name>` (kernel/model-id.ts), whatever name the request used. */
+  readonly model: string;
   readonly version: number;
   /** Tells this load of the version from earlier ones with the same number; 0 for a shared cache. */
   readonly loadId: number;
@@ -31,7 +33,7 @@ function* dataOf(input: Tensor): Iterable<Uint8Array> {
 }
 
 /**
- * The response cache key of a request to one model version: the model name and version, the load of
+ * The response cache key of a request to one model version: the model's key and version, the load of
  * that version (`loadId`), every input (sorted by name) with its data type, shape and bytes, the
  * outputs requested (in order: a hit answers them in the order of the miss it repeats), and the
  * request parameters other than priority and timeout.
@@ -47,10 +49,10 @@ function* dataOf(input: Tensor): Iterable<Uint8Array> {
  * number with other files (POLL mode, the load API): the old load's entries are then never hit again
  * and age out of the cache (0 for a cache shared between servers, where loads cannot be told apart).
  */
-export function responseCacheKey(request: InferRequest, { version, loadId, isShared }: ResponseCacheKeyOptions): string {
+export function responseCacheKey(request: InferRequest, { model, version, loadId, isShared }: ResponseCacheKeyOptions): string {
   const inputs = request.inputs.length > 1 ? [...request.inputs].sort(byName) : request.inputs;
   // Strings are JSON-quoted and every length written, so the text fixes every boundary.
-  let header = `${JSON.stringify(request.modelName)}:${version}:${loadId}`;
+  let header = `${JSON.stringify(model)}:${version}:${loadId}`;
   let dataBytes = 0;
   for (const input of inputs) {
     header += `|${JSON.stringify(input.name)}:${input.dataType}:${input.shape.join(',')}:`;

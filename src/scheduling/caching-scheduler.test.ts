@@ -42,7 +42,7 @@ function setUp(sizeBytes = 1024) {
   const inner = new DoublingScheduler(clock);
   const statistics = new ModelStatistics('m', 1);
   const cache = new ResponseCache(sizeBytes);
-  return { inner, statistics, cache, scheduler: new CachingScheduler({ scheduler: inner, cache, statistics, version: 1, loadId: 1, clock }) };
+  return { inner, statistics, cache, scheduler: new CachingScheduler({ scheduler: inner, cache, statistics, model: 'm', version: 1, loadId: 1, clock }) };
 }
 
 test('a repeated request is answered from the cache: counted as a success and a hit, not executed', async () => {
@@ -89,7 +89,7 @@ test('a hit answers with the response parameters the model set on the miss it re
     enqueue: async () => withResponseParameters([{ name: 'OUT', dataType: 'INT32', shape: [1], data: new Int32Array([7]) }], parameters),
     close: async () => {},
   };
-  const scheduler = new CachingScheduler({ scheduler: inner, cache: new ResponseCache(1024), statistics: new ModelStatistics('m', 1), version: 1, loadId: 1, clock });
+  const scheduler = new CachingScheduler({ scheduler: inner, cache: new ResponseCache(1024), statistics: new ModelStatistics('m', 1), model: 'm', version: 1, loadId: 1, clock });
   assert.deepEqual(responseParametersOf(await scheduler.enqueue(request(1))), parameters);
   const hit = await scheduler.enqueue(request(1));
   assert.deepEqual([...(hit[0]!.data as Int32Array)], [7]);
@@ -119,7 +119,7 @@ test("a cache whose lookups wait (Redis) answers nothing in the caller's step", 
   const clock = new FakeClock();
   const { statistics, cache } = setUp();
   const waiting = { isShared: true, lookup: async () => undefined, insert: async () => 'failed' as const, statistics: () => cache.statistics(), close: async () => {} };
-  const scheduler = new CachingScheduler({ scheduler: new DoublingScheduler(clock), cache: waiting, statistics, version: 1, loadId: 0, clock });
+  const scheduler = new CachingScheduler({ scheduler: new DoublingScheduler(clock), cache: waiting, statistics, model: 'm', version: 1, loadId: 0, clock });
   assert.equal(scheduler.canEnqueueNow, false);
   assert.equal(scheduler.enqueueNow(request(1)), undefined);
 });
@@ -137,7 +137,7 @@ test('enqueueWith, with a local cache before a scheduler that takes callbacks: a
   const inner = new CallbackScheduler(clock);
   const statistics = new ModelStatistics('m', 1);
   const cache = new ResponseCache(1024);
-  const scheduler = new CachingScheduler({ scheduler: inner, cache, statistics, version: 1, loadId: 1, clock });
+  const scheduler = new CachingScheduler({ scheduler: inner, cache, statistics, model: 'm', version: 1, loadId: 1, clock });
   const settled: Array<readonly Tensor[] | NereidError> = [];
   scheduler.enqueueWith!(request(6), (result) => settled.push(result));
   assert.equal(settled.length, 0, 'a miss waits for its execution');
@@ -162,5 +162,5 @@ test('enqueueWith is offered only where both sides allow it: not before a schedu
   const clock = new FakeClock();
   const { statistics, cache } = setUp();
   const waiting = { isShared: true, lookup: async () => undefined, insert: async () => 'failed' as const, statistics: () => cache.statistics(), close: async () => {} };
-  assert.equal(new CachingScheduler({ scheduler: new CallbackScheduler(clock), cache: waiting, statistics, version: 1, loadId: 0, clock }).enqueueWith, undefined);
+  assert.equal(new CachingScheduler({ scheduler: new CallbackScheduler(clock), cache: waiting, statistics, model: 'm', version: 1, loadId: 0, clock }).enqueueWith, undefined);
 });

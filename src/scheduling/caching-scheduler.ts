@@ -13,6 +13,8 @@ export interface CachingSchedulerOptions {
   readonly scheduler: Scheduler;
   readonly cache: ResponseCacheStore;
   readonly statistics: ModelStatistics;
+  /** The model's key (kernel/model-id.ts): two models of one name in different namespaces never share entries. */
+  readonly model: string;
   readonly version: number;
   /** Tells this load of the version from earlier ones with the same number (see responseCacheKey). */
   readonly loadId: number;
@@ -60,9 +62,9 @@ export class CachingScheduler implements Scheduler {
   async enqueue(request: InferRequest): Promise<readonly Tensor[]> {
     // A closing model answers nothing more, from the cache either: its scheduler gives the refusal.
     if (this.#isClosed) return this.#options.scheduler.enqueue(request);
-    const { cache, statistics, scheduler, version, loadId } = this.#options;
+    const { cache, statistics, scheduler, model, version, loadId } = this.#options;
     const startUs = this.#clock.nowUs();
-    const key = responseCacheKey(request, { version, loadId, isShared: cache.isShared });
+    const key = responseCacheKey(request, { model, version, loadId, isShared: cache.isShared });
     const cached = await cache.lookup(key);
     const lookupUs = this.#clock.nowUs() - startUs;
     if (cached !== undefined) {
@@ -90,9 +92,9 @@ export class CachingScheduler implements Scheduler {
       enqueueWith(request, settle);
       return;
     }
-    const { cache, statistics, version, loadId } = this.#options;
+    const { cache, statistics, model, version, loadId } = this.#options;
     const startUs = this.#clock.nowUs();
-    const key = responseCacheKey(request, { version, loadId, isShared: cache.isShared });
+    const key = responseCacheKey(request, { model, version, loadId, isShared: cache.isShared });
     // A local cache (the only kind given enqueueWith) looks up in this step.
     const cached = cache.lookup(key) as readonly Tensor[] | undefined;
     const lookupUs = this.#clock.nowUs() - startUs;
@@ -123,10 +125,10 @@ export class CachingScheduler implements Scheduler {
    * (nothing counted) on a miss, which `enqueue` then looks up again and runs.
    */
   enqueueNow(request: InferRequest): readonly Tensor[] | undefined {
-    const { cache, statistics, version, loadId } = this.#options;
+    const { cache, statistics, model, version, loadId } = this.#options;
     if (this.#isClosed || cache.lookupHit === undefined) return undefined;
     const startUs = this.#clock.nowUs();
-    const cached = cache.lookupHit(responseCacheKey(request, { version, loadId, isShared: cache.isShared }));
+    const cached = cache.lookupHit(responseCacheKey(request, { model, version, loadId, isShared: cache.isShared }));
     if (cached === undefined) return undefined;
     const lookupUs = this.#clock.nowUs() - startUs;
     statistics.recordCacheHit(lookupUs * 1000, lookupUs * 1000);

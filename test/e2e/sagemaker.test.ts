@@ -302,6 +302,29 @@ describe('the SageMaker front end', () => {
     });
   });
 
+  test("with --model-namespacing (the container script's default, as Triton's), two folders whose ensembles share step names load side by side", async () => {
+    const nereid = await startNereid(['--model-control-mode=explicit', '--model-namespacing=true', `--model-repository=${repository}`, `--sagemaker-mme-root=${mmeRoot}`], {});
+    try {
+      const post = (path: string, body: string, headers: Record<string, string> = {}): Promise<Response> => fetch(`${nereid.url}${path}`, { method: 'POST', body, headers });
+      assert.equal((await post('/models', JSON.stringify({ model_name: 'digits_pipeline', url: ensembleUrl }))).status, 200);
+      const second = await post('/models', JSON.stringify({ model_name: 'pipeline-b', url: secondEnsembleUrl }), { 'X-Amzn-SageMaker-Target-Model': 'digits_pipeline_b' });
+      assert.equal(second.status, 200, await second.text());
+      const image = JSON.stringify({ inputs: [{ name: 'IMAGE', datatype: 'UINT8', shape: [1, 8, 8], data: Array.from({ length: 64 }, (_, index) => (index % 8 === 3 ? 16 : 0)) }] });
+      const first = await post('/models/digits_pipeline/invoke', image);
+      const other = await post('/models/pipeline-b/invoke', image, { 'X-Amzn-SageMaker-Target-Model': 'digits_pipeline_b' });
+      assert.equal(first.status, 200);
+      assert.equal(other.status, 200);
+      const labels = async (response: Response): Promise<unknown> => ((await response.json()) as { outputs: Array<{ data: unknown[] }> }).outputs[0]!.data;
+      assert.deepEqual(await labels(other), await labels(first), 'the same models in both folders answer alike');
+      assert.equal((await fetch(`${nereid.url}/models/digits_pipeline`, { method: 'DELETE' })).status, 200);
+      const deleted = await fetch(`${nereid.url}/models/pipeline-b`, { method: 'DELETE', headers: { 'X-Amzn-SageMaker-Target-Model': 'digits_pipeline_b' } });
+      assert.equal(deleted.status, 200);
+      assert.deepEqual(await (await fetch(`${nereid.url}/models`)).json(), { models: [] });
+    } finally {
+      await nereid.stop();
+    }
+  });
+
   describe('SAGEMAKER_TRITON_INFERENCE_TYPE', () => {
     test('generate: /invocations answers with the generate extension', async () => {
       const nereid = await startNereid([`--model-repository=${repository}`], { SAGEMAKER_TRITON_DEFAULT_MODEL_NAME: 'sm_model', SAGEMAKER_TRITON_INFERENCE_TYPE: 'generate' });

@@ -1,6 +1,7 @@
 import type { ModelConfig } from '../../protocol/gen/model_config_pb.js';
 import type { DataType } from '../../protocol/data-type.js';
 import { NereidError } from '../../kernel/errors.js';
+import { modelKey } from '../../kernel/model-id.js';
 import type { ModelSpec } from '../../kernel/model-spec.js';
 
 /** One step of an ensemble, resolved against the model it runs. */
@@ -8,6 +9,8 @@ export interface PlanStep {
   /** Position in `ensemble_scheduling.step`, for messages. */
   readonly index: number;
   readonly modelName: string;
+  /** What the step's requests name: the model's name, or with namespacing the key of the model the step was linked to (model-id.ts). */
+  readonly modelKey: string;
   /** A fixed version, or undefined for the newest ready one (`model_version: -1`). */
   readonly modelVersion: number | undefined;
   /** Model input name ← ensemble tensor name. */
@@ -105,6 +108,7 @@ export async function planEnsemble(
     return {
       index,
       modelName: step.modelName,
+      modelKey: modelKey(model),
       modelVersion: step.modelVersion === -1n ? undefined : Number(step.modelVersion),
       inputs: Object.entries(step.inputMap).map(([modelInput, tensor]) => ({ modelInput, tensor })),
       outputs: Object.entries(step.outputMap).map(([modelOutput, tensor]) => ({ modelOutput, tensor })),

@@ -35,7 +35,7 @@ function setup(maxInflightRequests?: number): { scheduler: EnsembleScheduler; ca
   };
   const scheduler = new EnsembleScheduler({
     spec,
-    steps: [{ index: 0, modelName: 'inner', modelVersion: undefined, inputs: [{ modelInput: 'INPUT0', tensor: 'IN' }], outputs: [{ modelOutput: 'OUTPUT0', tensor: 'OUT' }], isDecoupled: false }],
+    steps: [{ index: 0, modelName: 'inner', modelKey: 'inner', modelVersion: undefined, inputs: [{ modelInput: 'INPUT0', tensor: 'IN' }], outputs: [{ modelOutput: 'OUTPUT0', tensor: 'OUT' }], isDecoupled: false }],
     caller,
     statistics: new ModelStatistics('pipe', 1),
     ...(maxInflightRequests !== undefined ? { maxInflightRequests } : {}),
@@ -106,8 +106,8 @@ test('a decoupled step: the step after it runs once per response, and each ensem
   const scheduler = new EnsembleScheduler({
     spec: streamSpec,
     steps: [
-      { index: 0, modelName: 'stream', modelVersion: undefined, inputs: [{ modelInput: 'X', tensor: 'IN' }], outputs: [{ modelOutput: 'WORDS', tensor: 'WORD' }], isDecoupled: true },
-      { index: 1, modelName: 'inner', modelVersion: undefined, inputs: [{ modelInput: 'INPUT0', tensor: 'WORD' }], outputs: [{ modelOutput: 'OUTPUT0', tensor: 'OUT' }], isDecoupled: false },
+      { index: 0, modelName: 'stream', modelKey: 'stream', modelVersion: undefined, inputs: [{ modelInput: 'X', tensor: 'IN' }], outputs: [{ modelOutput: 'WORDS', tensor: 'WORD' }], isDecoupled: true },
+      { index: 1, modelName: 'inner', modelKey: 'inner', modelVersion: undefined, inputs: [{ modelInput: 'INPUT0', tensor: 'WORD' }], outputs: [{ modelOutput: 'OUTPUT0', tensor: 'OUT' }], isDecoupled: false },
     ],
     caller,
     statistics: new ModelStatistics('pipe', 1),

@@ -219,7 +219,7 @@ export class EnsembleScheduler implements Scheduler {
     // A traced ensemble request traces each step as a child trace, as Triton does.
     const trace = request.trace?.child();
     const stepRequest: InferRequest = {
-      modelName: step.modelName,
+      modelName: step.modelKey,
       ...(step.modelVersion !== undefined ? { modelVersion: step.modelVersion } : {}),
       id: request.id,
       inputs,
