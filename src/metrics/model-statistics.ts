@@ -204,6 +204,7 @@ export class ModelStatistics {
     return {
       name: this.#name,
       version: this.#version,
+      ...(this.namespace !== undefined ? { namespace: this.namespace } : {}),
       lastInference: this.#lastInference,
       inferenceCount: this.#inferenceCount,
       executionCount: this.#executionCount,

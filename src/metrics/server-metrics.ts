@@ -39,8 +39,8 @@ export interface MetricsSource {
 
 /** The repository's loads and evictions, counted (issue 19). */
 export interface ModelLoadEvents {
-  onModelLoaded(name: string, reason: string): void;
-  onModelEvicted(name: string): void;
+  onModelLoaded(model: ModelId, reason: string): void;
+  onModelEvicted(model: ModelId): void;
 }
 
 export interface ServerMetricsOptions {
@@ -169,18 +169,19 @@ export class ServerMetrics {
     const loads = new Counter({
       name: 'nereid_model_loads_total',
       help: 'Models loaded, by why: startup, api (the repository API), poll (a folder changed) or on_demand (a request)',
-      labelNames: ['model', 'reason'],
+      labelNames: ['model', 'namespace', 'reason'],
       registers,
     });
     const evictions = new Counter({
       name: 'nereid_model_evictions_total',
       help: 'Models loaded on demand that were unloaded to stay within --max-loaded-models or --model-memory-budget',
-      labelNames: ['model'],
+      labelNames: ['model', 'namespace'],
       registers,
     });
+    const labels = ({ name, namespace }: ModelId): Record<string, string> => (namespace === undefined ? { model: name } : { model: name, namespace });
     this.repositoryEvents = {
-      onModelLoaded: (model, reason) => loads.inc({ model, reason }),
-      onModelEvicted: (model) => evictions.inc({ model }),
+      onModelLoaded: (model, reason) => loads.inc({ ...labels(model), reason }),
+      onModelEvicted: (model) => evictions.inc(labels(model)),
     };
     new Gauge({
       name: 'nereid_loaded_models',

@@ -44,6 +44,8 @@ export interface ResponseStatistics {
 export interface ModelStatistics {
   readonly name: string;
   readonly version: string;
+  /** In the server only: the model's namespace with `--model-namespacing`; Triton's statistics carry none, so no front end sends it. */
+  readonly namespace?: string;
   /** Milliseconds since the epoch of the last inference; 0 if none. */
   readonly lastInference: number;
   /** Inferences: a request of batch size n counts n. */

@@ -39,7 +39,7 @@ function setup(names: readonly string[], options: { busy?: readonly string[] } =
     leases,
     drainOptions: () => ({ drainTimeoutMs: 1000 }),
     logger: silentLogger,
-    events: { onModelEvicted: (name) => void log.push(`evicted ${name}`) },
+    events: { onModelEvicted: ({ name }) => void log.push(`evicted ${name}`) },
   });
   return { budget, models, mutex, leases, evictor, unloading, log };
 }

@@ -15,7 +15,7 @@ export interface ModelEvictorOptions {
   readonly leases: ModelLeases;
   readonly drainOptions: () => CloseOptions;
   readonly logger: Logger;
-  readonly events?: { onModelEvicted(name: string): void };
+  readonly events?: { onModelEvicted(model: ModelEntry): void };
 }
 
 /** True when no version of the model has a request queued or running. */
@@ -66,7 +66,7 @@ export class ModelEvictor {
           if (entry === undefined) return;
           await unloadVersions(entry, this.#options.drainOptions(), reason);
           logger.info('repository', `unloaded '${victim}' to load '${name}': ${reason}`);
-          events?.onModelEvicted(victim);
+          events?.onModelEvicted(entry);
         }),
       ),
     );

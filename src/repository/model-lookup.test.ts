@@ -129,3 +129,12 @@ test('--model-namespacing: a name finds the one model of that name in any namesp
   assert.equal(described(models.getModel('shared')), 'shared:2');
   assert.deepEqual(models.keysNamed('shared'), ['/a::shared']);
 });
+
+test('--model-namespacing: a model loaded from a request\'s files, without a namespace, is one more model of its name', () => {
+  const models = new ModelLookup();
+  models.set('m', { ...entry('m', [], 'unloaded'), isUnloaded: true });
+  models.set('/a::m', { ...entry('m', [version('m', 1, 'READY')]), namespace: '/a' });
+  assert.equal(described(models.getModel('m')), 'm:1', 'the unloaded one does not hide the loaded one');
+  models.set('m', entry('m', [version('m', 7, 'READY')]));
+  assert.throws(() => models.getModel('m'), { status: 'INVALID_ARG', message: /^There are 2 identifiers of model 'm' in global map, .* as '\/a::m' or 'm'\)$/ });
+});

@@ -33,7 +33,7 @@ const unknownModel = (name: string): NereidError => new NereidError('INVALID_ARG
  * Triton's refusal of a name that models of several namespaces share (core FindModelIdentifier); Nereid
  * adds the keys under which a request may name each of them.
  */
-const ambiguousModel = (name: string, keys: readonly string[]): NereidError =>
+export const ambiguousModel = (name: string, keys: readonly string[]): NereidError =>
   new NereidError(
     'INVALID_ARG',
     `There are ${keys.length} identifiers of model '${name}' in global map, model namespace must be provided to resolve ambiguity. (Nereid: a request may name one of them as ${keys.map((key) => `'${key}'`).join(' or ')})`,
@@ -79,11 +79,12 @@ export class ModelLookup {
    * Undefined for an unknown name.
    */
   find(name: string): string | undefined {
-    if (this.#entries.has(name)) return name;
-    const keys = this.#keysByName.get(name);
-    if (keys === undefined) return undefined;
-    if (keys.size === 1) return keys.values().next().value;
-    const loaded = [...keys].filter((key) => this.#entries.get(key)!.isUnloaded !== true);
+    const namespaced = this.#keysByName.get(name);
+    if (namespaced === undefined) return this.#entries.has(name) ? name : undefined;
+    // A model without a namespace (loaded from a load request's files) is one of them, as in Triton.
+    const keys = this.#entries.has(name) ? [name, ...namespaced] : [...namespaced];
+    if (keys.length === 1) return keys[0];
+    const loaded = keys.filter((key) => this.#entries.get(key)!.isUnloaded !== true);
     if (loaded.length > 1) throw ambiguousModel(name, loaded.sort());
     if (loaded.length === 0) {
       const known = [...keys].sort().map((key) => `'${key}'`).join(', ');
@@ -99,8 +100,7 @@ export class ModelLookup {
 
   /** The entry of the model a request names (see find). */
   #named(name: string): ModelEntry | undefined {
-    const entry = this.#entries.get(name);
-    if (entry !== undefined || this.#keysByName.size === 0) return entry;
+    if (this.#keysByName.size === 0) return this.#entries.get(name);
     const key = this.find(name);
     return key === undefined ? undefined : this.#entries.get(key);
   }

@@ -62,17 +62,18 @@ export class RegisteredRepositories {
     return false;
   }
 
-  /**
-   * One repository's scan (model name → folders) with every mapped folder left out, and, for a registered
-   * repository, its mapped folders under their mapped names instead of their own.
-   */
-  applyTo(repository: string, found: Map<string, string[]>): Map<string, string[]> {
+  /** A repository's scan (model name → folders) without the mapped folders, which no scan lists under their own names. */
+  withoutMapped(found: Map<string, string[]>): Map<string, string[]> {
     for (const [name, folders] of found) {
       const unmapped = folders.filter((folder) => !this.isMapped(folder));
       if (unmapped.length === 0) found.delete(name);
       else found.set(name, unmapped);
     }
-    for (const [name, folder] of this.#repositories.get(repository) ?? []) found.set(name, [...(found.get(name) ?? []), folder]);
     return found;
+  }
+
+  /** The models a registration maps, by repository: model name → its folder. */
+  mappings(): Array<[repository: string, models: ReadonlyMap<string, string>]> {
+    return [...this.#repositories];
   }
 }

@@ -17,7 +17,7 @@ import { type BudgetLimits, type LoadOrigin, ModelBudget, type Reservation } fro
 import { ModelEvictor } from './model-evictor.js';
 import { estimateVersionBytes, folderBytes } from './memory-estimate.js';
 import type { ModelEntry } from './model-lifecycle.js';
-import { ModelLookup, hasReadyVersion, isReadyVersion } from './model-lookup.js';
+import { ModelLookup, ambiguousModel, hasReadyVersion, isReadyVersion } from './model-lookup.js';
 import { type LoadOverride, refuseCodeFiles, writeOverrideFiles } from './load-override.js';
 import { unloadVersions } from './unload-versions.js';
 import { modelNotPolledError, validateModelName } from './model-name.js';
@@ -97,9 +97,9 @@ export interface RepositoryOptions {
 /** What the repository tells the metrics. */
 export interface RepositoryEvents {
   /** A model finished loading (at least one version READY), and why it was loaded. */
-  onModelLoaded(name: string, origin: LoadOrigin): void;
+  onModelLoaded(model: ModelId, origin: LoadOrigin): void;
   /** A model loaded on demand was unloaded to make room for another. */
-  onModelEvicted(name: string): void;
+  onModelEvicted(model: ModelId): void;
 }
 
 /** Where a load's model comes from: a config override, whether its files came with the request, and why it loads. */
@@ -220,8 +220,8 @@ export class RepositoryManager {
     await this.#options.syncRepositories?.();
     const { repositoryPaths, repositoryNamespaces, logger } = this.#options;
     const models = new Map<string, ScannedModel>();
-    const add = (repository: string, namespace: string, found: Map<string, string[]>): void => {
-      for (const [name, dirs] of this.#registered.applyTo(repository, found)) {
+    const add = (namespace: string, found: ReadonlyMap<string, readonly string[]>): void => {
+      for (const [name, dirs] of found) {
         const id: ModelId = this.#isNamespacing ? { name, namespace } : { name };
         const key = modelKey(id);
         const known = models.get(key);
@@ -230,14 +230,18 @@ export class RepositoryManager {
         if (this.#isNamespacing) this.#ids.set(key, id);
       }
     };
-    for (const [index, repository] of repositoryPaths.entries()) add(repository, repositoryNamespaces?.[index] ?? repository, await scanRepositories([repository]));
+    for (const [index, repository] of repositoryPaths.entries()) {
+      add(repositoryNamespaces?.[index] ?? repository, this.#registered.withoutMapped(await scanRepositories([repository])));
+    }
     for (const repository of this.#registered.paths) {
       const inside = await scanRepositories([repository]).catch((error: Error) => {
         logger.warning('repository', error.message);
         return new Map<string, string[]>();
       });
-      add(repository, repository, inside);
+      add(repository, this.#registered.withoutMapped(inside));
     }
+    // A mapped folder is known by its mapped name only, in its registration's namespace.
+    for (const [repository, mapping] of this.#registered.mappings()) add(repository, new Map([...mapping].map(([name, folder]) => [name, [folder]])));
     return models;
   }
 
@@ -324,7 +328,9 @@ export class RepositoryManager {
    * used. A model in no repository is left to getModel's error.
    */
   async prepareModel(requested: string): Promise<void> {
-    const name = this.#keyOf(requested);
+    let name = this.#keyOf(requested);
+    // With namespacing, a folder added since the last scan is found under its key by a scan of its own.
+    if (this.#isNamespacing && this.#options.isLoadOnDemand === true && this.#models.get(name) === undefined) name = await this.#scannedKeyOf(requested);
     // Without --max-loaded-models or --model-memory-budget nothing is ever evicted: no lease, no
     // recency to keep, and no macrotask per request.
     if (!this.#isEvicting) return this.#demandLoad(name);
@@ -375,20 +381,29 @@ export class RepositoryManager {
     return this.#isNamespacing ? (this.#models.find(name) ?? name) : name;
   }
 
+  /** With namespacing, the key of the one model the repositories hold under `name` (or as its key); `name` when none does. */
+  async #scannedKeyOf(name: string): Promise<string> {
+    const keys = [...(await this.#scan())].filter(([key, model]) => key === name || model.name === name).map(([key]) => key);
+    if (keys.length > 1) throw ambiguousModel(name, keys.sort());
+    return keys[0] ?? name;
+  }
+
   /** Loads a model for a request, unless it is ready by then; a model in no repository is left to getModel's error. */
   #loadOnDemand(name: string): Promise<void> {
     return this.#mutex.run(name, async () => {
       if (hasReadyVersion(this.#models.get(name))) return;
-      const mapped = this.#registered.folderOf(name);
-      const dirs = this.#isNamespacing
-        ? ((await this.#scan()).get(name)?.dirs ?? [])
-        : mapped !== undefined
-          ? [mapped]
-          : (await findModelFolders([...this.#options.repositoryPaths, ...this.#registered.paths], name)).filter((dir) => !this.#registered.isMapped(dir));
+      const dirs = this.#isNamespacing ? ((await this.#scan()).get(name)?.dirs ?? []) : await this.#foldersNamed(name);
       if (dirs.length === 0) return;
       this.#options.logger.info('repository', `loading '${name}' on demand: a request asked for it (--load-on-demand)`);
       await this.#replace(name, dirs, { isUploaded: false, origin: 'on_demand' });
     });
+  }
+
+  /** Without namespacing, the folders of the model `name`: the one a registration maps it to, or those of that name in the repositories. */
+  async #foldersNamed(name: string): Promise<string[]> {
+    const mapped = this.#registered.folderOf(name);
+    if (mapped !== undefined) return [mapped];
+    return (await findModelFolders([...this.#options.repositoryPaths, ...this.#registered.paths], name)).filter((dir) => !this.#registered.isMapped(dir));
   }
 
   /**
@@ -406,7 +421,7 @@ export class RepositoryManager {
       throw new NereidError(entry.errorStatus ?? 'INVALID_ARG', `load failed for model '${name}': ${failure}\n`);
     }
     reservation?.commit();
-    this.#options.events?.onModelLoaded(name, source.origin);
+    this.#options.events?.onModelLoaded(entry, source.origin);
     const previous = this.#models.get(name);
     this.#models.set(name, entry);
     if (previous !== undefined) await unloadVersions(previous, this.#drainOptions());
@@ -417,7 +432,7 @@ export class RepositoryManager {
     const { entry, reservation } = await this.#load(name, dirs, { isUploaded: false, origin });
     if (hasReadyVersion(entry)) {
       reservation?.commit();
-      this.#options.events?.onModelLoaded(name, origin);
+      this.#options.events?.onModelLoaded(entry, origin);
     } else {
       reservation?.cancel();
     }
@@ -498,7 +513,9 @@ export class RepositoryManager {
    * The requester's load slot is free during the wait.
    */
   async #requireModel(requester: string, links: Map<string, string>, asked: string, version?: number): Promise<ModelSpec> {
-    const name = this.#isNamespacing ? this.#linkedKey(requester, asked, await this.#scan()) : asked;
+    // The repositories as they are now, when something registered since or a namespace may change the answer.
+    const scanned = this.#isNamespacing || this.#registered.paths.length > 0 ? await this.#scan() : undefined;
+    const name = this.#isNamespacing ? this.#linkedKey(requester, asked, scanned!) : asked;
     links.set(asked, name);
     if (this.#dependencies.isWaitingFor(name, requester)) {
       throw new NereidError('INVALID_ARG', `models '${requester}' and '${name}' depend on each other; expected the models an ensemble runs not to run the ensemble`);
@@ -511,7 +528,6 @@ export class RepositoryManager {
         await this.#mutex.settled(name);
         // A repository registered since (SageMaker's multi-model endpoint) may hold a model of the same name
         // as one already serving: an ensemble from it must not run the other one's.
-        const scanned = this.#registered.paths.length > 0 ? await this.#scan() : undefined;
         const dirs = scanned?.get(name)?.dirs ?? [];
         if (dirs.length > 1) throw new NereidError('INVALID_ARG', duplicateNameMessage(name, dirs));
         const entry = this.#models.get(name);
@@ -538,6 +554,9 @@ export class RepositoryManager {
     const own = modelKey(namespace === undefined ? { name } : { name, namespace });
     if (scanned.has(own)) return own;
     const elsewhere = [...scanned].filter(([, model]) => model.name === name).map(([key]) => key);
+    // A model without a namespace, loaded from a load request's files, counts too.
+    const unscoped = this.#models.get(name);
+    if (unscoped !== undefined && unscoped.isUnloaded !== true) elsewhere.push(name);
     if (elsewhere.length === 1) return elsewhere[0]!;
     throw new NereidError('INVALID_ARG', `ensemble ${requester} contains models that are not available or ambiguous: ${name}`);
   }
@@ -562,16 +581,23 @@ export class RepositoryManager {
    * another namespace's model turns to its own namespace's once one appears, and back when it goes).
    */
   async #relinkEnsembles(origin: LoadOrigin): Promise<void> {
-    const scanned = await this.#scan();
-    for (const entry of [...this.#models.entries()]) {
-      if (!hasReadyVersion(entry) || (await this.#isLinkedAsNow(entry, scanned))) continue;
-      const key = modelKey(entry);
+    const { logger } = this.#options;
+    const scanned = await this.#scan().catch((error: Error) => {
+      logger.error('repository', `poll: ${error.message}; ensembles are linked again at the next poll that finds a change`);
+      return undefined;
+    });
+    if (scanned === undefined) return;
+    for (const candidate of [...this.#models.entries()]) {
+      const key = modelKey(candidate);
       await this.#mutex.run(key, async () => {
+        // Read again under the mutex: a load, unload or eviction may have replaced it meanwhile.
+        const entry = this.#models.get(key);
+        if (entry === undefined || !hasReadyVersion(entry) || (await this.#isLinkedAsNow(entry, scanned))) return;
         try {
           await this.#replace(key, [entry.modelDir], { isUploaded: false, origin });
-          this.#options.logger.info('repository', `reloaded '${key}': a model it runs was added or removed`);
+          logger.info('repository', `reloaded '${key}': a model it runs was added or removed`);
         } catch (error) {
-          this.#options.logger.error('repository', `failed to reload '${key}' after a model it runs was added or removed: ${(error as Error).message}`);
+          logger.error('repository', `failed to reload '${key}' after a model it runs was added or removed: ${(error as Error).message}`);
         }
       });
     }

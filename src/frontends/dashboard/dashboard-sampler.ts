@@ -19,13 +19,14 @@ async function metricValues(registry: Registry | undefined, name: string): Promi
   return metric === undefined ? [] : ((await metric.get()).values as MetricValue[]);
 }
 
-const keyOf = (name: string, version: string): string => `${name}\u0000${version}`;
+/** A model version's key: its name, version and namespace (`--model-namespacing`), which tell two models of one name apart. */
+const keyOf = (name: string, version: string, namespace: string | undefined): string => `${name}\u0000${version}\u0000${namespace ?? ''}`;
 
 /** The quantiles and failure reasons of every model version the metrics have, by name and version. */
 async function readMetricsExtras(registry: Registry | undefined): Promise<Map<string, MetricsExtras>> {
   const extras = new Map<string, { quantilesUs?: Record<keyof LatencyQuantilesUs, number | undefined>; failuresByReason?: Record<string, number> }>();
   const entryOf = (labels: MetricValue['labels']): NonNullable<ReturnType<typeof extras.get>> => {
-    const key = keyOf(String(labels.model), String(labels.version));
+    const key = keyOf(String(labels.model), String(labels.version), labels.namespace === undefined ? undefined : String(labels.namespace));
     let entry = extras.get(key);
     if (entry === undefined) extras.set(key, (entry = {}));
     return entry;
@@ -67,7 +68,7 @@ export class DashboardSampler {
     const cpu = process.cpuUsage();
     const intervalMs = this.#previousAtMs === undefined ? 0 : atMs - this.#previousAtMs;
     const statistics = server.modelStatistics();
-    const current = new Map(statistics.map((stats) => [keyOf(stats.name, stats.version), stats]));
+    const current = new Map(statistics.map((stats) => [keyOf(stats.name, stats.version, stats.namespace), stats]));
     const index = server.repositoryIndex();
     const cpuUs = this.#previousCpu === undefined ? 0 : cpu.user + cpu.system - this.#previousCpu.user - this.#previousCpu.system;
     const frame: DashboardFrame = {
@@ -78,11 +79,12 @@ export class DashboardSampler {
         uptimeS: process.uptime(),
         cpuCores: intervalMs > 0 ? cpuUs / 1000 / intervalMs : 0,
         residentBytes: process.memoryUsage.rss(),
-        loadedModelCount: new Set(index.filter((entry) => entry.state === 'READY').map((entry) => entry.name)).size,
+        // Models with a version READY: those the statistics list, a model of one name in two namespaces twice.
+        loadedModelCount: new Set(statistics.map((stats) => keyOf(stats.name, '', stats.namespace))).size,
       },
       models: index.map(indexEntryMessage),
       traffic: statistics.map((stats) => {
-        const key = keyOf(stats.name, stats.version);
+        const key = keyOf(stats.name, stats.version, stats.namespace);
         return modelTraffic(this.#previous.get(key), stats, intervalMs, extras.get(key));
       }),
     };

@@ -2,11 +2,13 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
+import { ModelStatistics } from '../../metrics/model-statistics.js';
 import type { RepositoryIndexEntry } from '../../protocol/repository-index.js';
 import { type AccessPolicy, OPEN_ACCESS } from '../access-policy.js';
 import { AuthToken } from '../auth-token.js';
 import { Dashboard, isDashboardPath } from './dashboard.js';
 import type { DashboardFrame } from './dashboard-frame.js';
+import { DashboardSampler } from './dashboard-sampler.js';
 
 const INDEX: RepositoryIndexEntry[] = [
   { name: 'simple', version: '1', state: 'READY', reason: '' },
@@ -14,7 +16,8 @@ const INDEX: RepositoryIndexEntry[] = [
 ];
 
 function dashboard(access: AccessPolicy = OPEN_ACCESS): Dashboard {
-  const server = { modelStatistics: () => [], repositoryIndex: () => INDEX };
+  // As a server has them: the READY version's statistics.
+  const server = { modelStatistics: () => [new ModelStatistics('simple', 1).snapshot()], repositoryIndex: () => INDEX };
   return new Dashboard({ server, controlMode: 'explicit', intervalMs: 60_000 }, access);
 }
 
@@ -84,4 +87,30 @@ test('other paths and methods', async () => {
   assert.throws(() => board.handle(request('/dashboard/logs'), '/dashboard/logs'), { status: 'INVALID_ARG', message: 'name the model: /dashboard/logs?model=NAME' });
   await assert.rejects(Promise.resolve(board.handle(request('/dashboard/assets/secret.txt'), '/dashboard/assets/secret.txt')), { status: 'NOT_FOUND' });
   await assert.rejects(Promise.resolve(board.handle(request('/dashboard/assets/../../package.json'), '/dashboard/assets/../../package.json')), { status: 'NOT_FOUND' });
+});
+
+test('--model-namespacing: two models of one name and version are two rows, each with its own rates, and two loaded models', async () => {
+  const inNamespace = (namespace: string, successes: number): ModelStatistics => {
+    const statistics = new ModelStatistics('m', 1, undefined, namespace);
+    for (let i = 0; i < successes; i++) statistics.recordRequest('SUCCESS', 1000);
+    return statistics;
+  };
+  const a = inNamespace('/repos/a', 10);
+  const b = inNamespace('/repos/b', 0);
+  const index: RepositoryIndexEntry[] = [
+    { name: 'm', version: '1', state: 'READY', reason: '' },
+    { name: 'm', version: '1', state: 'READY', reason: '' },
+  ];
+  const sampler = new DashboardSampler({ server: { modelStatistics: () => [a.snapshot(), b.snapshot()], repositoryIndex: () => index }, controlMode: 'none' });
+  assert.equal((await sampler.frame()).server.loadedModelCount, 2);
+  for (let i = 0; i < 5; i++) b.recordRequest('SUCCESS', 1000);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const frame = await sampler.frame();
+  assert.deepEqual(
+    frame.traffic.map(({ successCount, requestsPerS }) => [successCount, requestsPerS > 0]),
+    [
+      [10, false],
+      [5, true],
+    ],
+  );
 });
