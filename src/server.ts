@@ -7,7 +7,7 @@ import { InferenceServer, type ModelControl, NereidError, RequestRouter, TraceMa
 import { AuthToken } from './frontends/auth-token.js';
 import { GrpcFrontend } from './frontends/grpc/grpc-server.js';
 import { HttpFrontend } from './frontends/http/http-server.js';
-import { isLoopbackAddress } from './frontends/listen.js';
+import { isLoopbackAddress, startService } from './frontends/listen.js';
 import { MetricsFrontend } from './frontends/metrics/metrics-server.js';
 import { chooseRegionMemoryProvider } from './frontends/shared-memory/region-memory.js';
 import { SharedMemoryRegistry } from './frontends/shared-memory/shared-memory-registry.js';
@@ -281,7 +281,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
         ? { dashboard: { server: core, controlMode: options.modelControlMode, recentLogLines, ...(metrics !== undefined ? { metricsRegistry: metrics.registry } : {}) } }
         : {}),
     });
-    const address = await http.listen(options.httpPort, options.httpAddress);
+    const address = await startService('HTTP', options.httpAddress, options.httpPort, () => http!.listen(options.httpPort, options.httpAddress));
     httpUrl = urlOf(address, httpTls);
     logger.info('server', `Started HTTPService at ${options.httpAddress}:${address.port}${tlsNote(httpTls, httpUrl)}`);
     warnIfExposed(logger, 'HTTP', options.httpAddress, authToken);
@@ -304,14 +304,14 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
       ...(options.grpcHeaderForwardPattern !== undefined ? { headerForwardPattern: options.grpcHeaderForwardPattern } : {}),
       ...(grpcTls !== undefined ? { tls: grpcTls } : {}),
     });
-    const port = await grpc.listen(options.grpcPort, options.grpcAddress);
+    const port = await startService('GRPC', options.grpcAddress, options.grpcPort, () => grpc!.listen(options.grpcPort, options.grpcAddress));
     grpcUrl = `${options.grpcAddress === '0.0.0.0' ? '127.0.0.1' : options.grpcAddress}:${port}`;
     logger.info('server', `Started GRPCInferenceService at ${options.grpcAddress}:${port}${tlsNote(grpcTls, grpcUrl)}`);
     warnIfExposed(logger, 'gRPC', options.grpcAddress, authToken);
   }
   /** A platform's port listening on every interface, with Triton's start-up line (`logName` as Triton spells it); its URL. */
   const listenPlatform = async (port: PlatformPort, portNumber: number, service: 'Vertex AI' | 'SageMaker', logName: string, note: string): Promise<string> => {
-    const address = await port.listen(portNumber, PLATFORM_ADDRESS);
+    const address = await startService(service, PLATFORM_ADDRESS, portNumber, () => port.listen(portNumber, PLATFORM_ADDRESS));
     logger.info('server', `Started ${logName} HTTPService at ${PLATFORM_ADDRESS}:${address.port}${note}`);
     warnIfExposed(logger, service, PLATFORM_ADDRESS, authToken);
     return urlOf(address, undefined);
@@ -336,7 +336,7 @@ export async function startServer(startOptions: StartOptions): Promise<RunningSe
   if (metrics !== undefined) {
     metricsFrontend = new MetricsFrontend(metrics, logger, metricsTls);
     const metricsAddress = options.metricsAddress ?? options.httpAddress;
-    const address = await metricsFrontend.listen(options.metricsPort, metricsAddress);
+    const address = await startService('Metrics', metricsAddress, options.metricsPort, () => metricsFrontend!.listen(options.metricsPort, metricsAddress));
     metricsUrl = urlOf(address, metricsTls);
     logger.info('server', `Started Metrics Service at ${metricsAddress}:${address.port}${tlsNote(metricsTls, metricsUrl)}`);
   }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { NereidError } from '../kernel/errors.js';
 import { DEFAULT_TRACE_SETTINGS } from '../kernel/trace-settings.js';
-import { parseTraceConfig } from './trace-config.js';
+import { type TraceFlags, parseTraceConfig } from './trace-config.js';
 
 const fail = (message: string): NereidError => new NereidError('INVALID_ARG', message);
 
@@ -66,6 +66,16 @@ test("Triton's deprecated --trace-* flags mean the same, with a warning; --trace
   ]);
 });
 
+test("trace levels and modes in any case, and Triton's older level names (qa/L0_cmdline_trace: --trace-level=MIN, MAX)", () => {
+  const levelOf = (flags: Partial<TraceFlags>): unknown => parseTraceConfig({ config: [], ...flags }, fail).settings.level;
+  assert.deepEqual(levelOf({ level: ['MIN'] }), { timestamps: true, tensors: false });
+  assert.deepEqual(levelOf({ level: ['max'] }), { timestamps: true, tensors: false });
+  assert.deepEqual(levelOf({ level: ['True', 'Tensors'] }), { timestamps: true, tensors: true });
+  assert.deepEqual(levelOf({ config: ['level=on', 'level=false'] }), { timestamps: false, tensors: false });
+  assert.deepEqual(levelOf({ config: ['level=timestamps'] }), { timestamps: true, tensors: false });
+  assert.equal(parseTraceConfig({ config: ['mode=OpenTelemetry', 'OPENTELEMETRY,url=http://localhost:4318/v1/traces'] }, fail).mode, 'opentelemetry');
+});
+
 test('bad --trace-config entries are refused with the reason', () => {
   const cases: Array<[string, string]> = [
     ['rate', "--trace-config 'rate': expected [<mode>,]<setting>=<value>, e.g. triton,file=/tmp/trace.json or rate=100"],
@@ -77,7 +87,7 @@ test('bad --trace-config entries are refused with the reason', () => {
     ['opentelemetry,resource=service.name', "--trace-config 'opentelemetry,resource=service.name': expected opentelemetry,resource=<key>=<value>, e.g. opentelemetry,resource=service.name=triton"],
     ['opentelemetry,bsp_schedule_delay=-1', '--trace-config opentelemetry,bsp_schedule_delay=-1: expected an integer from 0 to 2147483647'],
     ['count=-2', '--trace-config count=-2: expected an integer from -1 to 2147483647'],
-    ['level=ALL', '--trace-config level=ALL: expected OFF, TIMESTAMPS or TENSORS'],
+    ['level=ALL', 'Bad option: "--trace-config level".\ninvalid value for trace level option: all (expected OFF, TIMESTAMPS or TENSORS)'],
   ];
   for (const [entry, message] of cases) assert.throws(() => parseTraceConfig({ config: ['mode=opentelemetry', entry] }, fail), { message }, entry);
   assert.throws(() => parseTraceConfig({ config: ['mode=opentelemetry', 'opentelemetry,url=localhost:4318'] }, fail), {

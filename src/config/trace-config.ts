@@ -63,12 +63,13 @@ export function parseTraceConfig(flags: TraceFlags, fail: (message: string) => N
     const comma = entry.indexOf(',');
     const equals = entry.indexOf('=');
     const hasMode = comma !== -1 && comma < equals;
-    const mode = hasMode ? entry.slice(0, comma) : undefined;
+    // Trace modes in any case, as Triton's ParseTraceModeOption reads them.
+    const mode = hasMode ? entry.slice(0, comma).toLowerCase() : undefined;
     const setting = hasMode ? entry.slice(comma + 1) : entry;
     const at = setting.indexOf('=');
     if (at <= 0) throw fail(`--trace-config '${entry}': expected [<mode>,]<setting>=<value>, e.g. triton,file=/tmp/trace.json or rate=100`);
     const key = setting.slice(0, at);
-    const value = setting.slice(at + 1);
+    const value = key === 'mode' ? setting.slice(at + 1).toLowerCase() : setting.slice(at + 1);
     if (mode !== undefined && MODE_KEYS[mode] === undefined) throw fail(`--trace-config '${entry}': unknown trace mode '${mode}'; expected triton or opentelemetry`);
     const known = mode === undefined ? GLOBAL_KEYS : MODE_KEYS[mode]!;
     if (!known.includes(key)) {
@@ -91,11 +92,13 @@ export function parseTraceConfig(flags: TraceFlags, fail: (message: string) => N
     return value;
   };
   let level: TraceLevel = DEFAULT_TRACE_SETTINGS.level;
+  // Triton's ParseTraceLevelOption: any case; its older names too (false and off, true, on, min and max).
   for (const name of values.get('level') ?? []) {
-    if (name === 'OFF') level = { timestamps: false, tensors: false };
-    else if (name === 'TIMESTAMPS') level = { ...level, timestamps: true };
-    else if (name === 'TENSORS') level = { ...level, tensors: true };
-    else throw fail(`--trace-config level=${name}: expected OFF, TIMESTAMPS or TENSORS`);
+    const lower = name.toLowerCase();
+    if (lower === 'off' || lower === 'false') level = { timestamps: false, tensors: false };
+    else if (['timestamps', 'true', 'on', 'min', 'max'].includes(lower)) level = { ...level, timestamps: true };
+    else if (lower === 'tensors') level = { ...level, tensors: true };
+    else throw fail(`Bad option: "--trace-config level".\ninvalid value for trace level option: ${lower} (expected OFF, TIMESTAMPS or TENSORS)`);
   }
   const settings: TraceSettings = {
     level,

@@ -78,9 +78,28 @@ export function tensorDataFromJson(name: string, dataType: DataType, count: numb
  * through V8's generic path even when nothing is nested: on a 64-number request it was a seventh of the
  * main thread's work for a response cache hit (docs/benchmarks.md, "The response cache").
  */
+/** How deep a tensor's `data` arrays may nest, as Triton's ReadDataFromJson allows (qa/L0_http's test_json_recursion_depth_limit). */
+const MAX_DATA_DEPTH = 100;
+
 function flatten(data: readonly JsonValue[]): readonly JsonValue[] {
-  for (let i = 0; i < data.length; i++) if (Array.isArray(data[i])) return data.flat(Infinity as 1) as JsonValue[];
+  for (let i = 0; i < data.length; i++) {
+    if (!Array.isArray(data[i])) continue;
+    if (dataDepth(data) > MAX_DATA_DEPTH) throw new NereidError('INVALID_ARG', `JSON nesting depth exceeds maximum allowed limit (${MAX_DATA_DEPTH})`);
+    return data.flat(Infinity as 1) as JsonValue[];
+  }
   return data;
+}
+
+/** The deepest nesting of arrays in `data` (itself 1), walked without recursion. */
+function dataDepth(data: readonly JsonValue[]): number {
+  let deepest = 1;
+  const pending: Array<[readonly JsonValue[], number]> = [[data, 1]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [array, depth] = next;
+    if (depth > deepest) deepest = depth;
+    for (const element of array) if (Array.isArray(element)) pending.push([element, depth + 1]);
+  }
+  return deepest;
 }
 
 function formatFloat(value: number): string {

@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { type AddressInfo, type Socket, createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { FIXTURES } from '../helpers/server.js';
@@ -53,6 +56,27 @@ describe('nereid serve (the command line)', () => {
     const [code] = await once(child, 'exit');
     assert.equal(code, 1);
     assert.equal(output(), "nereid serve: unknown flag '--http-prot'. Did you mean '--http-port'? Run 'nereid serve --help' for the flags.\n");
+  });
+
+  test("a port already taken stops the start with Triton's line for its service (qa/L0_lifecycle's port collision tests)", async (t) => {
+    const repository = mkdtempSync(join(tmpdir(), 'nereid-empty-'));
+    t.after(() => rmSync(repository, { recursive: true, force: true }));
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '0.0.0.0', resolve));
+    t.after(() => taken.close());
+    const port = (taken.address() as AddressInfo).port;
+    const free = { http: '--http-port=0', grpc: '--grpc-port=0', metrics: '--metrics-port=0' };
+    for (const [service, flag, name] of [
+      ['http', 'http-port', 'HTTP'],
+      ['grpc', 'grpc-port', 'GRPC'],
+      ['metrics', 'metrics-port', 'Metrics'],
+    ] as const) {
+      const run = runNereid(['serve', '--model-repository', repository, ...Object.values({ ...free, [service]: `--${flag}=${port}` })]);
+      const [code] = (await once(run.child, 'exit')) as [number];
+      assert.equal(code, 1, run.output());
+      const line = `failed to start ${name} service: Unavailable - Socket '0.0.0.0:${port}' already in use`;
+      assert.equal(run.output().split(line).length - 1, 1, `${name}: expected the line once in:\n${run.output()}`);
+    }
   });
 
   test('--help lists Triton flag names', async () => {

@@ -139,6 +139,29 @@ describe("Triton's answers at the edges (EXPLICIT mode)", () => {
       });
     });
 
+    test("shapes whose element count or byte size overflow int64 get Triton's texts (qa/L0_http test_buffer_size_overflow)", async () => {
+      const request = (first: number): Promise<Response> =>
+        server.post('/v2/models/simple/infer', `{"inputs":[{"name":"INPUT0","shape":[${first},1152921504606846978],"datatype":"INT32","data":[1]}]}`);
+      assert.deepEqual(await errorOf(await request(16)), {
+        status: 400,
+        error: "input 'INPUT0' with shape [16,1152921504606846978] causes total element count to exceed maximum size of 9223372036854775807",
+      });
+      assert.deepEqual(await errorOf(await request(4)), {
+        status: 400,
+        error: "byte size overflow for input 'INPUT0': 4611686018427387912 INT32 elements take more than 9223372036854775807 bytes",
+      });
+    });
+
+    test("tensor data nested past 100 levels is Triton's 'JSON nesting depth exceeds maximum allowed limit (100)' (qa/L0_http)", async () => {
+      const nested = (depth: number): unknown => Array.from({ length: depth }).reduce<unknown>((value) => [value], 'hello');
+      const request = (depth: number): Promise<Response> =>
+        server.post('/v2/models/identity_bytes/infer', { inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [1, 1], data: nested(depth) }] });
+      assert.deepEqual(await errorOf(await request(120)), { status: 400, error: 'JSON nesting depth exceeds maximum allowed limit (100)' });
+      const shallow = await request(50);
+      assert.equal(shallow.status, 200);
+      assert.deepEqual((await readInferResponse(shallow)).json.outputs[0]!.data, ['hello']);
+    });
+
     test('raw binary requests: the shape deduced as Triton does, or its text when it cannot be', async () => {
       assert.deepEqual(await errorOf(await server.post('/v2/models/simple/infer', new Uint8Array(128), { headers: RAW })), {
         status: 400,

@@ -1,6 +1,6 @@
 import { NereidError, type RequestedOutput } from '../../core/index.js';
 import type { ParameterValue, Parameters } from '../../protocol/parameters.js';
-import { DATA_TYPE_NAMES, type DataType, isDataType } from '../../protocol/data-type.js';
+import { DATA_TYPE_NAMES, type DataType, dataTypeByteSize, isDataType } from '../../protocol/data-type.js';
 import { type JsonValue, describeJson } from '../../protocol/json-body.js';
 import { parseRequestJson } from './request-json.js';
 import { checkRequestParameterKey } from '../request-parameters.js';
@@ -117,12 +117,27 @@ function tensorParameters(json: JsonObject | undefined, isConsumed: (key: string
   return parameters;
 }
 
-function readShape(input: JsonObject, name: string): number[] {
+const INT64_MAX = 2n ** 63n - 1n;
+const isDimension = (dim: JsonValue): dim is number | bigint => (typeof dim === 'bigint' || (typeof dim === 'number' && Number.isInteger(dim))) && dim >= 0;
+
+function readShape(input: JsonObject, name: string, dataType: DataType): number[] {
   const shape = input.shape;
-  if (!Array.isArray(shape) || !shape.every((dim) => typeof dim === 'number' && Number.isInteger(dim) && dim >= 0)) {
+  if (!Array.isArray(shape) || !shape.every(isDimension)) {
     throw new NereidError('INVALID_ARG', `Unable to parse 'shape': input '${name}': 'shape' must be an array of non-negative integers, got ${describeJson(shape)}`);
   }
-  return shape as number[];
+  let product = 1;
+  for (const dim of shape) product *= Number(dim);
+  // Exact in a double: no int64 overflow to look for (the common case, without a BigInt).
+  if (product <= 2 ** 52 && shape.every((dim) => typeof dim === 'number')) return shape as number[];
+  // Triton's overflow checks in int64 (http_server.cc; qa/L0_http test_buffer_size_overflow): the element count, then the byte size.
+  const count = shape.reduce<bigint>((total, dim) => total * BigInt(dim), 1n);
+  const dims = shape.map(String).join(',');
+  if (count > INT64_MAX) throw new NereidError('INVALID_ARG', `input '${name}' with shape [${dims}] causes total element count to exceed maximum size of ${INT64_MAX}`);
+  if (dataType !== 'BYTES' && count * BigInt(dataTypeByteSize(dataType)) > INT64_MAX) {
+    throw new NereidError('INVALID_ARG', `byte size overflow for input '${name}': ${count} ${dataType} elements take more than ${INT64_MAX} bytes`);
+  }
+  if (shape.every((dim) => typeof dim === 'number' && Number.isSafeInteger(dim))) return shape as number[];
+  throw new NereidError('INVALID_ARG', `Unable to parse 'shape': input '${name}': 'shape' must be an array of non-negative integers, got ${describeJson(shape)}`);
 }
 
 /** binary_data_size (CheckBinaryInputData, src/http_server.cc). */
@@ -165,7 +180,7 @@ function decodeInput(input: JsonValue, index: number): HeaderInput {
   if (!isDataType(dataType)) {
     throw new NereidError('INVALID_ARG', `input '${name}': unknown datatype ${describeJson(dataType)}; expected one of ${DATA_TYPE_NAMES.join(', ')}`);
   }
-  const shape = readShape(input, name);
+  const shape = readShape(input, name, dataType);
   const parameters = tensorParameters(json, isInputConsumed);
   // Binary data, or else (JSON data or a region) the shared memory parameters, each of its kind.
   const binarySize = json?.binary_data_size === undefined ? undefined : readBinaryDataSize(json.binary_data_size);
