@@ -44,20 +44,23 @@ export interface InferenceServerOptions {
 export type TraceSettingsMessage = ReturnType<typeof traceSettingsMessage>;
 
 /**
- * Protocol extensions Nereid implements, as listed in server metadata. Only what works end to end
- * belongs here: clients decide what to call from this list.
+ * Protocol extensions Nereid implements, as listed in server metadata, in Triton's order (core
+ * src/server.cc, InferenceServer's constructor). Only what works end to end belongs here: clients
+ * decide what to call from this list. `schedule_policy` is the dynamic batcher's priority levels and
+ * queue policies (timeouts, queue sizes).
  */
 const EXTENSIONS = [
   'classification',
   'sequence',
   'model_repository',
   'model_repository(unload_dependents)',
-  'binary_tensor_data',
+  'schedule_policy',
   'model_configuration',
+  'binary_tensor_data',
+  'parameters',
   'statistics',
   'trace',
   'logging',
-  'parameters',
 ] as const;
 
 /** With `isSharedMemoryServed`: in Triton's order, after model_configuration. */

@@ -136,12 +136,13 @@ describe('gRPC wire interop with Python grpcio', { skip }, () => {
       'sequence',
       'model_repository',
       'model_repository(unload_dependents)',
-      'binary_tensor_data',
+      'schedule_policy',
       'model_configuration',
+      'binary_tensor_data',
+      'parameters',
       'statistics',
       'trace',
       'logging',
-      'parameters',
     ]);
   });
 

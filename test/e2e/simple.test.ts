@@ -49,12 +49,13 @@ describe('simple (add/sub) over HTTP', () => {
       'sequence',
       'model_repository',
       'model_repository(unload_dependents)',
-      'binary_tensor_data',
+      'schedule_policy',
       'model_configuration',
+      'binary_tensor_data',
+      'parameters',
       'statistics',
       'trace',
       'logging',
-      'parameters',
     ]);
   });
 
