@@ -7,7 +7,20 @@ import type { ModelCaller } from '../kernel/model-caller.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import type { Clock } from '../scheduling/clock.js';
 import { LOAD_RETRY_BACKOFF_MS } from './load-failure-backoff.js';
-import { RepositoryManager } from './repository-manager.js';
+import { RepositoryManager, type RepositoryOptions } from './repository-manager.js';
+
+/** A repository manager with the tests' settings, `options` over them. */
+const managerOf = (options: Partial<RepositoryOptions> & Pick<RepositoryOptions, 'repositoryPaths' | 'controlMode'>): RepositoryManager =>
+  new RepositoryManager({
+    startupModels: [],
+    unloadTimeoutMs: 1000,
+    loadTimeoutMs: 60_000,
+    maxInputBytes: 2 ** 26,
+    isAutoCompleteEnabled: true,
+    context: { logger: silentLogger, defaultMaxBatchSize: 4, cpuCount: 2, caller: {} as ModelCaller },
+    logger: silentLogger,
+    ...options,
+  });
 
 test('a failed load on demand is not retried by the requests that follow it until the backoff ends', async (t) => {
   const repositoryPath = mkdtempSync(join(tmpdir(), 'nereid-backoff-'));
@@ -18,19 +31,7 @@ test('a failed load on demand is not retried by the requests that follow it unti
   const clock: Clock = { nowUs: () => nowUs, setTimer: () => undefined, clearTimer: () => {} };
   const loads: string[] = [];
   const logger: Logger = { ...silentLogger, info: (_category, message) => void (message.startsWith("loading 'broken' on demand") && loads.push(message)) };
-  const repository = new RepositoryManager({
-    repositoryPaths: [repositoryPath],
-    controlMode: 'none',
-    startupModels: [],
-    unloadTimeoutMs: 1000,
-    loadTimeoutMs: 60_000,
-    maxInputBytes: 2 ** 26,
-    isAutoCompleteEnabled: true,
-    isLoadOnDemand: true,
-    clock,
-    context: { logger: silentLogger, defaultMaxBatchSize: 4, cpuCount: 2, caller: {} as ModelCaller },
-    logger,
-  });
+  const repository = managerOf({ repositoryPaths: [repositoryPath], controlMode: 'none', isLoadOnDemand: true, clock, logger });
   await repository.loadAll();
   const reasonOf = (name: string): Promise<string> =>
     repository.prepareModel(name).then(
@@ -72,19 +73,7 @@ test('--model-namespacing with --load-on-demand: a model folder added after star
   const [a, b] = [join(root, 'a'), join(root, 'b')];
   mkdirSync(a);
   mkdirSync(b);
-  const repository = new RepositoryManager({
-    repositoryPaths: [a, b],
-    isModelNamespacing: true,
-    controlMode: 'none',
-    startupModels: [],
-    unloadTimeoutMs: 1000,
-    loadTimeoutMs: 60_000,
-    maxInputBytes: 2 ** 26,
-    isAutoCompleteEnabled: true,
-    isLoadOnDemand: true,
-    context: { logger: silentLogger, defaultMaxBatchSize: 4, cpuCount: 2, caller: {} as ModelCaller },
-    logger: silentLogger,
-  });
+  const repository = managerOf({ repositoryPaths: [a, b], isModelNamespacing: true, controlMode: 'none', isLoadOnDemand: true });
   await repository.loadAll();
   writeIdentity(a, 'late');
   await repository.prepareModel('late');
@@ -107,20 +96,14 @@ test('--model-namespacing in POLL mode: a poll whose second scan fails logs it a
   const clock: Clock = { nowUs: () => 0, setTimer: (tick) => ticks.push(tick), clearTimer: () => {} };
   const syncs: { count: number; failing?: number } = { count: 0 };
   const log: string[] = [];
-  const repository = new RepositoryManager({
+  const repository = managerOf({
     repositoryPaths: [a, b],
     isModelNamespacing: true,
     controlMode: 'poll',
-    startupModels: [],
-    unloadTimeoutMs: 1000,
-    loadTimeoutMs: 60_000,
-    maxInputBytes: 2 ** 26,
-    isAutoCompleteEnabled: true,
     clock,
     syncRepositories: async () => {
       if (++syncs.count === syncs.failing) throw new Error('the object store did not answer');
     },
-    context: { logger: silentLogger, defaultMaxBatchSize: 4, cpuCount: 2, caller: {} as ModelCaller },
     logger: { ...silentLogger, info: (_category, message) => void log.push(message), error: (_category, message) => void log.push(message) },
   });
   const rejections: unknown[] = [];

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../helpers/eventually.js';
 import { type TestServer, startTestServer } from '../helpers/server.js';
+import type { StartOptions } from '../../src/server.js';
 import { GrpcClient } from '../../src/client/index.js';
 
 type Kind = 'addsub' | 'subadd';
@@ -217,14 +218,28 @@ describe('--model-namespacing in EXPLICIT mode', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  test('test_duplication and test_dynamic_resolution: loads link each ensemble to the model its step finds at that moment', async () => {
-    const [addsub, subadd] = await writeLayout(join(root, 'duplication'), 'duplication', 'javascript');
-    const server = await startTestServer({ modelRepositories: [addsub, subadd], isModelNamespacing: true, modelControlMode: 'explicit' });
+  let layouts = 0;
+  /** A server (EXPLICIT mode, namespacing on unless `options` says otherwise) over Triton's `layout` in JavaScript models, for `body`. */
+  async function withLayout(
+    layout: Parameters<typeof writeLayout>[1],
+    options: Partial<StartOptions>,
+    body: (server: TestServer, addsub: string, subadd: string) => Promise<void>,
+  ): Promise<void> {
+    const [addsub, subadd] = await writeLayout(join(root, String(++layouts)), layout, 'javascript');
+    const server = await startTestServer({ modelRepositories: [addsub, subadd], isModelNamespacing: true, modelControlMode: 'explicit', ...options });
     try {
+      await body(server, addsub, subadd);
+    } finally {
+      await server.close();
+    }
+  }
+
+  test('test_duplication and test_dynamic_resolution: loads link each ensemble to the model its step finds at that moment', async () => {
+    await withLayout('duplication', {}, async (server, addsub, subadd) => {
       assert.equal((await server.get('/v2/health/ready')).status, 200);
       // Triton's step 1: addsub_repo's composing_model is gone before anything loads.
       const inAddsub = join(addsub, 'composing_model');
-      const aside = join(root, 'duplication', 'composing_model');
+      const aside = join(addsub, '..', 'composing_model');
       await rename(inAddsub, aside);
       await load(server, 'simple_addsub');
       await load(server, 'simple_subadd');
@@ -243,16 +258,12 @@ describe('--model-namespacing in EXPLICIT mode', () => {
       assert.equal(unloaded.status, 404);
       assert.deepEqual(await unloaded.json(), {
         error: `Identifier of model 'composing_model' is not found in global map (Nereid: none of the models of that name is loaded: '${addsub}::composing_model', '${subadd}::composing_model')`,
-      });
-    } finally {
-      await server.close();
-    }
+    });
+    });
   });
 
   test('test_ensemble_duplication: a load of a shared name loads it in both namespaces; each runs its own step', async () => {
-    const [addsub, subadd] = await writeLayout(join(root, 'ensemble_duplication'), 'ensemble_duplication', 'javascript');
-    const server = await startTestServer({ modelRepositories: [addsub, subadd], isModelNamespacing: true, modelControlMode: 'explicit' });
-    try {
+    await withLayout('ensemble_duplication', {}, async (server, addsub, subadd) => {
       await load(server, 'simple_ensemble');
       assert.equal(await behaviourOf(server, 'composing_addsub'), 'addsub');
       assert.equal(await behaviourOf(server, 'composing_subadd'), 'subadd');
@@ -269,15 +280,11 @@ describe('--model-namespacing in EXPLICIT mode', () => {
       } finally {
         await client.close();
       }
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   test('test_no_duplication: namespacing changes nothing for repositories whose names are unique', async () => {
-    const [addsub, subadd] = await writeLayout(join(root, 'no_duplication'), 'no_duplication', 'javascript');
-    const server = await startTestServer({ modelRepositories: [addsub, subadd], isModelNamespacing: true, modelControlMode: 'explicit' });
-    try {
+    await withLayout('no_duplication', {}, async (server) => {
       await load(server, 'simple_addsub');
       await load(server, 'simple_subadd');
       for (const model of ['simple_addsub', 'composing_addsub']) assert.equal(await behaviourOf(server, model), 'addsub', model);
@@ -285,36 +292,26 @@ describe('--model-namespacing in EXPLICIT mode', () => {
       const missing = await server.post('/v2/models/nothing/infer', inferBody);
       assert.equal(missing.status, 400);
       assert.deepEqual(await missing.json(), { error: "Request for unknown model: 'nothing' is not found" });
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   test('with --load-on-demand: an ensemble loads the step it links to; a model of a shared name loads when named by its key', async () => {
-    const [addsub, subadd] = await writeLayout(join(root, 'on_demand'), 'duplication', 'javascript');
-    const server = await startTestServer({ modelRepositories: [addsub, subadd], isModelNamespacing: true, isLoadOnDemand: true });
-    try {
+    await withLayout('duplication', { isLoadOnDemand: true, modelControlMode: 'none' }, async (server, addsub, subadd) => {
       assert.equal(await behaviourOf(server, 'simple_addsub'), 'addsub');
       // Only addsub_repo's composing_model is loaded: the name is that one.
       assert.equal(await behaviourOf(server, 'composing_model'), 'addsub');
       assert.equal(await behaviourOf(server, `${subadd}::composing_model`), 'subadd');
       await assertAmbiguous(server, 'composing_model', [`${addsub}::composing_model`, `${subadd}::composing_model`]);
       assert.equal(await behaviourOf(server, 'simple_subadd'), 'subadd');
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   test('without namespacing, the same repositories keep a shared name from loading, as before', async () => {
-    const [addsub, subadd] = await writeLayout(join(root, 'off'), 'duplication', 'javascript');
-    const server = await startTestServer({ modelRepositories: [addsub, subadd], modelControlMode: 'explicit' });
-    try {
+    await withLayout('duplication', { isModelNamespacing: false }, async (server) => {
       const response = await server.post('/v2/repository/models/simple_addsub/load', {});
       assert.equal(response.status, 400);
       assert.match(((await response.json()) as { error: string }).error, /model 'composing_model' appears in more than one repository/);
-    } finally {
-      await server.close();
-    }
+    });
   });
 });
 
