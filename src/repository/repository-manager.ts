@@ -658,7 +658,13 @@ export class RepositoryManager {
     const { observerFor } = this.#options;
     try {
       const available = await findVersions(modelDir, (folder) =>
-        logger.warning('repository', `model '${name}': ignoring folder '${folder}', which is not a version (version folders are named 1, 2, ... without leading zeros)`),
+        // Triton's warnings (core GetModelVersionFromPath), which qa/L0_lifecycle looks for in the log, then the model.
+        logger.warning(
+          'repository',
+          folder.length > 1 && folder.startsWith('0')
+            ? `ignore version directory '${folder}' which contains leading zeros in its directory name (model '${name}')`
+            : `ignore version directory '${folder}' which fails to convert to integral number (model '${name}'; version folders are named 1, 2, ...)`,
+        ),
       );
       const newest = available.length > 0 ? Math.max(...available) : undefined;
       const { config, backend } = await abortable(
