@@ -135,7 +135,7 @@ describe("Triton's answers at the edges (EXPLICIT mode)", () => {
       const inputs = [{ ...simpleInputs[0], shape: [1, -16] }, simpleInputs[1]];
       assert.deepEqual(await errorOf(await server.post('/v2/models/simple/infer', { inputs })), {
         status: 400,
-        error: "Unable to parse 'shape': input 'INPUT0': 'shape' must be an array of non-negative integers, got [1,-16]",
+        error: "Unable to parse 'shape': attempt to access JSON non-unsigned-integer as unsigned-integer (input 'INPUT0': 'shape' must be an array of non-negative integers, got [1,-16])",
       });
     });
 
