@@ -73,33 +73,32 @@ export function tensorDataFromJson(name: string, dataType: DataType, count: numb
   return small;
 }
 
-/**
- * The elements of nested `data` in row-major order; flat data as it is. NOTE: `flat(Infinity)` copies
- * through V8's generic path even when nothing is nested: on a 64-number request it was a seventh of the
- * main thread's work for a response cache hit (docs/benchmarks.md, "The response cache").
- */
 /** How deep a tensor's `data` arrays may nest, as Triton's ReadDataFromJson allows (qa/L0_http's test_json_recursion_depth_limit). */
 const MAX_DATA_DEPTH = 100;
 
+/**
+ * The elements of nested `data` in row-major order; flat data as it is. Nested data is walked once,
+ * without recursion, refusing more than MAX_DATA_DEPTH levels in Triton's words. NOTE: `flat(Infinity)`
+ * copies through V8's generic path even when nothing is nested: on a 64-number request it was a
+ * seventh of the main thread's work for a response cache hit (docs/benchmarks.md, "The response cache").
+ */
 function flatten(data: readonly JsonValue[]): readonly JsonValue[] {
-  for (let i = 0; i < data.length; i++) {
-    if (!Array.isArray(data[i])) continue;
-    if (dataDepth(data) > MAX_DATA_DEPTH) throw new NereidError('INVALID_ARG', `JSON nesting depth exceeds maximum allowed limit (${MAX_DATA_DEPTH})`);
-    return data.flat(Infinity as 1) as JsonValue[];
+  if (!data.some(Array.isArray)) return data;
+  const elements: JsonValue[] = [];
+  // Each open array with the index of its next element; the stack's length is the depth.
+  const open: Array<{ readonly array: readonly JsonValue[]; next: number }> = [{ array: data, next: 0 }];
+  while (open.length > 0) {
+    const top = open[open.length - 1]!;
+    if (top.next === top.array.length) {
+      open.pop();
+      continue;
+    }
+    const element = top.array[top.next++]!;
+    if (!Array.isArray(element)) elements.push(element);
+    else if (open.length === MAX_DATA_DEPTH) throw new NereidError('INVALID_ARG', `JSON nesting depth exceeds maximum allowed limit (${MAX_DATA_DEPTH})`);
+    else open.push({ array: element, next: 0 });
   }
-  return data;
-}
-
-/** The deepest nesting of arrays in `data` (itself 1), walked without recursion. */
-function dataDepth(data: readonly JsonValue[]): number {
-  let deepest = 1;
-  const pending: Array<[readonly JsonValue[], number]> = [[data, 1]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [array, depth] = next;
-    if (depth > deepest) deepest = depth;
-    for (const element of array) if (Array.isArray(element)) pending.push([element, depth + 1]);
-  }
-  return deepest;
+  return elements;
 }
 
 function formatFloat(value: number): string {

@@ -92,12 +92,12 @@ export class ModelStatistics {
 
   readonly #observer: StatisticsObserver | undefined;
 
-  /** `--model-namespacing`: the model's namespace, which its metrics carry as a label (not part of Triton's statistics). */
-  readonly namespace: string | undefined;
+  /** `--model-namespacing`: the model's namespace, in the snapshot for the metrics' label (Triton's statistics carry none). */
+  readonly #namespace: string | undefined;
 
   constructor(name: string, version: number, observer?: StatisticsObserver, namespace?: string) {
     this.#name = name;
-    this.namespace = namespace;
+    this.#namespace = namespace;
     this.#version = String(version);
     this.#observer = observer;
   }
@@ -204,7 +204,7 @@ export class ModelStatistics {
     return {
       name: this.#name,
       version: this.#version,
-      ...(this.namespace !== undefined ? { namespace: this.namespace } : {}),
+      ...(this.#namespace !== undefined ? { namespace: this.#namespace } : {}),
       lastInference: this.#lastInference,
       inferenceCount: this.#inferenceCount,
       executionCount: this.#executionCount,

@@ -52,8 +52,12 @@ export interface ServerMetricsOptions {
 
 /** A model version's labels; `namespace` only with `--model-namespacing` (Triton's MetricModelReporter), left out otherwise. */
 const LABELS = ['model', 'version', 'namespace'] as const;
-const labelsOf = (statistics: ModelStatistics, snapshot: { readonly name: string; readonly version: string }): Record<string, string> =>
-  statistics.namespace === undefined ? { model: snapshot.name, version: snapshot.version } : { model: snapshot.name, version: snapshot.version, namespace: statistics.namespace };
+/** A model's labels, with its version's when given; the statistics' snapshots are models too. */
+const labelsOf = (model: ModelId, version?: string): Record<string, string> => ({
+  model: model.name,
+  ...(version !== undefined ? { version } : {}),
+  ...(model.namespace !== undefined ? { namespace: model.namespace } : {}),
+});
 type Summaries = Record<'request' | 'queue' | 'computeInput' | 'computeInfer' | 'computeOutput' | 'cacheHit' | 'cacheMiss', SeriesSummary>;
 const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 /** Triton's buckets of nv_inference_first_response_histogram_ms, in milliseconds, where the model's model_metrics sets none. */
@@ -96,7 +100,7 @@ export class ServerMetrics {
           this.reset();
           for (const { statistics } of source.models()) {
             const snapshot = statistics.snapshot();
-            this.inc(labelsOf(statistics, snapshot), read(snapshot));
+            this.inc(labelsOf(snapshot, snapshot.version), read(snapshot));
           }
         },
       });
@@ -112,7 +116,7 @@ export class ServerMetrics {
         for (const { statistics } of source.models()) {
           const snapshot = statistics.snapshot();
           for (const reason of FAILURE_REASONS) {
-            this.inc({ ...labelsOf(statistics, snapshot), reason }, snapshot.failuresByReason[reason]);
+            this.inc({ ...labelsOf(snapshot, snapshot.version), reason }, snapshot.failuresByReason[reason]);
           }
         }
       },
@@ -128,7 +132,7 @@ export class ServerMetrics {
         this.reset();
         for (const { statistics, pendingCount } of source.models()) {
           const snapshot = statistics.snapshot();
-          this.set(labelsOf(statistics, snapshot), pendingCount);
+          this.set(labelsOf(snapshot, snapshot.version), pendingCount);
         }
       },
     });
@@ -178,10 +182,9 @@ export class ServerMetrics {
       labelNames: ['model', 'namespace'],
       registers,
     });
-    const labels = ({ name, namespace }: ModelId): Record<string, string> => (namespace === undefined ? { model: name } : { model: name, namespace });
     this.repositoryEvents = {
-      onModelLoaded: (model, reason) => loads.inc({ ...labels(model), reason }),
-      onModelEvicted: (model) => evictions.inc(labels(model)),
+      onModelLoaded: (model, reason) => loads.inc({ ...labelsOf(model), reason }),
+      onModelEvicted: (model) => evictions.inc(labelsOf(model)),
     };
     new Gauge({
       name: 'nereid_loaded_models',
@@ -198,9 +201,7 @@ export class ServerMetrics {
       registers,
       collect() {
         this.reset();
-        for (const { name, namespace, version, bytes } of source.memoryEstimates?.() ?? []) {
-          this.set({ model: name, version: String(version), ...(namespace !== undefined ? { namespace } : {}) }, bytes);
-        }
+        for (const estimate of source.memoryEstimates?.() ?? []) this.set(labelsOf(estimate, String(estimate.version)), estimate.bytes);
       },
     });
     if (options.cpuIntervalMs > 0) this.#startCpuMetrics();
@@ -250,7 +251,7 @@ export class ServerMetrics {
           for (const { statistics, isResponseCacheEnabled } of source.models()) {
             if (isResponseCacheEnabled !== true) continue;
             const snapshot = statistics.snapshot();
-            this.inc(labelsOf(statistics, snapshot), value(snapshot));
+            this.inc(labelsOf(snapshot, snapshot.version), value(snapshot));
           }
         },
       });
@@ -325,7 +326,7 @@ export class ServerMetrics {
    */
   observerFor(model: ModelId, version: number, settings: ModelMetricSettings): StatisticsObserver {
     const { isResponseCacheEnabled, loadSeconds } = settings;
-    const labels = { model: model.name, version: String(version), ...(model.namespace !== undefined ? { namespace: model.namespace } : {}) };
+    const labels = labelsOf(model, String(version));
     // What close gives back, each once: a second close must not take another holder's series away.
     const releases: Array<() => void> = [];
     if (loadSeconds !== undefined) {

@@ -286,7 +286,7 @@ export class RepositoryManager {
     // Files sent with the load make a model without a namespace, as in Triton.
     if (!this.#isNamespacing || (override !== undefined && override.files.size > 0)) return this.#loadExplicitly(name, override, false);
     // With namespacing, every model of that name loads, in each namespace, with the same config if one is given (Triton's Poll).
-    const keys = [...(await this.#scan())].filter(([, model]) => model.name === name).map(([key]) => key);
+    const keys = keysNamed(await this.#scan(), name);
     if (keys.length === 0) throw modelNotPolledError(name, `no model folder of that name in ${this.#options.repositoryPaths.join(', ')}`);
     const outcomes = await Promise.allSettled(keys.map((key) => this.#loadExplicitly(key, override, false)));
     const failures = outcomes.filter((outcome) => outcome.status === 'rejected').map((outcome) => outcome.reason as NereidError);
@@ -301,7 +301,8 @@ export class RepositoryManager {
       // Override files make a model folder of their own, in a private place; otherwise the repository's.
       const isUploaded = override !== undefined && override.files.size > 0;
       if (isUploaded && !this.#options.isModelCodeUploadAllowed) refuseCodeFiles(override.files);
-      const dirs = isUploaded ? [await writeOverrideFiles(name, override.files)] : (await this.#scan()).get(name)?.dirs;
+      const scanned = isUploaded ? undefined : await this.#scan();
+      const dirs = isUploaded ? [await writeOverrideFiles(name, override.files)] : scanned?.get(name)?.dirs;
       if (dirs === undefined) {
         throw modelNotPolledError(name, `no model folder of that name in ${this.#options.repositoryPaths.join(', ')}`);
       }
@@ -309,7 +310,8 @@ export class RepositoryManager {
       // version serves, loaded from folders unchanged since, stays as it is (qa/L0_metrics: its load time too).
       const isFromRepository = !isUploaded && override?.configJson === undefined;
       const print = isFromRepository ? await fingerprintFolders(dirs) : undefined;
-      if (print !== undefined && print === this.#loadedPrints.get(name) && isFullyReady(this.#models.get(name)) && (await this.#isLinkedAsNow(this.#models.get(name)!))) {
+      const loaded = this.#models.get(name);
+      if (print !== undefined && print === this.#loadedPrints.get(name) && loaded !== undefined && isFullyReady(loaded) && scanned !== undefined && this.#isLinkedAsNow(loaded, scanned)) {
         this.#options.logger.verbose(1, 'repository', `'${name}' is unchanged since its load: not loaded again`);
       } else {
         this.#loadedPrints.delete(name);
@@ -383,7 +385,8 @@ export class RepositoryManager {
 
   /** With namespacing, the key of the one model the repositories hold under `name` (or as its key); `name` when none does. */
   async #scannedKeyOf(name: string): Promise<string> {
-    const keys = [...(await this.#scan())].filter(([key, model]) => key === name || model.name === name).map(([key]) => key);
+    const scanned = await this.#scan();
+    const keys = scanned.has(name) ? [name] : keysNamed(scanned, name);
     if (keys.length > 1) throw ambiguousModel(name, keys.sort());
     return keys[0] ?? name;
   }
@@ -553,7 +556,7 @@ export class RepositoryManager {
     const { namespace } = this.#idOf(requester);
     const own = modelKey(namespace === undefined ? { name } : { name, namespace });
     if (scanned.has(own)) return own;
-    const elsewhere = [...scanned].filter(([, model]) => model.name === name).map(([key]) => key);
+    const elsewhere = keysNamed(scanned, name);
     // A model without a namespace, loaded from a load request's files, counts too.
     const unscoped = this.#models.get(name);
     if (unscoped !== undefined && unscoped.isUnloaded !== true) elsewhere.push(name);
@@ -562,9 +565,8 @@ export class RepositoryManager {
   }
 
   /** Whether each model a loaded model runs is still the one its steps' names would find now (always, without namespacing). */
-  async #isLinkedAsNow(entry: ModelEntry, scan?: ReadonlyMap<string, ScannedModel>): Promise<boolean> {
+  #isLinkedAsNow(entry: ModelEntry, scanned: ReadonlyMap<string, ScannedModel>): boolean {
     if (!this.#isNamespacing || entry.links === undefined || entry.links.size === 0) return true;
-    const scanned = scan ?? (await this.#scan());
     const key = modelKey(entry);
     return [...entry.links].every(([name, linked]) => {
       try {
@@ -592,7 +594,7 @@ export class RepositoryManager {
       await this.#mutex.run(key, async () => {
         // Read again under the mutex: a load, unload or eviction may have replaced it meanwhile.
         const entry = this.#models.get(key);
-        if (entry === undefined || !hasReadyVersion(entry) || (await this.#isLinkedAsNow(entry, scanned))) return;
+        if (entry === undefined || !hasReadyVersion(entry) || this.#isLinkedAsNow(entry, scanned)) return;
         try {
           await this.#replace(key, [entry.modelDir], { isUploaded: false, origin });
           logger.info('repository', `reloaded '${key}': a model it runs was added or removed`);
@@ -842,6 +844,11 @@ function loadFailure(entry: ModelEntry): string | undefined {
 /** Every version of the model serves (none failed or is loading), and there is one at least. */
 function isFullyReady(entry: ModelEntry | undefined): boolean {
   return entry !== undefined && entry.error === undefined && entry.versions.size > 0 && [...entry.versions.values()].every(isReadyVersion);
+}
+
+/** The keys of the scanned models named `name`, one per namespace that has it. */
+function keysNamed(scanned: ReadonlyMap<string, ScannedModel>, name: string): string[] {
+  return [...scanned].filter(([, model]) => model.name === name).map(([key]) => key);
 }
 
 /** A model found in a repository and not loaded (EXPLICIT mode, or loading on demand), as the index lists it. */

@@ -120,26 +120,31 @@ function tensorParameters(json: JsonObject | undefined, isConsumed: (key: string
 const INT64_MAX = 2n ** 63n - 1n;
 const isDimension = (dim: JsonValue): dim is number | bigint => (typeof dim === 'bigint' || (typeof dim === 'number' && Number.isInteger(dim))) && dim >= 0;
 
+/** Which input's shape is refused, and what it was. */
+const notShape = (name: string, shape: JsonValue | undefined): string => `input '${name}': 'shape' must be an array of non-negative integers, got ${describeJson(shape)}`;
+
 function readShape(input: JsonObject, name: string, dataType: DataType): number[] {
   const shape = input.shape;
-  if (!Array.isArray(shape)) {
-    throw new NereidError('INVALID_ARG', `Unable to parse 'shape': input '${name}': 'shape' must be an array of non-negative integers, got ${describeJson(shape)}`);
-  }
-  // TritonJson's text for an element AsUInt refuses (qa/L0_http test_negative_dimensions), then which.
-  if (!shape.every(isDimension)) throw unableToParse('shape', `${NON_UNSIGNED} (input '${name}': 'shape' must be an array of non-negative integers, got ${describeJson(shape)})`);
+  if (!Array.isArray(shape)) throw unableToParse('shape', notShape(name, shape));
   let product = 1;
-  for (const dim of shape) product *= Number(dim);
+  let isAllNumbers = true;
+  for (const dim of shape) {
+    // TritonJson's text for an element AsUInt refuses (qa/L0_http test_negative_dimensions), then which input.
+    if (!isDimension(dim)) throw unableToParse('shape', `${NON_UNSIGNED} (${notShape(name, shape)})`);
+    product *= Number(dim);
+    if (typeof dim !== 'number') isAllNumbers = false;
+  }
   // Exact in a double: no int64 overflow to look for (the common case, without a BigInt).
-  if (product <= 2 ** 52 && shape.every((dim) => typeof dim === 'number')) return shape as number[];
+  if (product <= 2 ** 52 && isAllNumbers) return shape as number[];
   // Triton's overflow checks in int64 (http_server.cc; qa/L0_http test_buffer_size_overflow): the element count, then the byte size.
-  const count = shape.reduce<bigint>((total, dim) => total * BigInt(dim), 1n);
+  const count = shape.reduce<bigint>((total, dim) => total * BigInt(dim as number | bigint), 1n);
   const dims = shape.map(String).join(',');
   if (count > INT64_MAX) throw new NereidError('INVALID_ARG', `input '${name}' with shape [${dims}] causes total element count to exceed maximum size of ${INT64_MAX}`);
   if (dataType !== 'BYTES' && count * BigInt(dataTypeByteSize(dataType)) > INT64_MAX) {
     throw new NereidError('INVALID_ARG', `byte size overflow for input '${name}': ${count} ${dataType} elements take more than ${INT64_MAX} bytes`);
   }
   if (shape.every((dim) => typeof dim === 'number' && Number.isSafeInteger(dim))) return shape as number[];
-  throw new NereidError('INVALID_ARG', `Unable to parse 'shape': input '${name}': 'shape' must be an array of non-negative integers, got ${describeJson(shape)}`);
+  throw unableToParse('shape', notShape(name, shape));
 }
 
 /** binary_data_size (CheckBinaryInputData, src/http_server.cc). */
